@@ -1,0 +1,29 @@
+// calibrate.cpp — iteration-count calibration.
+#include "harness/calibrate.hpp"
+
+#include <algorithm>
+
+namespace kbench {
+
+std::uint64_t calibrate(const std::function<std::uint64_t(std::uint64_t)>& timed,
+                        std::uint64_t target_ns, std::uint64_t max_iters) {
+  std::uint64_t n = 1;
+  for (;;) {
+    const std::uint64_t t = timed(n);
+    if (t >= target_ns || n >= max_iters) return n;
+    std::uint64_t next;
+    if (t == 0 || t < target_ns / 100) {
+      // Far below the target, the time is dominated by noise and first-touch
+      // costs: grow geometrically rather than trust the ratio.
+      next = n * 10;
+    } else {
+      // Aim 10% above the target so noise does not leave us just short.
+      const double scale = 1.1 * static_cast<double>(target_ns) / static_cast<double>(t);
+      next = static_cast<std::uint64_t>(static_cast<double>(n) * scale) + 1;
+      next = std::min(next, n * 10);
+    }
+    n = std::min(std::max(next, n + 1), max_iters);
+  }
+}
+
+}  // namespace kbench

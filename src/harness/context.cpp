@@ -1,0 +1,49 @@
+// context.cpp — parameter access and the case's temporary directory.
+#include <algorithm>
+#include <cstdio>
+
+#include "harness/bench.hpp"
+#include "harness/options.hpp"
+
+namespace kbench {
+
+namespace {
+[[noreturn]] void usage_error(const std::string& msg) {
+  std::fprintf(stderr, "%s: %s\n", program_name(), msg.c_str());
+  run_cleanup();
+  _exit(kExitUsage);
+}
+}  // namespace
+
+const std::string& Context::param(const std::string& key) const {
+  const auto it = params_.find(key);
+  // A fixture asking for a key its case does not declare is a bug in the
+  // benchmark, not a user error.
+  if (it == params_.end()) die("internal error: parameter '" + key + "' is not declared by this case");
+  return it->second;
+}
+
+std::uint64_t Context::param_u64(const std::string& key) const {
+  std::uint64_t v = 0;
+  if (!parse_u64(param(key), v))
+    usage_error("bad value '" + param(key) + "' for parameter " + key + " (a whole number)");
+  return v;
+}
+
+const std::string& Context::param_choice(const std::string& key,
+                                         const std::vector<std::string>& allowed) const {
+  const std::string& v = param(key);
+  if (std::find(allowed.begin(), allowed.end(), v) == allowed.end()) {
+    std::string list;
+    for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+    usage_error("bad value '" + v + "' for parameter " + key + " (one of: " + list + ")");
+  }
+  return v;
+}
+
+const std::string& Context::temp_dir() {
+  if (temp_dir_.empty()) temp_dir_ = make_temp_dir(bench_);
+  return temp_dir_;
+}
+
+}  // namespace kbench

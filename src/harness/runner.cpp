@@ -1,0 +1,205 @@
+// runner.cpp — bench_main: options, case selection, the sampling loop, output.
+//
+// The order of a case: pin, setup, warm-up, calibration, samples, teardown.
+// Each sample is one timed run(iters) between two monotonic-clock reads;
+// rusage snapshots are taken just outside that window. Every sample line is
+// flushed as soon as it is written, so an interrupted run keeps its samples.
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <set>
+
+#include "harness/affinity.hpp"
+#include "harness/bench.hpp"
+#include "harness/calibrate.hpp"
+#include "harness/cases.hpp"
+#include "harness/json.hpp"
+#include "harness/options.hpp"
+#include "harness/usage.hpp"
+
+#ifndef KBENCH_VERSION
+#define KBENCH_VERSION "unknown"
+#endif
+
+namespace kbench {
+
+namespace {
+
+constexpr int kSchema = 1;
+
+std::vector<std::string> variant_names(const std::vector<CaseSpec>& specs) {
+  std::vector<std::string> v;
+  for (const auto& s : specs)
+    if (std::find(v.begin(), v.end(), s.variant) == v.end()) v.push_back(s.variant);
+  return v;
+}
+
+int usage_error(const char* name, const std::vector<CaseSpec>& specs, const std::string& msg) {
+  std::fprintf(stderr, "%s: %s\n%s", name, msg.c_str(), usage_text(name, variant_names(specs)).c_str());
+  return kExitUsage;
+}
+
+// The stderr line for people: median, min and spread of ns/op (or MB/s).
+void human_line(const std::string& case_id, const std::vector<double>& ns_per_op,
+                std::uint64_t iters, std::optional<std::uint64_t> bytes_per_op) {
+  std::vector<double> v = ns_per_op;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  const double med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  const double spread = med > 0 ? 100.0 * (v.back() - v.front()) / med : 0;
+  if (bytes_per_op) {
+    const double b = static_cast<double>(*bytes_per_op) * 1000.0;
+    std::fprintf(stderr,
+                 "%s: median %.1f MB/s, max %.1f, spread %.1f%% of median, %zu samples x %" PRIu64 " iters\n",
+                 case_id.c_str(), b / med, b / v.front(), spread, n, iters);
+  } else {
+    std::fprintf(stderr,
+                 "%s: median %.4g ns/op, min %.4g, spread %.1f%% of median, %zu samples x %" PRIu64 " iters\n",
+                 case_id.c_str(), med, v.front(), spread, n, iters);
+  }
+}
+
+struct Measured {
+  std::uint64_t t_start_ns, elapsed_ns;
+  Usage usage;
+};
+
+}  // namespace
+
+int run_main(const char* name, const std::vector<CaseSpec>& specs, const std::vector<std::string>& args,
+             FILE* out) {
+  set_program_name(name);
+  ParseResult parsed = parse_options(args);
+  if (!parsed.error.empty()) return usage_error(name, specs, parsed.error);
+  const Options& opt = parsed.options;
+  const auto variants = variant_names(specs);
+  if (opt.help) {
+    std::fprintf(out, "%s", usage_text(name, variants).c_str());
+    std::fprintf(out, "\nCases (--list for all default parameters):\n");
+    for (const auto& line : list_lines(name, specs, allowed_cpus())) std::fprintf(out, "  %s\n", line.c_str());
+    return kExitOk;
+  }
+  if (opt.list) {
+    for (const auto& line : list_lines(name, specs, allowed_cpus())) std::fprintf(out, "%s\n", line.c_str());
+    std::fflush(out);
+    return kExitOk;
+  }
+
+  // The case: the variant's first spec gives the defaults; --param may set
+  // any key that some spec of this variant declares.
+  std::string variant = opt.variant;
+  if (variant.empty()) {
+    if (variants.size() != 1) return usage_error(name, specs, "missing variant");
+    variant = variants[0];
+  }
+  const CaseSpec* spec = nullptr;
+  std::set<std::string> keys;
+  for (const auto& s : specs) {
+    if (s.variant != variant) continue;
+    if (!spec) spec = &s;
+    for (const auto& kv : s.params) keys.insert(kv.first);
+  }
+  if (!spec) return usage_error(name, specs, "unknown variant '" + variant + "'");
+  Params params = spec->params;
+  for (const auto& [k, v] : opt.params) {
+    if (!keys.count(k)) {
+      std::string known;
+      for (const auto& kk : keys) known += (known.empty() ? "" : ", ") + kk;
+      return usage_error(name, specs, "unknown parameter '" + k + "' for " + variant +
+                                          (known.empty() ? " (it takes none)" : " (known: " + known + ")"));
+    }
+    params[k] = v;
+  }
+  if (!spec->two_party && opt.partner_cpu)
+    return usage_error(name, specs, "--partner-cpu: " + variant + " has no partner process");
+
+  const std::string placement = placement_name(spec->two_party, opt.cpu, opt.partner_cpu);
+  const std::string case_id = case_name(name, variant, params, spec->two_party, placement);
+  const std::string params_str = canonical_params(params);
+
+  install_cleanup_handlers();
+  // Checks both CPUs before any work: an absent CPU is a skip (77).
+  if (opt.partner_cpu && !cpu_allowed(*opt.partner_cpu)) pin_to_cpu(*opt.partner_cpu);
+  if (opt.cpu) pin_to_cpu(*opt.cpu);
+
+  Context ctx(name, variant, params, opt.cpu, opt.partner_cpu, opt.iters.has_value());
+  std::unique_ptr<Fixture> fixture = spec->make();
+  fixture->setup(ctx);
+  if (spec->metric == Metric::bandwidth && !ctx.bytes_per_op())
+    die("internal error: bandwidth case did not set bytes_per_op");
+
+  auto timed = [&](std::uint64_t iters) -> Measured {
+    fixture->before_sample(iters);
+    const auto partners = partner_pids();
+    const Usage u0 = usage_snapshot(partners);
+    const std::uint64_t t0 = now_ns();
+    fixture->run(iters);
+    const std::uint64_t t1 = now_ns();
+    const Usage u1 = usage_snapshot(partners);
+    fixture->after_sample();
+    return {t0, t1 - t0, u1 - u0};
+  };
+
+  // Warm-up: off by default in --iters mode, so counts stay exact.
+  const bool warm = opt.iters ? opt.warmup_given && opt.warmup_ms > 0 : opt.warmup_ms > 0;
+  if (warm) {
+    const std::uint64_t budget = opt.warmup_ms * 1000000ull;
+    const std::uint64_t start = now_ns();
+    std::uint64_t n = opt.iters.value_or(1);
+    while (now_ns() - start < budget) {
+      const Measured m = timed(n);
+      if (!opt.iters && m.elapsed_ns < budget / 4 && n < (1ull << 40)) n *= 2;
+    }
+  }
+  const std::uint64_t iters =
+      opt.iters ? *opt.iters
+                : calibrate([&](std::uint64_t n) { return timed(n).elapsed_ns; }, opt.min_sample_ms * 1000000ull);
+
+  std::vector<double> ns_per_op;
+  for (std::uint64_t i = 0; i < opt.samples; ++i) {
+    const Measured m = timed(iters);
+    const double per_op = static_cast<double>(m.elapsed_ns) / static_cast<double>(iters);
+    ns_per_op.push_back(per_op);
+    JsonObject o;
+    o.add("schema", kSchema)
+        .add("run_id", opt.run_id)
+        .add("bench", name)
+        .add("variant", variant)
+        .add("params", params_str)
+        .add("placement", placement)
+        .add("case", case_id)
+        .add("metric", metric_name(spec->metric))
+        .add("rep_idx", opt.rep)
+        .add("sample_idx", i)
+        .add("iters", iters)
+        .add("elapsed_ns", m.elapsed_ns)
+        .add("ns_per_op", per_op);
+    if (spec->metric == Metric::bandwidth) o.add("bytes_per_op", *ctx.bytes_per_op());
+    o.add("cpu", opt.cpu)
+        .add("partner_cpu", opt.partner_cpu)
+        .add("t_start_ns", m.t_start_ns)
+        .add("utime_ns", m.usage.utime_ns)
+        .add("stime_ns", m.usage.stime_ns)
+        .add("nvcsw", m.usage.nvcsw)
+        .add("nivcsw", m.usage.nivcsw)
+        .add("minflt", m.usage.minflt)
+        .add("majflt", m.usage.majflt);
+    for (const auto& [k, v] : ctx.info()) o.add(k, v);
+    o.add("suite_version", KBENCH_VERSION);
+    std::fprintf(out, "%s\n", o.str().c_str());
+    if (std::fflush(out) != 0) die_errno("write samples", errno);
+  }
+  fixture->teardown();
+  fixture.reset();
+  human_line(case_id, ns_per_op, iters,
+             spec->metric == Metric::bandwidth ? ctx.bytes_per_op() : std::nullopt);
+  run_cleanup();
+  return kExitOk;
+}
+
+int bench_main(const char* name, std::vector<CaseSpec> specs, int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  return run_main(name, specs, args, stdout);
+}
+
+}  // namespace kbench

@@ -1,0 +1,41 @@
+// sys.cpp — the failure paths shared by every binary: message, cleanup, exit.
+#include "harness/sys.hpp"
+
+#include <cstdio>
+#include <cstring>
+
+#include "harness/cleanup.hpp"
+
+namespace kbench {
+
+namespace {
+const char* g_program_name = "kbench";
+}
+
+const char* program_name() { return g_program_name; }
+void set_program_name(const char* name) { g_program_name = name; }
+
+void die_errno(const char* what, int err) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "%s: %s%s: %s\n", g_program_name, in_partner() ? "partner: " : "", what,
+               std::strerror(err));
+  run_cleanup();
+  _exit(kExitFailure);
+}
+
+void die(const std::string& message) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "%s: %s%s\n", g_program_name, in_partner() ? "partner: " : "",
+               message.c_str());
+  run_cleanup();
+  _exit(kExitFailure);
+}
+
+void skip(const std::string& reason) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "%s: skipped: %s\n", g_program_name, reason.c_str());
+  run_cleanup();
+  _exit(kExitSkip);
+}
+
+}  // namespace kbench

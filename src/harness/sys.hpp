@@ -1,0 +1,96 @@
+// sys.hpp — checked system calls and exact I/O for benchmarks and the harness.
+//
+// DESIGN.md: every system call's result is checked, in release builds too;
+// a failure ends the binary with exit 1 and "binary: what failed: strerror".
+// A benchmark never reports a number for work that failed. The helpers here
+// are inline because they sit inside timed loops.
+#pragma once
+
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <ctime>
+#include <string>
+#include <unistd.h>
+
+namespace kbench {
+
+// Exit codes shared by every binary (DESIGN.md).
+constexpr int kExitOk = 0;
+constexpr int kExitFailure = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitSkip = 77;
+
+// The binary's name for messages ("lat_pipe"); set by the harness.
+const char* program_name();
+void set_program_name(const char* name);
+
+// "prog: what: strerror(err)" on stderr, cleanup, exit 1.
+[[noreturn]] void die_errno(const char* what, int err);
+// "prog: message" on stderr, cleanup, exit 1.
+[[noreturn]] void die(const std::string& message);
+// "prog: skipped: reason" on stderr, cleanup, exit 77.
+[[noreturn]] void skip(const std::string& reason);
+
+// Returns rc; rc == -1 ends the binary with errno's message.
+inline long check(long rc, const char* what) {
+  if (rc == -1) die_errno(what, errno);
+  return rc;
+}
+
+// For the pthread-style calls that return an error number.
+inline void check_err(int err, const char* what) {
+  if (err != 0) die_errno(what, err);
+}
+
+// Read exactly n bytes; EOF before n bytes is a failure.
+inline void read_exact(int fd, void* buf, std::size_t n) {
+  auto* p = static_cast<char*>(buf);
+  while (n > 0) {
+    const ssize_t got = ::read(fd, p, n);
+    if (got > 0) {
+      p += got;
+      n -= static_cast<std::size_t>(got);
+    } else if (got == 0) {
+      die("read: unexpected end of file");
+    } else if (errno != EINTR) {
+      die_errno("read", errno);
+    }
+  }
+}
+
+inline void write_exact(int fd, const void* buf, std::size_t n) {
+  const auto* p = static_cast<const char*>(buf);
+  while (n > 0) {
+    const ssize_t put = ::write(fd, p, n);
+    if (put >= 0) {
+      p += put;
+      n -= static_cast<std::size_t>(put);
+    } else if (errno != EINTR) {
+      die_errno("write", errno);
+    }
+  }
+}
+
+// CLOCK_MONOTONIC in nanoseconds.
+inline std::uint64_t now_ns() {
+  timespec ts;
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull +
+         static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+// Keeps the compiler from deleting a computation whose result is unused, and
+// from caching memory in registers across the barrier. Memory loops in the
+// benchmarks pass their accumulator through here once per pass.
+template <typename T>
+inline void do_not_optimize(T const& value) {
+  asm volatile("" : : "r,m"(value) : "memory");
+}
+template <typename T>
+inline void do_not_optimize(T& value) {
+  asm volatile("" : "+r,m"(value) : : "memory");
+}
+inline void clobber_memory() { asm volatile("" : : : "memory"); }
+
+}  // namespace kbench

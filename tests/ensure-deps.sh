@@ -1,0 +1,42 @@
+#!/bin/sh
+# ensure-deps.sh — make sure the tools `make test` needs are installed.
+#
+# Catch2 v2 (Debian's catch2), pytest, numpy and matplotlib for the Python
+# under test ($PYTHON, default /usr/bin/python3). Installs what is missing
+# with apt-get (through sudo when not root); where that is impossible,
+# prints the exact command and fails.
+set -u
+PYTHON=${PYTHON:-/usr/bin/python3}
+missing=""
+[ -f /usr/include/catch2/catch.hpp ] || missing="$missing catch2"
+if [ ! -x "$PYTHON" ]; then
+  missing="$missing python3"
+fi
+for mod in pytest:python3-pytest numpy:python3-numpy matplotlib:python3-matplotlib; do
+  name=${mod%%:*}
+  pkg=${mod#*:}
+  if [ ! -x "$PYTHON" ] || ! "$PYTHON" -c "import $name" >/dev/null 2>&1; then
+    missing="$missing $pkg"
+  fi
+done
+[ -z "$missing" ] && exit 0
+
+cmd="apt-get install -y$missing"
+echo "ensure-deps: missing:$missing" >&2
+if ! command -v apt-get >/dev/null 2>&1; then
+  echo "ensure-deps: no apt-get here; install the equivalent of: $cmd" >&2
+  exit 1
+fi
+if [ "$(id -u)" -eq 0 ]; then
+  sudo=""
+elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+  sudo="sudo"
+else
+  echo "ensure-deps: not root and no password-less sudo; run: sudo apt-get update && sudo $cmd" >&2
+  exit 1
+fi
+echo "ensure-deps: running: ${sudo:+$sudo }apt-get update && ${sudo:+$sudo }$cmd" >&2
+if ! { $sudo apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive $sudo $cmd >/dev/null; }; then
+  echo "ensure-deps: installation failed; run: ${sudo:+$sudo }apt-get update && ${sudo:+$sudo }$cmd" >&2
+  exit 1
+fi
