@@ -151,10 +151,13 @@ std::vector<pid_t> partner_pids() {
   return out;
 }
 
-std::string make_temp_dir(const std::string& tag) {
-  const char* base = getenv("TMPDIR");
-  if (base == nullptr || *base == '\0') base = "/tmp";
-  std::string templ = std::string(base) + "/kbench-" + tag + "-XXXXXX";
+std::string make_temp_dir(const std::string& tag, const std::string& base_dir) {
+  std::string base = base_dir;
+  if (base.empty()) {
+    const char* env = getenv("TMPDIR");
+    base = (env == nullptr || *env == '\0') ? "/tmp" : env;
+  }
+  std::string templ = base + "/kbench-" + tag + "-XXXXXX";
   if (templ.size() >= PATH_MAX) die("temporary directory name too long: " + templ);
   SignalBlock block;
   int slot = -1;

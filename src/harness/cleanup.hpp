@@ -21,9 +21,10 @@ void register_partner(pid_t pid);
 void unregister_partner(pid_t pid);
 // The partners alive now (for per-sample counters).
 std::vector<pid_t> partner_pids();
-// Makes a private directory with mkdtemp under $TMPDIR (else /tmp) named
-// kbench-<tag>-XXXXXX; it is removed with everything in it at exit.
-std::string make_temp_dir(const std::string& tag);
+// Makes a private directory with mkdtemp under `base` (default: $TMPDIR,
+// else /tmp) named kbench-<tag>-XXXXXX; it is removed with everything in it
+// at exit, on failure and on SIGINT/SIGTERM/SIGHUP.
+std::string make_temp_dir(const std::string& tag, const std::string& base = "");
 // Removes a directory made by make_temp_dir now (and forgets it).
 void remove_temp_dir(const std::string& path);
 
