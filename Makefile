@@ -102,11 +102,26 @@ test: check-deps
 check-deps:
 	@PYTHON=$(PYTHON) tests/ensure-deps.sh
 
+# Extra kbench-run options, e.g. make run RUN_ARGS="--only lat_syscall".
+RUN_ARGS ?=
+
+# The driver prints the run directory on stdout (its only stdout); with
+# Python and scripts/summarize present, their table replaces the driver's
+# own. The status is the driver's, or the summary's if the driver succeeded.
+define run_suite
+	@table=; if command -v $(PYTHON) >/dev/null 2>&1 && [ -f scripts/summarize ]; then table=--no-table; fi; \
+	dir=$$($(BUILD)/bin/kbench-run $$table $(1) $(RUN_ARGS)); status=$$?; \
+	if [ -n "$$table" ] && [ -n "$$dir" ]; then \
+	  $(PYTHON) scripts/summarize "$$dir"; sstatus=$$?; [ $$status -eq 0 ] && status=$$sstatus; \
+	fi; \
+	exit $$status
+endef
+
 run: all
-	@tests/../scripts/run-interim.sh $(BUILD)/bin
+	$(call run_suite,)
 
 quick: all
-	@QUICK=1 scripts/run-interim.sh $(BUILD)/bin
+	$(call run_suite,--quick)
 
 clean:
 	rm -rf build

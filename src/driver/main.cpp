@@ -1,0 +1,278 @@
+// main.cpp — kbench-run: discover the benchmark cases, run each of them R
+// times in a shuffled order per rep, and write the run directory.
+//
+// The steps are in their own files (options, discover, meta, spawn,
+// results, schedule, progress, table); this file holds the sequence and the
+// rules that tie them together: what is written when, so that an
+// interrupted run can be resumed without losing or duplicating anything.
+//   1. meta.json (status "running") before the first invocation;
+//   2. per invocation: its samples, then its runs.jsonl record;
+//   3. meta.json rewritten at the end: "complete" or "interrupted".
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "driver/discover.hpp"
+#include "driver/json_value.hpp"
+#include "driver/meta.hpp"
+#include "driver/options.hpp"
+#include "driver/progress.hpp"
+#include "driver/results.hpp"
+#include "driver/rundir.hpp"
+#include "driver/schedule.hpp"
+#include "driver/signals.hpp"
+#include "driver/spawn.hpp"
+#include "driver/table.hpp"
+
+namespace kbench::driver {
+namespace {
+
+void say(const std::string& msg) { std::fprintf(stderr, "kbench-run: %s\n", msg.c_str()); }
+
+std::string default_bin_dir(const char* argv0) {
+  char buf[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  std::string exe;
+  if (n > 0) {
+    exe.assign(buf, static_cast<std::size_t>(n));
+  } else {
+    exe = argv0;  // no /proc (early initramfs): trust the path we were run by
+  }
+  const auto slash = exe.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : exe.substr(0, slash);
+}
+
+std::string absolute(const std::string& path) {
+  char buf[PATH_MAX];
+  if (realpath(path.c_str(), buf)) return buf;
+  return path;  // the error comes later, from opendir, with a better message
+}
+
+void print_warnings(const std::vector<std::string>& w) {
+  for (const auto& s : w) say("warning: " + s);
+}
+
+void push_warnings(JsonValue& meta, const std::vector<std::string>& w) {
+  JsonValue* list = meta.find("warnings");
+  if (!list || !list->is_array()) list = &meta.set("warnings", JsonValue::array());
+  for (const auto& s : w) list->push(JsonValue::string(s));
+}
+
+JsonValue list_failures_json(const std::vector<ListFailure>& failures) {
+  JsonValue list = JsonValue::array();
+  for (const auto& f : failures) {
+    JsonValue j = JsonValue::object();
+    j.set("binary", JsonValue::string(f.binary));
+    j.set("status", JsonValue::string(f.status));
+    j.set("reason", JsonValue::string(f.reason));
+    list.push(j);
+  }
+  return list;
+}
+
+int print_list(const Options& o, const std::vector<Case>& cases) {
+  for (const auto& c : cases) std::printf("%s\n", c.name.c_str());
+  const double per = estimate_invocation_s(o);
+  const double total = per * double(cases.size()) * o.reps;
+  std::printf("# %zu cases x %d reps = %zu invocations; estimated %s (rough: from the sample "
+              "settings, slow operations take longer)\n",
+              cases.size(), o.reps, cases.size() * static_cast<std::size_t>(o.reps),
+              format_duration(total).c_str());
+  return std::fflush(stdout) == 0 ? 0 : 1;
+}
+
+int run(int argc, char** argv) {
+  install_signal_handlers();
+  Options o;
+  try {
+    o = parse_options(std::vector<std::string>(argv + 1, argv + argc));
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "kbench-run: %s\n%s", e.message.c_str(), usage_text());
+    return 2;
+  }
+  if (o.help) {
+    std::fputs(usage_text(), stdout);
+    return 0;
+  }
+
+  // A resumed run keeps its own options, seed and run id.
+  JsonValue meta;
+  std::string run_dir, run_id;
+  std::uint64_t seed = 0;
+  if (!o.resume.empty()) {
+    run_dir = o.resume;
+    while (run_dir.size() > 1 && run_dir.back() == '/') run_dir.pop_back();
+    std::string err;
+    auto m = json_parse(read_whole_file(run_dir + "/meta.json"), &err);
+    if (!m || !m->is_object()) throw std::runtime_error(run_dir + "/meta.json: not valid JSON: " + err);
+    meta = *m;
+    const JsonValue* opts = meta.find("options");
+    const JsonValue* s = meta.find("seed");
+    auto id = meta.get_string("run_id");
+    if (!opts || !opts->is_object() || !s || !s->as_uint() || !id)
+      throw std::runtime_error(run_dir + "/meta.json lacks options, seed or run_id");
+    options_from_json(*opts, o);
+    seed = *s->as_uint();
+    run_id = *id;
+  }
+  if (o.bin_dir.empty()) o.bin_dir = default_bin_dir(argv[0]);
+  o.bin_dir = absolute(o.bin_dir);
+
+  Discovery found = discover(o.bin_dir, o.timeout_s);
+  if (interrupt_signal()) return 128 + interrupt_signal();
+  for (const auto& f : found.failures)
+    say(f.binary + " --list: " + f.status + ": " + f.reason);
+  const std::vector<Case> cases = select_cases(found.cases, o.only, o.skip);
+  if (o.list) return print_list(o, cases);
+  if (cases.empty()) {
+    say("no cases to run in " + o.bin_dir +
+        (o.only.empty() && o.skip.empty() ? "" : " (after --only/--skip)"));
+    return 1;
+  }
+
+  if (o.resume.empty()) {
+    seed = o.seed ? *o.seed : (random_u64() & 0xFFFFFFFFu);  // 32 bits: exact in any JSON reader
+    const HostIds ids = host_ids();
+    const RunDir d = create_run_dir(o.out, ids.host, ids.kernel_release);
+    run_dir = d.path;
+    run_id = d.run_id;
+    lock_run_dir(run_dir);
+    meta = JsonValue::object();
+    meta.set("schema", JsonValue::integer(1));
+    meta.set("run_id", JsonValue::string(run_id));
+    const JsonValue machine = machine_description();
+    for (const auto& [k, v] : machine.members()) meta.set(k, v);
+    meta.set("options", options_to_json(o));
+    meta.set("seed", JsonValue::unsigned_integer(seed));
+    meta.set("started_utc", JsonValue::string(utc_now_iso()));
+    meta.set("ended_utc", JsonValue());
+    meta.set("loadavg_before", read_loadavg());
+    meta.set("loadavg_after", JsonValue());
+    meta.set("busy_processes", busy_processes(0.5, 5));
+    meta.set("swap_before", read_swap_counters());
+    meta.set("swap_after", JsonValue());
+    meta.set("warnings", JsonValue::array());
+    meta.set("status", JsonValue::string("running"));
+    meta.set("list_failures", list_failures_json(found.failures));
+    meta.set("cases_planned", JsonValue::integer(static_cast<long long>(cases.size())));
+    meta.set("resumed_utc", JsonValue::array());
+    const auto w = start_warnings(meta);
+    push_warnings(meta, w);
+    print_warnings(w);
+  } else {
+    lock_run_dir(run_dir);
+    meta.set("status", JsonValue::string("running"));
+    JsonValue* resumed = meta.find("resumed_utc");
+    if (!resumed || !resumed->is_array()) resumed = &meta.set("resumed_utc", JsonValue::array());
+    resumed->push(JsonValue::string(utc_now_iso()));
+  }
+  write_file_atomic(run_dir + "/meta.json", json_dump(meta, true) + "\n");
+
+  const std::string runs_path = run_dir + "/runs.jsonl";
+  const std::string samples_path = run_dir + "/samples.jsonl";
+  std::map<CaseRep, std::string> done = finished_invocations(runs_path);
+  if (!o.resume.empty()) {
+    const int dropped = repair_samples(samples_path, done);
+    if (dropped > 0) say("dropped " + std::to_string(dropped) + " sample lines of unfinished invocations");
+  }
+  AppendFile samples_file, runs_file;
+  samples_file.open(samples_path);
+  runs_file.open(runs_path);
+
+  int to_run = 0;
+  for (int rep = 0; rep < o.reps; ++rep)
+    for (const auto& c : cases) to_run += done.count({c.name, rep}) ? 0 : 1;
+  if (!o.resume.empty())
+    say("resuming " + run_id + ": " + std::to_string(to_run) + " invocations left");
+
+  const std::vector<std::string> extra = extra_bench_args(o);
+  Progress progress(to_run, o.reps, static_cast<int>(cases.size()));
+  int ran = 0;
+  for (int rep = 0; rep < o.reps && !interrupt_signal(); ++rep) {
+    const auto order = rep_order(cases.size(), seed, rep);
+    int ran_this_rep = 0;
+    for (std::size_t i = 0; i < order.size() && !interrupt_signal(); ++i) {
+      const Case& c = cases[order[i]];
+      if (done.count({c.name, rep})) continue;
+      std::vector<std::string> argv_full{c.binary};
+      argv_full.insert(argv_full.end(), c.args.begin(), c.args.end());
+      argv_full.insert(argv_full.end(), {"--run-id", run_id, "--rep", std::to_string(rep)});
+      argv_full.insert(argv_full.end(), extra.begin(), extra.end());
+      progress.starting(c.name, rep, static_cast<int>(i));
+      const SpawnResult r = spawn_and_wait(argv_full, o.timeout_s);
+      const Outcome out = judge(r, o.timeout_s);
+      // Samples first, then the record: a record is the promise that its
+      // samples are complete.
+      if (!out.samples.empty()) samples_file.append(out.samples);
+      runs_file.append(runs_record(run_id, c, rep,
+                                   std::vector<std::string>(argv_full.begin() + 1, argv_full.end()),
+                                   r, out));
+      if (out.status != "interrupted") {
+        done[{c.name, rep}] = out.status;
+        ++ran;
+        ++ran_this_rep;
+      }
+      progress.finished(c.name, rep, out.status, out.reason, r.duration_ms / 1000.0);
+    }
+    if (ran_this_rep > 0 && !interrupt_signal()) progress.rep_done(rep);
+  }
+  progress.clear();
+
+  const int sig = interrupt_signal();
+  meta.set("ended_utc", JsonValue::string(utc_now_iso()));
+  meta.set("loadavg_after", read_loadavg());
+  meta.set("swap_after", read_swap_counters());
+  const auto w = end_warnings(meta);
+  push_warnings(meta, w);
+  print_warnings(w);
+  meta.set("status", JsonValue::string(sig ? "interrupted" : "complete"));
+  write_file_atomic(run_dir + "/meta.json", json_dump(meta, true) + "\n");
+
+  std::map<std::string, std::string> reasons;
+  const auto statuses = case_statuses(runs_path, &reasons);
+  int n_ok = 0, n_skipped = 0, n_failed = 0;
+  for (const auto& [name, st] : statuses) {
+    if (st == "ok") ++n_ok;
+    else if (st == "skipped") ++n_skipped;
+    else ++n_failed;
+  }
+  if (o.table) print_table(stderr, samples_path, statuses, reasons);
+  for (const auto& [name, st] : statuses)
+    if (st == "failed") say("failed: " + name + ": " + reasons[name]);
+  int list_failed = 0;
+  for (const auto& f : found.failures) list_failed += f.status != "skipped";
+  say(std::to_string(statuses.size()) + " cases: " + std::to_string(n_ok) + " ok, " +
+      std::to_string(n_skipped) + " skipped, " + std::to_string(n_failed) + " failed" +
+      (list_failed ? "; " + std::to_string(list_failed) + " binaries failed --list" : ""));
+  if (sig) {
+    say(std::string("interrupted by ") + strsignal(sig) + " after " + std::to_string(ran) + " of " +
+        std::to_string(to_run) + " invocations; to finish the run: kbench-run --resume " + run_dir);
+  }
+  say("results in " + run_dir);
+  std::printf("%s\n", run_dir.c_str());
+  std::fflush(stdout);
+  if (sig) return 128 + sig;
+  return (n_failed > 0 || list_failed > 0) ? 1 : 0;
+}
+
+}  // namespace
+}  // namespace kbench::driver
+
+int main(int argc, char** argv) {
+  try {
+    return kbench::driver::run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kbench-run: %s\n", e.what());
+    return 1;
+  }
+}

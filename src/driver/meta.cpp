@@ -1,0 +1,472 @@
+// meta.cpp — reading the machine's state from uname, /proc and /sys.
+//
+// Every reader returns std::optional or null: the same binary runs on a
+// laptop, in a VM and in an initramfs on a board, where different files are
+// missing. Nothing here needs a shared library service (no NSS: the host
+// name comes from uname), so a static build behaves the same.
+#include "driver/meta.hpp"
+
+#include <dirent.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#ifndef KBENCH_VERSION
+#define KBENCH_VERSION "unknown"
+#endif
+#ifndef KBENCH_COMPILER
+#define KBENCH_COMPILER "unknown"
+#endif
+#ifndef KBENCH_CXXFLAGS
+#define KBENCH_CXXFLAGS "unknown"
+#endif
+
+namespace kbench::driver {
+
+namespace {
+
+std::optional<std::string> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return std::nullopt;
+  return ss.str();
+}
+
+std::string trim(std::string s) {
+  const auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return "";
+  const auto e = s.find_last_not_of(" \t\r\n");
+  return s.substr(b, e - b + 1);
+}
+
+std::optional<std::string> read_trimmed(const std::string& path) {
+  auto s = read_file(path);
+  if (!s) return std::nullopt;
+  return trim(*s);
+}
+
+std::optional<long long> read_int(const std::string& path) {
+  auto s = read_trimmed(path);
+  if (!s || s->empty()) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(s->c_str(), &end, 10);
+  if (errno != 0 || *end != '\0') return std::nullopt;
+  return v;
+}
+
+JsonValue int_or_null(const std::optional<long long>& v) {
+  return v ? JsonValue::integer(*v) : JsonValue();
+}
+
+// Sorted entry names of a directory matching a prefix; empty if unreadable.
+std::vector<std::string> list_dir(const std::string& dir, const std::string& prefix = "") {
+  std::vector<std::string> out;
+  DIR* d = opendir(dir.c_str());
+  if (!d) return out;
+  while (dirent* e = readdir(d)) {
+    const std::string n = e->d_name;
+    if (n == "." || n == "..") continue;
+    if (n.rfind(prefix, 0) == 0) out.push_back(n);
+  }
+  closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The value of "key : value" lines in /proc/cpuinfo (first occurrence).
+std::optional<std::string> cpuinfo_field(const std::string& cpuinfo, const std::string& key) {
+  std::istringstream in(cpuinfo);
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    if (trim(line.substr(0, colon)) == key) return trim(line.substr(colon + 1));
+  }
+  return std::nullopt;
+}
+
+// "[madvise] always never" -> "madvise".
+std::optional<std::string> selected_word(const std::string& path) {
+  auto s = read_trimmed(path);
+  if (!s) return std::nullopt;
+  const auto b = s->find('[');
+  const auto e = s->find(']');
+  if (b == std::string::npos || e == std::string::npos || e < b) return *s;
+  return s->substr(b + 1, e - b - 1);
+}
+
+// "0-3,5" -> 5.
+int count_cpu_list(const std::string& list) {
+  int n = 0;
+  std::istringstream in(list);
+  std::string part;
+  while (std::getline(in, part, ',')) {
+    part = trim(part);
+    if (part.empty()) continue;
+    const auto dash = part.find('-');
+    if (dash == std::string::npos) {
+      ++n;
+    } else {
+      const int a = std::atoi(part.substr(0, dash).c_str());
+      const int b = std::atoi(part.substr(dash + 1).c_str());
+      if (b >= a) n += b - a + 1;
+    }
+  }
+  return n;
+}
+
+int online_cpus() {
+  if (auto s = read_trimmed("/sys/devices/system/cpu/online")) {
+    const int n = count_cpu_list(*s);
+    if (n > 0) return n;
+  }
+  const long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
+JsonValue governor() {
+  std::set<std::string> seen;
+  for (const auto& cpu : list_dir("/sys/devices/system/cpu", "cpu")) {
+    if (cpu.size() < 4 || cpu.find_first_not_of("0123456789", 3) != std::string::npos) continue;
+    if (auto g = read_trimmed("/sys/devices/system/cpu/" + cpu + "/cpufreq/scaling_governor"))
+      seen.insert(*g);
+  }
+  if (seen.empty()) return JsonValue();
+  std::string joined;
+  for (const auto& g : seen) joined += (joined.empty() ? "" : ",") + g;
+  return JsonValue::string(joined);  // "a,b" when CPUs disagree
+}
+
+JsonValue boost() {
+  if (auto b = read_int("/sys/devices/system/cpu/cpufreq/boost")) return JsonValue::boolean(*b != 0);
+  if (auto nt = read_int("/sys/devices/system/cpu/intel_pstate/no_turbo"))
+    return JsonValue::boolean(*nt == 0);
+  return JsonValue();
+}
+
+JsonValue mitigations() {
+  const std::string dir = "/sys/devices/system/cpu/vulnerabilities";
+  const auto names = list_dir(dir);
+  if (names.empty()) return JsonValue();
+  JsonValue m = JsonValue::object();
+  for (const auto& n : names) m.set(n, JsonValue::string_or_null(read_trimmed(dir + "/" + n)));
+  return m;
+}
+
+// "32K" -> 32, "8M" -> 8192.
+std::optional<long long> size_kb(const std::optional<std::string>& s) {
+  if (!s || s->empty()) return std::nullopt;
+  char* end = nullptr;
+  const long long v = std::strtoll(s->c_str(), &end, 10);
+  if (end == s->c_str()) return std::nullopt;
+  switch (*end) {
+    case 'K': case '\0': return v;
+    case 'M': return v * 1024;
+    case 'G': return v * 1024 * 1024;
+    default: return std::nullopt;
+  }
+}
+
+JsonValue cache() {
+  const std::string dir = "/sys/devices/system/cpu/cpu0/cache";
+  const auto names = list_dir(dir, "index");
+  if (names.empty()) return JsonValue();
+  JsonValue list = JsonValue::array();
+  for (const auto& n : names) {
+    const std::string p = dir + "/" + n + "/";
+    JsonValue c = JsonValue::object();
+    c.set("level", int_or_null(read_int(p + "level")));
+    c.set("type", JsonValue::string_or_null(read_trimmed(p + "type")));
+    c.set("size_kb", int_or_null(size_kb(read_trimmed(p + "size"))));
+    c.set("line_bytes", int_or_null(read_int(p + "coherency_line_size")));
+    list.push(c);
+  }
+  return list;
+}
+
+JsonValue virtualization(const std::optional<std::string>& cpuinfo) {
+  std::optional<bool> flag;
+  if (cpuinfo) {
+    auto flags = cpuinfo_field(*cpuinfo, "flags");
+    if (flags) flag = (" " + *flags + " ").find(" hypervisor ") != std::string::npos;
+  }
+  const auto hyp_type = read_trimmed("/sys/hypervisor/type");
+  const auto vendor = read_trimmed("/sys/class/dmi/id/sys_vendor");
+  const auto product = read_trimmed("/sys/class/dmi/id/product_name");
+  // Vendor strings that only virtual machines report.
+  static const char* const kVmVendors[] = {"QEMU", "KVM", "VMware", "innotek", "VirtualBox",
+                                           "Xen", "Microsoft Corporation", "Amazon EC2",
+                                           "Google", "Parallels", "Bochs", "OpenStack"};
+  bool dmi_vm = false;
+  for (const char* v : kVmVendors) {
+    if ((vendor && vendor->find(v) != std::string::npos) ||
+        (product && product->find(v) != std::string::npos))
+      dmi_vm = true;
+  }
+  // Hyper-V bare-metal hosts also say "Microsoft Corporation"; only trust it
+  // with a product name of "Virtual Machine".
+  if (dmi_vm && vendor && *vendor == "Microsoft Corporation" &&
+      !(product && product->find("Virtual") != std::string::npos))
+    dmi_vm = false;
+  const bool vm = (flag && *flag) || hyp_type || dmi_vm;
+  JsonValue v = JsonValue::object();
+  v.set("vm", (flag || hyp_type || vendor || product) ? JsonValue::boolean(vm) : JsonValue());
+  v.set("hypervisor_flag", flag ? JsonValue::boolean(*flag) : JsonValue());
+  v.set("hypervisor_type", JsonValue::string_or_null(hyp_type));
+  v.set("sys_vendor", JsonValue::string_or_null(vendor));
+  v.set("product_name", JsonValue::string_or_null(product));
+  return v;
+}
+
+struct ProcTimes {
+  std::string comm;
+  unsigned long long ticks;
+};
+
+std::map<int, ProcTimes> sample_processes() {
+  std::map<int, ProcTimes> out;
+  const int self = getpid();
+  for (const auto& name : list_dir("/proc")) {
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const int pid = std::atoi(name.c_str());
+    if (pid == self) continue;
+    auto stat = read_file("/proc/" + name + "/stat");
+    if (!stat) continue;  // exited meanwhile
+    // comm may contain spaces and parentheses: it ends at the last ')'.
+    const auto open = stat->find('(');
+    const auto close = stat->rfind(')');
+    if (open == std::string::npos || close == std::string::npos || close < open) continue;
+    std::istringstream rest(stat->substr(close + 2));
+    std::string field;
+    unsigned long long utime = 0, stime = 0;
+    // Fields after comm start at 3 (state); utime is 14, stime 15.
+    for (int i = 3; i <= 15 && rest >> field; ++i) {
+      if (i == 14) utime = std::strtoull(field.c_str(), nullptr, 10);
+      if (i == 15) stime = std::strtoull(field.c_str(), nullptr, 10);
+    }
+    out[pid] = {stat->substr(open + 1, close - open - 1), utime + stime};
+  }
+  return out;
+}
+
+double mono_now() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
+}  // namespace
+
+std::string utc_now_iso() {
+  const time_t t = time(nullptr);
+  tm g;
+  char buf[32];
+  if (!gmtime_r(&t, &g) || strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &g) == 0) return "";
+  return buf;
+}
+
+HostIds host_ids() {
+  HostIds h{"unknown", "unknown", "", ""};
+  utsname u;
+  if (uname(&u) == 0) {
+    h = {u.nodename, u.release, u.version, u.machine};
+    if (h.host.empty()) h.host = "unknown";
+    if (h.kernel_release.empty()) h.kernel_release = "unknown";
+  }
+  return h;
+}
+
+JsonValue machine_description() {
+  const HostIds ids = host_ids();
+  const auto cpuinfo = read_file("/proc/cpuinfo");
+  JsonValue m = JsonValue::object();
+  m.set("host", JsonValue::string(ids.host));
+  m.set("kernel_release", JsonValue::string(ids.kernel_release));
+  m.set("kernel_version", JsonValue::string(ids.kernel_version));
+  m.set("kernel_cmdline", JsonValue::string_or_null(read_trimmed("/proc/cmdline")));
+  m.set("arch", JsonValue::string(ids.arch));
+  std::optional<std::string> model;
+  if (cpuinfo) {
+    // x86 says "model name"; arm64 and others have no single field.
+    for (const char* key : {"model name", "Model", "Hardware", "cpu model", "cpu", "Processor"}) {
+      if ((model = cpuinfo_field(*cpuinfo, key))) break;
+    }
+  }
+  m.set("cpu_model", JsonValue::string_or_null(model));
+  const long conf = sysconf(_SC_NPROCESSORS_CONF);
+  m.set("cpu_count", conf > 0 ? JsonValue::integer(conf) : JsonValue());
+  m.set("cpus_online", JsonValue::string_or_null(read_trimmed("/sys/devices/system/cpu/online")));
+  std::optional<long long> mem_kb;
+  if (auto meminfo = read_file("/proc/meminfo")) {
+    if (auto v = cpuinfo_field(*meminfo, "MemTotal")) mem_kb = std::atoll(v->c_str());
+  }
+  m.set("mem_total_kb", int_or_null(mem_kb));
+  m.set("clocksource", JsonValue::string_or_null(read_trimmed(
+                           "/sys/devices/system/clocksource/clocksource0/current_clocksource")));
+  m.set("governor", governor());
+  m.set("boost", boost());
+  const auto smt = read_int("/sys/devices/system/cpu/smt/active");
+  m.set("smt", smt ? JsonValue::boolean(*smt != 0) : JsonValue());
+  m.set("mitigations", mitigations());
+  JsonValue thp = JsonValue::object();
+  thp.set("enabled", JsonValue::string_or_null(
+                         selected_word("/sys/kernel/mm/transparent_hugepage/enabled")));
+  thp.set("defrag", JsonValue::string_or_null(
+                        selected_word("/sys/kernel/mm/transparent_hugepage/defrag")));
+  m.set("thp", thp);
+  m.set("aslr", int_or_null(read_int("/proc/sys/kernel/randomize_va_space")));
+  m.set("virtualization", virtualization(cpuinfo));
+  m.set("perf_event_paranoid", int_or_null(read_int("/proc/sys/kernel/perf_event_paranoid")));
+  m.set("cache", cache());
+  m.set("compiler", JsonValue::string(KBENCH_COMPILER));
+  m.set("cxxflags", JsonValue::string(KBENCH_CXXFLAGS));
+  m.set("suite_version", JsonValue::string(KBENCH_VERSION));
+  return m;
+}
+
+JsonValue read_loadavg() {
+  auto s = read_file("/proc/loadavg");
+  if (!s) return JsonValue();
+  double a, b, c;
+  if (std::sscanf(s->c_str(), "%lf %lf %lf", &a, &b, &c) != 3) return JsonValue();
+  JsonValue l = JsonValue::array();
+  for (double v : {a, b, c}) l.push(JsonValue::real(v));
+  return l;
+}
+
+JsonValue read_swap_counters() {
+  auto s = read_file("/proc/vmstat");
+  if (!s) return JsonValue();
+  std::istringstream in(*s);
+  std::string key;
+  unsigned long long value;
+  std::optional<unsigned long long> in_pages, out_pages;
+  while (in >> key >> value) {
+    if (key == "pswpin") in_pages = value;
+    if (key == "pswpout") out_pages = value;
+  }
+  if (!in_pages || !out_pages) return JsonValue();
+  JsonValue j = JsonValue::object();
+  j.set("pswpin", JsonValue::unsigned_integer(*in_pages));
+  j.set("pswpout", JsonValue::unsigned_integer(*out_pages));
+  return j;
+}
+
+JsonValue busy_processes(double window_s, int top) {
+  const long tck = sysconf(_SC_CLK_TCK);
+  if (tck <= 0) return JsonValue();
+  const double t0 = mono_now();
+  const auto before = sample_processes();
+  if (before.empty()) return JsonValue();  // no /proc
+  timespec ts{static_cast<time_t>(window_s), static_cast<long>((window_s - double(long(window_s))) * 1e9)};
+  // An interrupted sleep only shortens the window; the rate stays right.
+  nanosleep(&ts, nullptr);
+  const auto after = sample_processes();
+  const double dt = mono_now() - t0;
+  struct Busy {
+    int pid;
+    std::string comm;
+    double pct;
+  };
+  std::vector<Busy> busy;
+  for (const auto& [pid, a] : after) {
+    auto b = before.find(pid);
+    if (b == before.end() || b->second.comm != a.comm || a.ticks < b->second.ticks) continue;
+    const double pct = double(a.ticks - b->second.ticks) / double(tck) / dt * 100.0;
+    if (pct >= 1.0) busy.push_back({pid, a.comm, pct});
+  }
+  std::sort(busy.begin(), busy.end(), [](const Busy& x, const Busy& y) { return x.pct > y.pct; });
+  if (busy.size() > static_cast<std::size_t>(top)) busy.resize(static_cast<std::size_t>(top));
+  JsonValue list = JsonValue::array();
+  for (const auto& b : busy) {
+    JsonValue p = JsonValue::object();
+    p.set("pid", JsonValue::integer(b.pid));
+    p.set("comm", JsonValue::string(b.comm));
+    p.set("cpu_pct", JsonValue::real(double(long(b.pct * 10 + 0.5)) / 10));
+    list.push(p);
+  }
+  return list;
+}
+
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+void load_warning(const JsonValue* load, const char* when, std::vector<std::string>& w) {
+  if (!load || !load->is_array() || load->items().empty()) return;
+  const auto one = load->items()[0].as_double();
+  const int cpus = online_cpus();
+  if (one && *one > 0.5 * cpus)
+    w.push_back(std::string("load average ") + when + " was " + fmt("%.2f", *one) + " on " +
+                std::to_string(cpus) + " online CPUs: other work competed with the benchmarks");
+}
+
+}  // namespace
+
+std::vector<std::string> start_warnings(const JsonValue& meta) {
+  std::vector<std::string> w;
+  if (auto g = meta.get_string("governor"); g && *g != "performance")
+    w.push_back("cpufreq governor is '" + *g +
+                "', not 'performance': clock speed may change during the run");
+  load_warning(meta.find("loadavg_before"), "at the start", w);
+  if (const JsonValue* busy = meta.find("busy_processes"); busy && busy->is_array()) {
+    std::string names;
+    for (const auto& p : busy->items()) {
+      const auto pct = p.find("cpu_pct") ? p.find("cpu_pct")->as_double() : std::nullopt;
+      if (!pct || *pct < 10.0) continue;
+      names += (names.empty() ? "" : ", ") + p.get_string("comm").value_or("?") + " (" +
+               fmt("%.0f", *pct) + "%)";
+    }
+    if (!names.empty()) w.push_back("other processes were using the CPU at the start: " + names);
+  }
+  if (const JsonValue* v = meta.find("virtualization"); v && v->find("vm") && v->find("vm")->as_bool()) {
+    std::string what = v->get_string("hypervisor_type")
+                           .value_or(v->get_string("sys_vendor")
+                                         .value_or("hypervisor flag in /proc/cpuinfo"));
+    w.push_back("running in a virtual machine (" + what +
+                "): timings include the hypervisor's noise");
+  }
+  return w;
+}
+
+std::vector<std::string> end_warnings(const JsonValue& meta) {
+  std::vector<std::string> w;
+  const JsonValue* b = meta.find("swap_before");
+  const JsonValue* a = meta.find("swap_after");
+  if (b && a && b->is_object() && a->is_object()) {
+    unsigned long long moved = 0;
+    for (const char* k : {"pswpin", "pswpout"}) {
+      const JsonValue* x = b->find(k);
+      const JsonValue* y = a->find(k);
+      if (!x || !y) continue;
+      const unsigned long long before = x->as_uint().value_or(0);
+      const unsigned long long after = y->as_uint().value_or(0);
+      if (after > before) moved += after - before;
+    }
+    if (moved > 0)
+      w.push_back("the system swapped " + std::to_string(moved) +
+                  " pages during the run: memory pressure distorts timings");
+  }
+  load_warning(meta.find("loadavg_after"), "at the end", w);
+  return w;
+}
+
+}  // namespace kbench::driver

@@ -1,0 +1,43 @@
+// meta.hpp — the state of the machine, for meta.json.
+//
+// What makes two runs comparable or not: kernel, CPU, frequency policy,
+// mitigations, THP, virtualisation, and what else was using the machine.
+// Everything is read from uname, /proc and /sys; anything missing (a VM has
+// no cpufreq, a container may hide /sys) becomes null, never an error. The
+// state is recorded and warned about, never enforced.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "driver/json_value.hpp"
+
+namespace kbench::driver {
+
+// uname fields, also used for the results path.
+struct HostIds {
+  std::string host, kernel_release, kernel_version, arch;
+};
+HostIds host_ids();
+
+// The static description of the machine and the build: host .. cxxflags in
+// meta.json's order (see README "Run directories").
+JsonValue machine_description();
+
+// [1, 5, 15 minute load average] or null.
+JsonValue read_loadavg();
+// {"pswpin": n, "pswpout": n} from /proc/vmstat, or null.
+JsonValue read_swap_counters();
+// The `top` other processes using the most CPU over `window_s` seconds:
+// [{"pid", "comm", "cpu_pct"}], busiest first, below 1% left out.
+JsonValue busy_processes(double window_s, int top);
+
+// Warnings about the state at the start (governor, load, busy processes, VM)
+// and at the end (swap activity and load during the run).
+std::vector<std::string> start_warnings(const JsonValue& meta);
+std::vector<std::string> end_warnings(const JsonValue& meta);
+
+// Now, as 2024-05-01T12:34:56Z.
+std::string utc_now_iso();
+
+}  // namespace kbench::driver

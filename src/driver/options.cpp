@@ -1,0 +1,196 @@
+// options.cpp — parsing and recording kbench-run's options.
+//
+// Hand-written rather than getopt_long so that the same table of rules gives
+// one clear message per mistake ("--reps: expected a positive integer, got
+// 'x'") and so that --resume can reject options that would change what the
+// interrupted run meant.
+#include "driver/options.hpp"
+
+#include <regex.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+namespace kbench::driver {
+
+namespace {
+
+const char kUsage[] =
+    "usage: kbench-run [options]\n"
+    "  --bin-dir DIR    benchmark binaries (default: the directory of kbench-run)\n"
+    "  --reps R         process runs of every case (default 5)\n"
+    "  --samples N      pass --samples N to every binary (default: its own)\n"
+    "  --quick          short check: --reps 2 and --samples 3 --min-sample-ms 1 --warmup-ms 1\n"
+    "  --only REGEX     run only cases matching REGEX (POSIX extended, on the case name)\n"
+    "  --skip REGEX     do not run cases matching REGEX\n"
+    "  --out DIR        results root (default: results)\n"
+    "  --timeout SEC    limit per invocation (default 60)\n"
+    "  --seed N         seed of the per-rep shuffle (default: random, recorded)\n"
+    "  --list           print the cases that would run and a rough time estimate\n"
+    "  --resume RUNDIR  finish an interrupted run (only --bin-dir/--no-table may be added)\n"
+    "  --no-table       do not print the summary table at the end\n"
+    "  --help           this text\n";
+
+long long parse_integer(const std::string& opt, const std::string& v, long long lo, long long hi) {
+  errno = 0;
+  char* end = nullptr;
+  const long long n = std::strtoll(v.c_str(), &end, 10);
+  if (v.empty() || errno != 0 || *end != '\0' || n < lo || n > hi)
+    throw UsageError{opt + ": expected an integer in " + std::to_string(lo) + ".." +
+                     std::to_string(hi) + ", got '" + v + "'"};
+  return n;
+}
+
+void check_regex(const std::string& opt, const std::string& re) {
+  regex_t r;
+  const int rc = regcomp(&r, re.c_str(), REG_EXTENDED | REG_NOSUB);
+  if (rc != 0) {
+    char buf[256];
+    regerror(rc, &r, buf, sizeof buf);
+    throw UsageError{opt + ": bad regular expression '" + re + "': " + buf};
+  }
+  regfree(&r);
+}
+
+}  // namespace
+
+const char* usage_text() { return kUsage; }
+
+Options parse_options(const std::vector<std::string>& args) {
+  Options o;
+  std::vector<std::string> given;  // which options appeared, for --resume
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string name = args[i];
+    std::optional<std::string> inline_value;
+    if (name.rfind("--", 0) == 0) {
+      const auto eq = name.find('=');
+      if (eq != std::string::npos) {
+        inline_value = name.substr(eq + 1);
+        name = name.substr(0, eq);
+      }
+    }
+    auto value = [&]() -> std::string {
+      if (inline_value) return *inline_value;
+      if (i + 1 >= args.size()) throw UsageError{name + ": missing value"};
+      return args[++i];
+    };
+    auto no_value = [&] {
+      if (inline_value) throw UsageError{name + ": takes no value"};
+    };
+    if (name == "--bin-dir") {
+      o.bin_dir = value();
+      o.bin_dir_given = true;
+      if (o.bin_dir.empty()) throw UsageError{"--bin-dir: empty directory name"};
+    } else if (name == "--reps") {
+      o.reps = static_cast<int>(parse_integer(name, value(), 1, 100000));
+    } else if (name == "--samples") {
+      o.samples = static_cast<int>(parse_integer(name, value(), 1, 1000000));
+    } else if (name == "--quick") {
+      no_value();
+      o.quick = true;
+    } else if (name == "--only") {
+      o.only = value();
+      check_regex(name, o.only);
+    } else if (name == "--skip") {
+      o.skip = value();
+      check_regex(name, o.skip);
+    } else if (name == "--out") {
+      o.out = value();
+      if (o.out.empty()) throw UsageError{"--out: empty directory name"};
+    } else if (name == "--timeout") {
+      const std::string v = value();
+      char* end = nullptr;
+      errno = 0;
+      const double t = std::strtod(v.c_str(), &end);
+      if (v.empty() || errno != 0 || *end != '\0' || !std::isfinite(t) || t <= 0 || t > 1e6)
+        throw UsageError{"--timeout: expected a number of seconds > 0, got '" + v + "'"};
+      o.timeout_s = t;
+    } else if (name == "--seed") {
+      const std::string v = value();
+      errno = 0;
+      char* end = nullptr;
+      const unsigned long long s = std::strtoull(v.c_str(), &end, 10);
+      if (v.empty() || v[0] == '-' || errno != 0 || *end != '\0')
+        throw UsageError{"--seed: expected a non-negative integer, got '" + v + "'"};
+      o.seed = s;
+    } else if (name == "--list") {
+      no_value();
+      o.list = true;
+    } else if (name == "--resume") {
+      o.resume = value();
+      if (o.resume.empty()) throw UsageError{"--resume: empty directory name"};
+    } else if (name == "--no-table") {
+      no_value();
+      o.table = false;
+    } else if (name == "--help" || name == "-h") {
+      o.help = true;
+    } else if (name.rfind("-", 0) == 0) {
+      throw UsageError{"unknown option '" + args[i] + "'"};
+    } else {
+      throw UsageError{"unexpected argument '" + args[i] + "'"};
+    }
+    given.push_back(name);
+  }
+  if (!o.resume.empty()) {
+    for (const auto& g : given) {
+      if (g != "--resume" && g != "--bin-dir" && g != "--no-table" && g != "--help")
+        throw UsageError{g + " cannot be combined with --resume: the run keeps its recorded options"};
+    }
+  }
+  if (o.quick && o.reps == 5) {
+    bool reps_given = false;
+    for (const auto& g : given) reps_given |= g == "--reps";
+    if (!reps_given) o.reps = 2;
+  }
+  return o;
+}
+
+std::vector<std::string> extra_bench_args(const Options& o) {
+  std::vector<std::string> a;
+  if (o.samples) {
+    a.push_back("--samples");
+    a.push_back(std::to_string(*o.samples));
+  } else if (o.quick) {
+    a.push_back("--samples");
+    a.push_back("3");
+  }
+  if (o.quick) {
+    a.insert(a.end(), {"--min-sample-ms", "1", "--warmup-ms", "1"});
+  }
+  return a;
+}
+
+JsonValue options_to_json(const Options& o) {
+  JsonValue j = JsonValue::object();
+  j.set("bin_dir", JsonValue::string(o.bin_dir));
+  j.set("reps", JsonValue::integer(o.reps));
+  j.set("samples", o.samples ? JsonValue::integer(*o.samples) : JsonValue());
+  j.set("quick", JsonValue::boolean(o.quick));
+  j.set("only", o.only.empty() ? JsonValue() : JsonValue::string(o.only));
+  j.set("skip", o.skip.empty() ? JsonValue() : JsonValue::string(o.skip));
+  j.set("out", JsonValue::string(o.out));
+  j.set("timeout_s", JsonValue::real(o.timeout_s));
+  JsonValue extra = JsonValue::array();
+  for (const auto& a : extra_bench_args(o)) extra.push(JsonValue::string(a));
+  j.set("bench_args", extra);
+  return j;
+}
+
+void options_from_json(const JsonValue& j, Options& o) {
+  if (!o.bin_dir_given) {
+    if (auto s = j.get_string("bin_dir")) o.bin_dir = *s;
+  }
+  if (const JsonValue* v = j.find("reps"); v && v->as_int() && *v->as_int() >= 1)
+    o.reps = static_cast<int>(*v->as_int());
+  if (const JsonValue* v = j.find("samples"); v && v->as_int() && *v->as_int() >= 1)
+    o.samples = static_cast<int>(*v->as_int());
+  if (const JsonValue* v = j.find("quick")) o.quick = v->as_bool();
+  if (auto s = j.get_string("only")) o.only = *s;
+  if (auto s = j.get_string("skip")) o.skip = *s;
+  if (auto s = j.get_string("out")) o.out = *s;
+  if (const JsonValue* v = j.find("timeout_s"); v && v->as_double() && *v->as_double() > 0)
+    o.timeout_s = *v->as_double();
+}
+
+}  // namespace kbench::driver

@@ -1,0 +1,52 @@
+// options.hpp — kbench-run's command line.
+//
+// Parsing is separate from running so that a bad option is reported before
+// anything is created on disk, and so that --resume can rebuild the same
+// Options from the "options" object recorded in meta.json.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "driver/json_value.hpp"
+
+namespace kbench::driver {
+
+struct Options {
+  std::string bin_dir;               // where the benchmark binaries are
+  bool bin_dir_given = false;
+  int reps = 5;
+  std::optional<int> samples;        // passed on as --samples N when set
+  bool quick = false;
+  std::string only;                  // POSIX ERE on the case string; "" = all
+  std::string skip;                  // POSIX ERE; "" = none
+  std::string out = "results";
+  double timeout_s = 60;
+  std::optional<std::uint64_t> seed; // unset: drawn at random, then recorded
+  bool list = false;
+  std::string resume;                // run directory to resume; "" = new run
+  bool table = true;
+  bool help = false;
+};
+
+// Thrown for a usage error; main prints it with the usage and exits 2.
+struct UsageError {
+  std::string message;
+};
+
+Options parse_options(const std::vector<std::string>& args);
+const char* usage_text();
+
+// The extra arguments every invocation gets after the case's own args
+// (besides --run-id/--rep): --samples and the --quick settings.
+std::vector<std::string> extra_bench_args(const Options& o);
+
+// Options as recorded in meta.json, and back (for --resume).
+JsonValue options_to_json(const Options& o);
+// Fills the run-shaping fields of `o` from meta.json's "options";
+// bin_dir only when not given on the command line.
+void options_from_json(const JsonValue& j, Options& o);
+
+}  // namespace kbench::driver

@@ -1,0 +1,102 @@
+// table.cpp — median-of-rep-medians table on stderr (see table.hpp).
+#include "driver/table.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "driver/json_value.hpp"
+#include "driver/rundir.hpp"
+
+namespace kbench::driver {
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+std::string number(double v) {
+  char buf[32];
+  if (v >= 1000) std::snprintf(buf, sizeof buf, "%.0f", v);
+  else std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+struct CaseData {
+  bool bandwidth = false;
+  std::map<int, std::vector<double>> reps;  // rep_idx -> per-sample values
+};
+
+}  // namespace
+
+void print_table(std::FILE* out, const std::string& samples_path,
+                 const std::map<std::string, std::string>& statuses,
+                 const std::map<std::string, std::string>& reasons) {
+  std::map<std::string, CaseData> data;
+  std::string text;
+  try {
+    text = read_whole_file(samples_path);
+  } catch (const std::exception&) {
+    // No samples at all (everything skipped or failed): rows from statuses.
+  }
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) break;  // a partial line is not a sample
+    auto v = json_parse(std::string_view(text).substr(pos, nl - pos));
+    pos = nl + 1;
+    if (!v || !v->is_object()) continue;
+    auto name = v->get_string("case");
+    const JsonValue* rep = v->find("rep_idx");
+    const JsonValue* ns = v->find("ns_per_op");
+    if (!name || !rep || !rep->as_int() || !ns || !ns->as_double() || *ns->as_double() <= 0)
+      continue;
+    CaseData& d = data[*name];
+    const bool bw = v->get_string("metric").value_or("latency") == "bandwidth";
+    const JsonValue* bytes = v->find("bytes_per_op");
+    double value = *ns->as_double();
+    if (bw) {
+      if (!bytes || !bytes->as_double()) continue;
+      value = *bytes->as_double() / value * 1000.0;  // bytes per ns * 1000 = MB/s
+      d.bandwidth = true;
+    }
+    d.reps[static_cast<int>(*rep->as_int())].push_back(value);
+  }
+
+  std::map<std::string, int> names;
+  for (const auto& [n, d] : data) names[n] = 1;
+  for (const auto& [n, s] : statuses) names[n] = 1;
+  std::size_t width = 4;
+  for (const auto& [n, one] : names) width = std::max(width, n.size());
+  width = std::min<std::size_t>(width, 60);
+
+  std::fprintf(out, "\n%-*s  %12s  %-23s  %-5s  %s\n", int(width), "case", "median", "reps min..max",
+               "unit", "reps");
+  for (const auto& [name, one] : names) {
+    auto it = data.find(name);
+    auto st = statuses.find(name);
+    const std::string status = st == statuses.end() ? "" : st->second;
+    if (it == data.end() || it->second.reps.empty()) {
+      auto r = reasons.find(name);
+      std::fprintf(out, "%-*s  %12s  %s%s%s\n", int(width), name.c_str(), "-",
+                   status.empty() ? "no samples" : status.c_str(),
+                   r != reasons.end() && !r->second.empty() ? ": " : "",
+                   r != reasons.end() ? r->second.c_str() : "");
+      continue;
+    }
+    std::vector<double> rep_medians;
+    for (const auto& [rep, values] : it->second.reps) rep_medians.push_back(median(values));
+    const double head = median(rep_medians);
+    const auto [lo, hi] = std::minmax_element(rep_medians.begin(), rep_medians.end());
+    const std::string spread = number(*lo) + ".." + number(*hi);
+    std::fprintf(out, "%-*s  %12s  %-23s  %-5s  %zu%s\n", int(width), name.c_str(),
+                 number(head).c_str(), spread.c_str(), it->second.bandwidth ? "MB/s" : "ns/op",
+                 rep_medians.size(), status == "failed" ? "  (some invocations failed)" : "");
+  }
+  std::fflush(out);
+}
+
+}  // namespace kbench::driver
