@@ -1,0 +1,232 @@
+// test_runner.cpp — the sampling loop, case selection, --list and exit codes,
+// run in-process through kbench::run_main.
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <fcntl.h>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "harness/bench.hpp"
+
+namespace {
+
+struct Counts {
+  int setups = 0, teardowns = 0, before = 0, after = 0;
+  std::uint64_t ops = 0;
+  std::vector<std::uint64_t> run_iters;
+  std::string size_seen;
+};
+Counts g;
+
+class Counting final : public kbench::Fixture {
+ public:
+  void setup(kbench::Context& ctx) override {
+    ++g.setups;
+    if (ctx.params().count("size")) g.size_seen = ctx.param("size");
+  }
+  void before_sample(std::uint64_t) override { ++g.before; }
+  void run(std::uint64_t iters) override {
+    g.run_iters.push_back(iters);
+    for (std::uint64_t i = 0; i < iters; ++i) ++g.ops;
+  }
+  void after_sample() override { ++g.after; }
+  void teardown() override { ++g.teardowns; }
+};
+
+class Streaming final : public kbench::Fixture {
+ public:
+  void setup(kbench::Context& ctx) override { ctx.set_bytes_per_op(4096); ctx.set_info("fs_type", "tmpfs"); }
+  void run(std::uint64_t) override {}
+};
+
+std::vector<kbench::CaseSpec> specs() {
+  return kbench::cases({
+      {kbench::make_case<Counting>("count")},
+      kbench::sweep(kbench::make_case<Counting>("sized", {{"size", "1"}, {"mode", "a"}}), "size", {"1", "64"}),
+      {kbench::make_case<Counting>("pair", {}, kbench::Metric::latency, true)},
+      {kbench::make_case<Streaming>("stream", {}, kbench::Metric::bandwidth)},
+  });
+}
+
+struct Result {
+  int code;
+  std::vector<std::string> lines;  // stdout
+  std::string err;                 // stderr
+};
+
+std::string slurp(FILE* f) {
+  std::string s;
+  std::rewind(f);
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) s.append(buf, n);
+  return s;
+}
+
+Result run(std::vector<std::string> args) {
+  g = Counts{};
+  FILE* out = std::tmpfile();
+  FILE* err = std::tmpfile();
+  REQUIRE(out);
+  REQUIRE(err);
+  std::fflush(stderr);
+  const int saved = dup(2);
+  dup2(fileno(err), 2);
+  const int code = kbench::run_main("t_bench", specs(), args, out);
+  std::fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  Result r{code, {}, slurp(err)};
+  std::string text = slurp(out), line;
+  for (char c : text) {
+    if (c == '\n') {
+      r.lines.push_back(line);
+      line.clear();
+    } else {
+      line += c;
+    }
+  }
+  std::fclose(out);
+  std::fclose(err);
+  return r;
+}
+
+bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("--iters 123 --samples 7 performs exactly 7 x 123 operations, one setup, one teardown") {
+  const Result r = run({"count", "--iters", "123", "--samples", "7", "--run-id", "RID", "--rep", "3"});
+  REQUIRE(r.code == 0);
+  CHECK(g.ops == 7 * 123);
+  CHECK(g.setups == 1);
+  CHECK(g.teardowns == 1);
+  CHECK(g.before == 7);
+  CHECK(g.after == 7);
+  CHECK(g.run_iters == std::vector<std::uint64_t>(7, 123));
+  REQUIRE(r.lines.size() == 7);
+  for (std::size_t i = 0; i < r.lines.size(); ++i) {
+    const std::string& l = r.lines[i];
+    CHECK(has(l, "\"schema\":1,"));
+    CHECK(has(l, "\"run_id\":\"RID\""));
+    CHECK(has(l, "\"bench\":\"t_bench\""));
+    CHECK(has(l, "\"variant\":\"count\""));
+    CHECK(has(l, "\"params\":\"\""));
+    CHECK(has(l, "\"case\":\"t_bench count\""));
+    CHECK(has(l, "\"metric\":\"latency\""));
+    CHECK(has(l, "\"rep_idx\":3,"));
+    CHECK(has(l, "\"sample_idx\":" + std::to_string(i) + ","));
+    CHECK(has(l, "\"iters\":123,"));
+    CHECK(has(l, "\"placement\":\"unpinned\""));
+    CHECK(has(l, "\"cpu\":null"));
+    for (const char* k : {"elapsed_ns", "ns_per_op", "t_start_ns", "utime_ns", "stime_ns", "nvcsw", "nivcsw", "minflt", "majflt"})
+      CHECK(has(l, std::string("\"") + k + "\":"));
+    CHECK_FALSE(has(l, "bytes_per_op"));
+    CHECK(l.front() == '{');
+    CHECK(l.back() == '}');
+  }
+  CHECK(has(r.err, "t_bench count: median"));
+  CHECK(has(r.err, "7 samples x 123 iters"));
+}
+
+TEST_CASE("warm-up in --iters mode only when asked for, in whole runs of K") {
+  Result r = run({"count", "--iters", "5", "--samples", "2", "--warmup-ms", "1"});
+  REQUIRE(r.code == 0);
+  CHECK(g.ops % 5 == 0);
+  CHECK(g.ops > 10);
+  CHECK(g.before == g.after);
+  CHECK(r.lines.size() == 2);
+}
+
+TEST_CASE("calibrated mode records one iteration count for every sample") {
+  const Result r = run({"count", "--samples", "3", "--warmup-ms", "0", "--min-sample-ms", "1"});
+  REQUIRE(r.code == 0);
+  REQUIRE(r.lines.size() == 3);
+  // The last three runs are the samples; all use the calibrated count.
+  REQUIRE(g.run_iters.size() >= 4);
+  const std::uint64_t n = g.run_iters.back();
+  CHECK(n > 1);
+  for (std::size_t i = g.run_iters.size() - 3; i < g.run_iters.size(); ++i) CHECK(g.run_iters[i] == n);
+  for (const auto& l : r.lines) CHECK(has(l, "\"iters\":" + std::to_string(n) + ","));
+}
+
+TEST_CASE("parameters: defaults, overrides and canonical order") {
+  Result r = run({"sized", "--iters", "1", "--samples", "1"});
+  REQUIRE(r.code == 0);
+  CHECK(g.size_seen == "1");
+  CHECK(has(r.lines.at(0), "\"params\":\"mode=a,size=1\""));
+  CHECK(has(r.lines.at(0), "\"case\":\"t_bench sized mode=a,size=1\""));
+  r = run({"sized", "--param", "size=64", "--param", "mode=b", "--iters", "1", "--samples", "1"});
+  REQUIRE(r.code == 0);
+  CHECK(g.size_seen == "64");
+  CHECK(has(r.lines.at(0), "\"params\":\"mode=b,size=64\""));
+}
+
+TEST_CASE("bandwidth samples carry bytes_per_op and info keys") {
+  const Result r = run({"stream", "--iters", "2", "--samples", "1"});
+  REQUIRE(r.code == 0);
+  CHECK(has(r.lines.at(0), "\"metric\":\"bandwidth\""));
+  CHECK(has(r.lines.at(0), "\"bytes_per_op\":4096,"));
+  CHECK(has(r.lines.at(0), "\"fs_type\":\"tmpfs\""));
+  CHECK(has(r.err, "MB/s"));
+}
+
+TEST_CASE("two-party placement is named from the CPUs") {
+  Result r = run({"pair", "--iters", "1", "--samples", "1", "--cpu", "0", "--partner-cpu", "0"});
+  REQUIRE(r.code == 0);
+  CHECK(has(r.lines.at(0), "\"case\":\"t_bench pair @same\""));
+  CHECK(has(r.lines.at(0), "\"cpu\":0,\"partner_cpu\":0,"));
+  r = run({"pair", "--iters", "1", "--samples", "1"});
+  REQUIRE(r.code == 0);
+  CHECK(has(r.lines.at(0), "\"case\":\"t_bench pair @unpinned\""));
+}
+
+TEST_CASE("--list prints every case, two-party ones in three placements") {
+  const Result r = run({"--list"});
+  REQUIRE(r.code == 0);
+  REQUIRE(r.lines.size() == 1 + 2 + 3 + 1);
+  CHECK(has(r.lines[0], "\"case\":\"t_bench count\""));
+  CHECK(has(r.lines[0], "\"args\":[\"count\"]"));
+  CHECK(has(r.lines[1], "\"args\":[\"sized\",\"--param\",\"mode=a\",\"--param\",\"size=1\"]"));
+  CHECK(has(r.lines[2], "\"case\":\"t_bench sized mode=a,size=64\""));
+  CHECK(has(r.lines[3], "\"case\":\"t_bench pair @same\""));
+  CHECK(has(r.lines[4], "\"case\":\"t_bench pair @cross\""));
+  CHECK(has(r.lines[5], "\"case\":\"t_bench pair @unpinned\""));
+  CHECK(has(r.lines[5], "\"args\":[\"pair\"]"));
+  CHECK(has(r.lines[6], "\"metric\":\"bandwidth\""));
+  CHECK(g.setups == 0);
+}
+
+TEST_CASE("usage errors exit 2 with one clear line and the usage") {
+  struct Bad {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Bad> bad = {
+      {{"count", "--bogus"}, "t_bench: unknown option '--bogus'"},
+      {{"nosuch"}, "t_bench: unknown variant 'nosuch'"},
+      {{}, "t_bench: missing variant"},
+      {{"count", "--param", "size=1"}, "t_bench: unknown parameter 'size' for count (it takes none)"},
+      {{"sized", "--param", "depth=1"}, "t_bench: unknown parameter 'depth' for sized (known: mode, size)"},
+      {{"count", "--partner-cpu", "0"}, "t_bench: --partner-cpu: count has no partner process"},
+      {{"count", "--samples", "x"}, "t_bench: bad value 'x' for --samples"},
+  };
+  for (const auto& b : bad) {
+    const Result r = run(b.args);
+    INFO(r.err);
+    CHECK(r.code == 2);
+    CHECK(r.err.rfind(b.message, 0) == 0);
+    CHECK(has(r.err, "usage: t_bench [count|sized|pair|stream] [options]"));
+    CHECK(r.lines.empty());
+    CHECK(g.setups == 0);
+  }
+}
+
+TEST_CASE("--help prints the usage and the cases on stdout, exit 0") {
+  const Result r = run({"--help"});
+  CHECK(r.code == 0);
+  REQUIRE_FALSE(r.lines.empty());
+  CHECK(r.lines[0] == "usage: t_bench [count|sized|pair|stream] [options]");
+  CHECK(r.err.empty());
+}
