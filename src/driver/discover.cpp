@@ -27,8 +27,12 @@ std::vector<std::string> executables(const std::string& dir) {
   DIR* d = opendir(dir.c_str());
   if (!d) throw std::runtime_error("cannot read --bin-dir " + dir + ": " + std::strerror(errno));
   std::vector<std::string> names;
-  errno = 0;
-  while (dirent* e = readdir(d)) {
+  // readdir reports errors only through errno, so clear it before every
+  // call: stat/access below set it for files we merely skip.
+  for (;;) {
+    errno = 0;
+    const dirent* e = readdir(d);
+    if (!e) break;
     const std::string name = e->d_name;
     if (name.empty() || name[0] == '.' || name.rfind("kbench-", 0) == 0) continue;
     const std::string path = dir + "/" + name;
@@ -36,7 +40,6 @@ std::vector<std::string> executables(const std::string& dir) {
     if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
     if (access(path.c_str(), X_OK) != 0) continue;
     names.push_back(name);
-    errno = 0;
   }
   const int read_errno = errno;
   if (closedir(d) != 0 || read_errno != 0)

@@ -1,0 +1,323 @@
+"""kbench-run, driven over the fake benchmarks in tests/fake_bench.
+
+Every test runs the real driver binary on small shell-script benchmarks:
+layout and schema of the run directory, status per invocation, exit codes,
+the seeded shuffle, selection, --list, resume after SIGINT, two drivers at
+once. Nothing here asserts on timings.
+"""
+import json
+import os
+import pathlib
+import re
+import signal
+import subprocess
+import time
+
+import pytest
+
+FAKES = pathlib.Path(__file__).resolve().parent.parent / "fake_bench"
+
+META_KEYS = [
+    "schema", "run_id", "suite_version", "host", "kernel_release", "kernel_version",
+    "kernel_cmdline", "arch", "cpu_model", "cpu_count", "cpus_online", "mem_total_kb",
+    "clocksource", "governor", "boost", "smt", "mitigations", "thp", "aslr",
+    "virtualization", "perf_event_paranoid", "cache", "compiler", "cxxflags", "options",
+    "seed", "started_utc", "ended_utc", "loadavg_before", "loadavg_after",
+    "busy_processes", "swap_before", "swap_after", "warnings", "status",
+]
+RUN_KEYS = {
+    "schema": int, "run_id": str, "case": str, "bench": str, "variant": str, "params": str,
+    "placement": str, "metric": str, "rep_idx": int, "args": list, "status": str,
+    "exit_code": (int, type(None)), "signal": (int, type(None)), "duration_ms": (int, float),
+    "n_samples": int, "stderr_tail": str, "reason": str,
+}
+ALL_CASES = {"fake_good a", "fake_good b size=64", "fake_fail open", "fake_skip raw",
+             "fake_hang pipe @same", "fake_crash null"}
+
+
+@pytest.fixture(scope="session")
+def driver(build_dir):
+    path = build_dir / "bin" / "kbench-run"
+    if not path.exists():
+        pytest.fail(f"{path} does not exist: run `make` first")
+    return path
+
+
+def run_driver(driver, *args, bin_dir=FAKES, env=None, timeout=60):
+    cmd = [str(driver)] + (["--bin-dir", str(bin_dir)] if bin_dir else []) + [str(a) for a in args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                          env=env or os.environ.copy())
+
+
+def read_jsonl(path):
+    if not path.exists():
+        return []
+    with open(path) as f:
+        return [json.loads(line) for line in f]
+
+
+def load_run(run_dir):
+    run_dir = pathlib.Path(run_dir)
+    meta = json.loads((run_dir / "meta.json").read_text())
+    return meta, read_jsonl(run_dir / "runs.jsonl"), read_jsonl(run_dir / "samples.jsonl")
+
+
+def run_dir_of(proc):
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 1, f"stdout should be the run dir only: {proc.stdout!r}"
+    return pathlib.Path(lines[0])
+
+
+def order_by_rep(runs):
+    reps = {}
+    for r in runs:
+        reps.setdefault(r["rep_idx"], []).append(r["case"])
+    return reps
+
+
+@pytest.fixture(scope="module")
+def full_run(driver, tmp_path_factory):
+    """All six fakes, 2 reps, 1 s timeout: shared by the schema tests."""
+    out = tmp_path_factory.mktemp("full")
+    proc = run_driver(driver, "--reps", 2, "--timeout", 1, "--out", out)
+    return out, proc
+
+
+def test_layout_and_meta(full_run):
+    out, proc = full_run
+    run_dir = run_dir_of(proc)
+    rel = run_dir.relative_to(out)
+    host, kernel, run_id = rel.parts
+    assert host == os.uname().nodename and kernel == os.uname().release
+    assert re.fullmatch(r"\d{8}T\d{6}Z-[0-9a-f]{6}", run_id)
+    assert sorted(p.name for p in run_dir.iterdir()) == ["meta.json", "runs.jsonl", "samples.jsonl"]
+    meta, _, _ = load_run(run_dir)
+    for key in META_KEYS:
+        assert key in meta, key
+    assert meta["schema"] == 1 and meta["run_id"] == run_id
+    assert meta["status"] == "complete"
+    assert meta["ended_utc"] and meta["started_utc"]
+    assert isinstance(meta["seed"], int)
+    assert meta["options"]["reps"] == 2 and meta["options"]["timeout_s"] == 1
+    assert isinstance(meta["warnings"], list)
+    assert all(isinstance(w, str) for w in meta["warnings"])
+    for w in meta["warnings"]:
+        assert "warning: " + w in proc.stderr
+    assert meta["thp"] is None or set(meta["thp"]) == {"enabled", "defrag"}
+    for c in meta["cache"] or []:
+        assert set(c) == {"level", "type", "size_kb", "line_bytes"}
+    assert meta["list_failures"] == []
+
+
+def test_runs_statuses_and_exit(full_run):
+    _, proc = full_run
+    assert proc.returncode == 1  # some cases failed
+    meta, runs, _ = load_run(run_dir_of(proc))
+    assert len(runs) == len(ALL_CASES) * 2
+    for r in runs:
+        for key, typ in RUN_KEYS.items():
+            assert isinstance(r[key], typ), (key, r)
+        assert r["run_id"] == meta["run_id"]
+        assert r["args"][-4:] == ["--run-id", meta["run_id"], "--rep", str(r["rep_idx"])]
+    by_case = {}
+    for r in runs:
+        by_case.setdefault(r["case"], []).append(r)
+    assert set(by_case) == ALL_CASES
+    for case, recs in by_case.items():
+        assert sorted(r["rep_idx"] for r in recs) == [0, 1]
+    expect = {"fake_good a": "ok", "fake_good b size=64": "ok", "fake_fail open": "failed",
+              "fake_skip raw": "skipped", "fake_hang pipe @same": "timeout",
+              "fake_crash null": "crashed"}
+    for case, status in expect.items():
+        assert {r["status"] for r in by_case[case]} == {status}, case
+    for r in by_case["fake_fail open"]:
+        assert r["exit_code"] == 1 and "open /nonexistent/file" in r["reason"]
+        assert "fake_fail: starting" in r["stderr_tail"]
+    for r in by_case["fake_skip raw"]:
+        assert r["exit_code"] == 77 and r["reason"] == "needs root"
+    for r in by_case["fake_crash null"]:
+        assert r["signal"] == signal.SIGSEGV and r["exit_code"] is None
+        assert r["dropped_partial_bytes"] > 0 and r["n_samples"] == 0
+    for r in by_case["fake_hang pipe @same"]:
+        assert r["exit_code"] is None or r["exit_code"] != 0
+    assert "6 cases: 2 ok, 1 skipped, 3 failed" in proc.stderr
+
+
+def test_samples(full_run):
+    _, proc = full_run
+    meta, runs, samples = load_run(run_dir_of(proc))
+    # Only fake_good prints samples: 2 cases x 2 reps x 3 samples.
+    assert len(samples) == 12
+    assert {s["case"] for s in samples} == {"fake_good a", "fake_good b size=64"}
+    assert all(s["run_id"] == meta["run_id"] for s in samples)
+    keys = {(s["case"], s["rep_idx"], s["sample_idx"]) for s in samples}
+    assert len(keys) == 12
+    ok = {(r["case"], r["rep_idx"]): r["n_samples"] for r in runs if r["status"] == "ok"}
+    for (case, rep), n in ok.items():
+        assert n == sum(1 for s in samples if s["case"] == case and s["rep_idx"] == rep)
+    # The table on stderr: bandwidth in MB/s (64 bytes / 2 ns = 32000 MB/s in rep 0).
+    assert re.search(r"fake_good b size=64 +\S+ +\S+ +MB/s +2", proc.stderr)
+    assert re.search(r"fake_good a +\S+ +\S+ +ns/op +2", proc.stderr)
+
+
+def test_every_rep_runs_every_case_once(full_run):
+    _, proc = full_run
+    _, runs, _ = load_run(run_dir_of(proc))
+    for rep, cases in order_by_rep(runs).items():
+        assert sorted(cases) == sorted(ALL_CASES), rep
+
+
+def test_skipped_only_is_success_and_no_table(driver, tmp_path):
+    proc = run_driver(driver, "--reps", 1, "--only", "fake_good|fake_skip", "--out", tmp_path,
+                      "--no-table")
+    assert proc.returncode == 0, proc.stderr
+    assert "3 cases: 2 ok, 1 skipped, 0 failed" in proc.stderr
+    assert "reps min..max" not in proc.stderr
+
+
+def test_seed_reproducible(driver, tmp_path):
+    args = ["--reps", 4, "--only", "fake_good|fake_skip|fake_fail", "--out", tmp_path]
+    first = run_driver(driver, *args)
+    seed = load_run(run_dir_of(first))[0]["seed"]
+    again = run_driver(driver, *args, "--seed", seed)
+    other = run_driver(driver, *args, "--seed", seed)
+    orders = [order_by_rep(load_run(run_dir_of(p))[1]) for p in (first, again, other)]
+    assert orders[0] == orders[1] == orders[2]
+    assert load_run(run_dir_of(again))[0]["seed"] == seed
+    assert len({run_dir_of(p) for p in (first, again, other)}) == 3
+
+
+def test_only_and_skip(driver, tmp_path):
+    proc = run_driver(driver, "--reps", 1, "--only", "^fake_good", "--skip", "size=",
+                      "--out", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    meta, runs, _ = load_run(run_dir_of(proc))
+    assert [r["case"] for r in runs] == ["fake_good a"]
+    assert meta["options"]["only"] == "^fake_good" and meta["options"]["skip"] == "size="
+    proc = run_driver(driver, "--only", "no such case", "--out", tmp_path)
+    assert proc.returncode == 1 and "no cases to run" in proc.stderr
+
+
+def test_samples_and_quick_are_passed_on(driver, tmp_path):
+    proc = run_driver(driver, "--only", "fake_good a", "--samples", 5, "--reps", 1,
+                      "--out", tmp_path)
+    _, runs, samples = load_run(run_dir_of(proc))
+    assert runs[0]["args"][-2:] == ["--samples", "5"] and len(samples) == 5
+    proc = run_driver(driver, "--only", "fake_good a", "--quick", "--out", tmp_path)
+    meta, runs, _ = load_run(run_dir_of(proc))
+    assert len(runs) == 2 and meta["options"]["quick"] is True
+    assert runs[0]["args"][-6:] == ["--samples", "3", "--min-sample-ms", "1", "--warmup-ms", "1"]
+
+
+def test_list(driver, tmp_path):
+    proc = run_driver(driver, "--list", "--skip", "hang", "--reps", 3, "--out", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert sorted(lines[:-1]) == sorted(ALL_CASES - {"fake_hang pipe @same"})
+    assert re.match(r"# 5 cases x 3 reps = 15 invocations; estimated \S+ \(rough", lines[-1])
+    assert list(tmp_path.iterdir()) == []  # --list runs and writes nothing
+
+
+def test_list_failure_is_recorded_not_fatal(driver, tmp_path):
+    bins = tmp_path / "bin"
+    bins.mkdir()
+    (bins / "fake_good").symlink_to(FAKES / "fake_good")
+    (bins / "fake_badlist").symlink_to(FAKES / "broken" / "fake_badlist")
+    (bins / "kbench-helper").symlink_to(FAKES / "fake_fail")  # never run: kbench- prefix
+    (bins / "notes.txt").write_text("not executable\n")
+    proc = run_driver(driver, "--reps", 1, "--out", tmp_path / "out", bin_dir=bins)
+    assert proc.returncode == 1
+    assert "fake_badlist --list: failed" in proc.stderr
+    meta, runs, _ = load_run(run_dir_of(proc))
+    assert [f["binary"] for f in meta["list_failures"]] == ["fake_badlist"]
+    assert "cannot enumerate" in meta["list_failures"][0]["reason"]
+    assert {r["case"] for r in runs} == {"fake_good a", "fake_good b size=64"}
+    assert {r["status"] for r in runs} == {"ok"}
+
+
+def wait_for(pred, limit=20.0):
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_resume_after_sigint(driver, tmp_path):
+    env = dict(os.environ, KBENCH_FAKE_DELAY="0.3")
+    cmd = [str(driver), "--bin-dir", str(FAKES), "--only", "fake_good|fake_skip", "--reps", 3,
+           "--out", str(tmp_path)]
+    proc = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        runs_file = lambda: next(tmp_path.glob("*/*/*/runs.jsonl"), None)
+        assert wait_for(lambda: runs_file() and len(read_jsonl(runs_file())) >= 2)
+        time.sleep(0.1)  # most likely inside the next invocation's delay
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    run_dir = pathlib.Path(out.strip())
+    assert "--resume " + str(run_dir) in err
+    meta, runs, samples = load_run(run_dir)
+    assert meta["status"] == "interrupted" and meta["ended_utc"]
+    finished_before = {(r["case"], r["rep_idx"]) for r in runs if r["status"] != "interrupted"}
+    assert 2 <= len(finished_before) < 9
+    interrupted = [r for r in runs if r["status"] == "interrupted"]
+    for r in interrupted:
+        assert r["n_samples"] == 0
+
+    proc2 = run_driver(driver, "--resume", run_dir, bin_dir=None)
+    assert proc2.returncode == 0, proc2.stderr
+    assert run_dir_of(proc2) == run_dir
+    meta, runs, samples = load_run(run_dir)
+    assert meta["status"] == "complete" and len(meta["resumed_utc"]) == 1
+    done = [(r["case"], r["rep_idx"]) for r in runs if r["status"] != "interrupted"]
+    assert len(done) == len(set(done)) == 9  # 3 cases x 3 reps, each exactly once
+    assert len(runs) == 9 + len(interrupted)
+    keys = [(s["case"], s["rep_idx"], s["sample_idx"]) for s in samples]
+    assert len(keys) == len(set(keys)) == 2 * 3 * 3
+    # The resumed part ran only what was missing, with the recorded options.
+    resumed = runs[len(runs) - (9 - len(finished_before)):]
+    assert {(r["case"], r["rep_idx"]) for r in resumed} == set(done) - finished_before
+    # A complete run resumes to nothing more.
+    proc3 = run_driver(driver, "--resume", run_dir, bin_dir=None)
+    assert proc3.returncode == 0 and len(load_run(run_dir)[1]) == len(runs)
+
+
+def test_two_drivers_at_once(driver, tmp_path):
+    cmd = [str(driver), "--bin-dir", str(FAKES), "--only", "fake_good", "--reps", "2",
+           "--out", str(tmp_path)]
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    results = [p.communicate(timeout=60) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], results
+    dirs = {pathlib.Path(out.strip()) for out, _ in results}
+    assert len(dirs) == 2
+    for d in dirs:
+        meta, runs, samples = load_run(d)
+        assert meta["status"] == "complete"
+        assert len(runs) == 4 and len(samples) == 12
+        assert {s["run_id"] for s in samples} == {meta["run_id"]}
+
+
+@pytest.mark.parametrize("args", [
+    ["--reps", "0"], ["--reps", "x"], ["--reps"], ["--bogus"], ["--only", "("],
+    ["--timeout", "-1"], ["--seed", "-3"], ["--quick=1"], ["stray"],
+    ["--resume", "somewhere", "--reps", "3"],
+])
+def test_bad_options_exit_2(driver, tmp_path, args):
+    proc = run_driver(driver, *args, "--out", tmp_path, bin_dir=None)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    first = proc.stderr.splitlines()[0]
+    assert first.startswith("kbench-run: ") and "usage: kbench-run" in proc.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_help(driver):
+    proc = run_driver(driver, "--help", bin_dir=None)
+    assert proc.returncode == 0 and "--resume" in proc.stdout
