@@ -1,0 +1,33 @@
+// lat_pipe — one-byte round trip between two processes over two pipes.
+//
+// One op    = write 1 byte into the partner's pipe, read the 1-byte echo
+//             back from the other pipe.
+// Timed     = run() only; pipe(), fork() and the partner's graceful end are
+//             setup/teardown. setup() does one untimed round trip.
+// Placement = this process on --cpu, the echoing partner on --partner-cpu.
+// Caveats   = on one CPU each op is two context switches (the samples'
+//             nvcsw/iters shows about 2); across CPUs it is two cross-CPU
+//             wake-ups, which are slow and erratic in many VMs. In --iters
+//             mode the partner reports the round trips it echoed (timed ops
+//             plus the setup probe).
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "harness/bench.hpp"
+#include "harness/ipc.hpp"
+
+namespace {
+
+class PipeRoundTrip final : public kbench::ipc::RoundTrip {
+  void open_channel(kbench::Context&, kbench::ipc::Ends& mine, kbench::ipc::Ends& theirs) override {
+    int down[2], up[2];
+    kbench::check(::pipe2(down, O_CLOEXEC), "pipe");
+    kbench::check(::pipe2(up, O_CLOEXEC), "pipe");
+    mine = {up[0], down[1]};
+    theirs = {down[0], up[1]};
+  }
+};
+
+}  // namespace
+
+KBENCH_MAIN("lat_pipe", {kbench::make_case<PipeRoundTrip>("rt", {}, kbench::Metric::latency, true)})

@@ -1,0 +1,29 @@
+// lat_unix — one-byte round trip over an AF_UNIX stream socket pair.
+//
+// One op    = write 1 byte to the partner over a socketpair(AF_UNIX,
+//             SOCK_STREAM), read its 1-byte echo back on the same socket.
+// Timed     = run() only; socketpair(), fork() and the partner's graceful
+//             end are setup/teardown. setup() does one untimed round trip.
+// Placement = this process on --cpu, the echoing partner on --partner-cpu.
+// Caveats   = same as lat_pipe: two context switches per op on one CPU,
+//             two cross-CPU wake-ups otherwise. In --iters mode the partner
+//             reports the round trips it echoed (timed ops + setup probe).
+#include <sys/socket.h>
+
+#include "harness/bench.hpp"
+#include "harness/ipc.hpp"
+
+namespace {
+
+class UnixRoundTrip final : public kbench::ipc::RoundTrip {
+  void open_channel(kbench::Context&, kbench::ipc::Ends& mine, kbench::ipc::Ends& theirs) override {
+    int sv[2];
+    kbench::check(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), "socketpair");
+    mine = {sv[0], sv[0]};
+    theirs = {sv[1], sv[1]};
+  }
+};
+
+}  // namespace
+
+KBENCH_MAIN("lat_unix", {kbench::make_case<UnixRoundTrip>("rt", {}, kbench::Metric::latency, true)})
