@@ -1,0 +1,84 @@
+// memory.cpp — buffers, free-memory checks.
+#include "harness/memory.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <sys/mman.h>
+#include <unistd.h>
+
+namespace kbench {
+
+std::size_t page_size() {
+  static const std::size_t size = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  return size;
+}
+
+std::uint64_t mem_available_bytes() {
+  FILE* f = std::fopen("/proc/meminfo", "re");
+  if (!f) return 0;
+  char line[256];
+  std::uint64_t kb = 0;
+  while (std::fgets(line, sizeof line, f)) {
+    unsigned long long v = 0;
+    if (std::sscanf(line, "MemAvailable: %llu kB", &v) == 1) {
+      kb = v;
+      break;
+    }
+  }
+  std::fclose(f);
+  return kb * 1024;
+}
+
+void require_memory(std::uint64_t bytes, const std::string& what) {
+  const std::uint64_t avail = mem_available_bytes();
+  // Keep a margin for the rest of the system: 256 MB or an eighth of what
+  // is available, whichever is more, so the case never drives reclaim.
+  const std::uint64_t margin = std::max<std::uint64_t>(256ull << 20, avail / 8);
+  if (avail == 0) skip("cannot read MemAvailable from /proc/meminfo (" + what + ")");
+  if (bytes + margin > avail)
+    skip(what + " needs " + std::to_string(bytes >> 20) + " MB of free memory plus a " +
+         std::to_string(margin >> 20) + " MB margin; " + std::to_string(avail >> 20) + " MB available");
+}
+
+Buffer::Buffer(std::size_t bytes, unsigned char fill, bool no_huge) {
+  const std::size_t ps = page_size();
+  mapped_ = (bytes + ps - 1) / ps * ps;
+  if (mapped_ == 0) mapped_ = ps;
+  void* p = ::mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) die_errno("mmap buffer", errno);
+  data_ = static_cast<char*>(p);
+  size_ = bytes;
+  if (no_huge) check(::madvise(data_, mapped_, MADV_NOHUGEPAGE), "madvise MADV_NOHUGEPAGE");
+  // Writing every byte faults every page in (as real, private pages: a read
+  // would map the shared zero page) and gives the data a known value.
+  std::memset(data_, fill, mapped_);
+  do_not_optimize(data_);
+}
+
+Buffer::Buffer(Buffer&& o) noexcept : data_(o.data_), size_(o.size_), mapped_(o.mapped_) {
+  o.data_ = nullptr;
+  o.size_ = o.mapped_ = 0;
+}
+
+Buffer& Buffer::operator=(Buffer&& o) noexcept {
+  if (this != &o) {
+    release();
+    data_ = o.data_;
+    size_ = o.size_;
+    mapped_ = o.mapped_;
+    o.data_ = nullptr;
+    o.size_ = o.mapped_ = 0;
+  }
+  return *this;
+}
+
+Buffer::~Buffer() { release(); }
+
+void Buffer::release() {
+  if (data_ && ::munmap(data_, mapped_) != 0) die_errno("munmap buffer", errno);
+  data_ = nullptr;
+  size_ = mapped_ = 0;
+}
+
+}  // namespace kbench

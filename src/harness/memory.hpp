@@ -1,0 +1,81 @@
+// memory.hpp — memory for the memory and virtual-memory benchmarks.
+//
+// Buffers are anonymous private mappings, faulted in and written in full
+// when they are made (untimed setup), so no timed loop ever takes a first
+// touch fault or reads the kernel's shared zero page. A case that needs more
+// memory than the kernel says is available is skipped (exit 77) instead of
+// pushing the machine into reclaim, whose cost would land in the numbers.
+// The word loops shared by bw_mem and bw_mmap_rd live here so that the two
+// read a buffer with exactly the same code.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "harness/sys.hpp"
+
+namespace kbench {
+
+std::size_t page_size();
+
+// MemAvailable from /proc/meminfo, in bytes (0 if it cannot be read).
+std::uint64_t mem_available_bytes();
+
+// Exit 77 ("needs N MB of free memory, M MB available") unless `bytes` plus
+// a safety margin is available now.
+void require_memory(std::uint64_t bytes, const std::string& what);
+
+// A page-aligned anonymous buffer, faulted in and filled with `fill` when it
+// is made, unmapped when it is destroyed. Transparent huge pages follow the
+// system setting (meta.json records it) unless `no_huge` is set.
+class Buffer {
+ public:
+  Buffer() = default;
+  explicit Buffer(std::size_t bytes, unsigned char fill = 0x5a, bool no_huge = false);
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  Buffer(Buffer&& o) noexcept;
+  Buffer& operator=(Buffer&& o) noexcept;
+  ~Buffer();
+
+  char* data() const { return data_; }
+  std::size_t size() const { return size_; }
+
+ private:
+  void release();
+  char* data_ = nullptr;
+  std::size_t size_ = 0;
+  std::size_t mapped_ = 0;
+};
+
+// Returns v, which the compiler can no longer treat as a known constant.
+// (The harness's do_not_optimize(T&) fails to compile with GCC 12 when T is
+// a compile-time constant: "impossible constraint in asm".)
+template <typename T>
+inline T opaque(T v) {
+  asm volatile("" : "+r"(v));
+  return v;
+}
+
+// Sums every 8-byte word of [p, p + bytes) (bytes a multiple of 64, p
+// 8-byte aligned). Eight independent accumulators keep the loop limited by
+// the loads, not by one dependent add chain.
+inline std::uint64_t sum_words(const void* p, std::size_t bytes) {
+  const auto* w = static_cast<const std::uint64_t*>(p);
+  const auto* end = w + bytes / 8;
+  std::uint64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0;
+  for (; w < end; w += 8) {
+    a0 += w[0];
+    a1 += w[1];
+    a2 += w[2];
+    a3 += w[3];
+    a4 += w[4];
+    a5 += w[5];
+    a6 += w[6];
+    a7 += w[7];
+  }
+  return a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7;
+}
+
+}  // namespace kbench
