@@ -13,6 +13,7 @@
 #include "harness/bench.hpp"
 #include "harness/calibrate.hpp"
 #include "harness/cases.hpp"
+#include "harness/counters.hpp"
 #include "harness/json.hpp"
 #include "harness/options.hpp"
 #include "harness/usage.hpp"
@@ -62,6 +63,7 @@ void human_line(const std::string& case_id, const std::vector<double>& ns_per_op
 struct Measured {
   std::uint64_t t_start_ns, elapsed_ns;
   Usage usage;
+  std::vector<std::optional<std::int64_t>> counters;
 };
 
 }  // namespace
@@ -110,6 +112,11 @@ int run_main(const char* name, const std::vector<CaseSpec>& specs, const std::ve
     }
     params[k] = v;
   }
+  std::vector<std::string> counter_list;
+  if (opt.counters) {
+    std::string error;
+    if (!parse_counter_list(*opt.counters, counter_list, error)) return usage_error(name, specs, "--counters: " + error);
+  }
   if (!spec->two_party && opt.partner_cpu)
     return usage_error(name, specs, "--partner-cpu: " + variant + " has no partner process");
 
@@ -122,6 +129,10 @@ int run_main(const char* name, const std::vector<CaseSpec>& specs, const std::ve
   if (opt.partner_cpu && !cpu_allowed(*opt.partner_cpu)) pin_to_cpu(*opt.partner_cpu);
   if (opt.cpu) pin_to_cpu(*opt.cpu);
 
+  // Opened before setup so that partners forked there inherit them.
+  Counters counters;
+  counters.open(counter_list);
+
   Context ctx(name, variant, params, opt.cpu, opt.partner_cpu, opt.iters.has_value());
   std::unique_ptr<Fixture> fixture = spec->make();
   fixture->setup(ctx);
@@ -132,12 +143,17 @@ int run_main(const char* name, const std::vector<CaseSpec>& specs, const std::ve
     fixture->before_sample(iters);
     const auto partners = partner_pids();
     const Usage u0 = usage_snapshot(partners);
+    const auto c0 = counters.read();
     const std::uint64_t t0 = now_ns();
     fixture->run(iters);
     const std::uint64_t t1 = now_ns();
+    const auto c1 = counters.read();
     const Usage u1 = usage_snapshot(partners);
     fixture->after_sample();
-    return {t0, t1 - t0, u1 - u0};
+    std::vector<std::optional<std::int64_t>> deltas(c0.size());
+    for (std::size_t i = 0; i < c0.size(); ++i)
+      if (c0[i] && c1[i]) deltas[i] = static_cast<std::int64_t>(*c1[i] - *c0[i]);
+    return {t0, t1 - t0, u1 - u0, deltas};
   };
 
   // Warm-up: off by default in --iters mode, so counts stay exact.
@@ -184,6 +200,10 @@ int run_main(const char* name, const std::vector<CaseSpec>& specs, const std::ve
         .add("nivcsw", m.usage.nivcsw)
         .add("minflt", m.usage.minflt)
         .add("majflt", m.usage.majflt);
+    if (counters.active()) {
+      o.add("counter_scope", counters.scope());
+      for (std::size_t c = 0; c < counters.names().size(); ++c) o.add(counters.names()[c], m.counters[c]);
+    }
     for (const auto& [k, v] : ctx.info()) o.add(k, v);
     o.add("suite_version", KBENCH_VERSION);
     std::fprintf(out, "%s\n", o.str().c_str());

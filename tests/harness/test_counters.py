@@ -1,0 +1,79 @@
+"""--counters on real binaries: keys, nulls for missing counters, errors.
+
+No assertion depends on the machine having hardware counters: a hardware
+counter is either a whole number or null; a forced failure
+(KBENCH_FAIL_COUNTERS) must give null and one line on stderr.
+"""
+import json
+import os
+import subprocess
+
+ALL = ["instructions", "cycles", "branches", "branch_misses", "cache_references", "cache_misses",
+       "l1d_read_misses", "dtlb_misses", "task_clock_ns", "context_switches", "cpu_migrations",
+       "page_faults"]
+
+
+def perf_usable():
+    try:
+        with open("/proc/sys/kernel/perf_event_paranoid") as f:
+            return int(f.read()) < 3 or os.geteuid() == 0
+    except OSError:
+        return False
+
+
+def run(bin_dir, args, env=None):
+    proc = subprocess.run([str(bin_dir / "lat_syscall")] + args, capture_output=True, text=True,
+                          timeout=60, env=dict(os.environ, **(env or {})))
+    return proc, [json.loads(l) for l in proc.stdout.splitlines()]
+
+
+def test_all_counters_present_as_number_or_null(bin_dir):
+    proc, samples = run(bin_dir, ["null", "--counters", "--iters", "200", "--samples", "3"])
+    assert proc.returncode == 0, proc.stderr
+    assert len(samples) == 3
+    for s in samples:
+        assert s["counter_scope"] in ("user", "user+kernel")
+        for name in ALL:
+            assert name in s
+            assert s[name] is None or (isinstance(s[name], int) and s[name] >= 0)
+    missing = [n for n in ALL if samples[0][n] is None]
+    for name in missing:  # each missing counter named once, not per sample
+        assert proc.stderr.count(f"counter {name} not available") == 1
+    if perf_usable():
+        assert isinstance(samples[0]["task_clock_ns"], int)
+
+
+def test_forced_failure_is_null_and_reported_once(bin_dir):
+    proc, samples = run(bin_dir, ["null", "--counters=task_clock_ns,page_faults", "--iters", "50",
+                                  "--samples", "2"], env={"KBENCH_FAIL_COUNTERS": "page_faults"})
+    assert proc.returncode == 0, proc.stderr
+    assert all(s["page_faults"] is None for s in samples)
+    assert proc.stderr.count("counter page_faults not available") == 1
+    assert set(ALL) - {"task_clock_ns", "page_faults"} & set(samples[0]) == set()
+
+
+def test_without_counters_no_counter_keys(bin_dir):
+    proc, samples = run(bin_dir, ["null", "--iters", "50", "--samples", "1"])
+    assert proc.returncode == 0
+    assert not set(ALL) & set(samples[0])
+    assert "counter_scope" not in samples[0]
+
+
+def test_unknown_counter_is_a_usage_error(bin_dir):
+    proc, samples = run(bin_dir, ["null", "--counters=cycles,nope", "--iters", "5"])
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("lat_syscall: --counters: unknown counter 'nope'")
+    assert samples == []
+
+
+def test_fork_children_are_counted(bin_dir):
+    """inherit=1: page faults of forked children are in the parent's counts."""
+    if not perf_usable():
+        return
+    proc = subprocess.run([str(bin_dir / "lat_proc"), "fork", "--counters=page_faults", "--iters", "20",
+                           "--samples", "2"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    for line in proc.stdout.splitlines():
+        s = json.loads(line)
+        # Every child writes to at least one copy-on-write page (its stack).
+        assert s["page_faults"] >= 20
