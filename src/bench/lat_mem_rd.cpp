@@ -1,0 +1,114 @@
+// lat_mem_rd — dependent-load latency through each level of the memory
+// hierarchy (pointer chasing).
+//
+// One op    = one load whose address comes from the previous load, so loads
+//             cannot overlap: ns per op is the latency of one load.
+//             stride: the chain visits the array in address order, one
+//             pointer every `stride` bytes (64 or 128), wrapping at the end;
+//             random: one pointer per 64-byte line, lines visited in a
+//             random order (one cycle through all of them, fixed seed), which
+//             defeats the hardware prefetchers.
+// Timed     = run() only: nothing but the chain of loads, unrolled by 8; the
+//             walk continues where the previous run stopped. The array is
+//             mapped, faulted in and linked in setup.
+// Placement = unpinned unless --cpu.
+// Caveats   = the stride chain is sequential, so at sizes beyond the caches
+//             the prefetchers hide part of the memory latency (lmbench's
+//             curve has the same property); random shows the full latency,
+//             plus TLB misses once the array is larger than the TLB reach
+//             (4 KB pages unless transparent huge pages apply, see meta.json).
+//             Compare the steps with the cache sizes in meta.json.
+#include <cstring>
+#include <vector>
+
+#include "harness/bench.hpp"
+#include "harness/memory.hpp"
+
+namespace {
+
+constexpr std::size_t kLine = 64;
+
+class Chase final : public kbench::Fixture {
+ public:
+  explicit Chase(bool random) : random_(random) {}
+
+  void setup(kbench::Context& ctx) override {
+    const std::uint64_t kb = ctx.param_u64("size_kb");
+    const std::uint64_t stride = random_ ? kLine : ctx.param_u64("stride");
+    if (stride < sizeof(void*) || stride % sizeof(void*) != 0)
+      kbench::die("stride must be a multiple of " + std::to_string(sizeof(void*)));
+    if (kb == 0 || kb > (64ull << 20)) kbench::die("size_kb must be between 1 and 67108864");
+    const std::size_t size = kb * 1024;
+    if (size < 2 * stride) kbench::die("size_kb must hold at least two strides");
+    kbench::require_memory(size + (random_ ? size / kLine * sizeof(std::uint32_t) : 0),
+                           "lat_mem_rd " + ctx.variant());
+    buf_ = kbench::Buffer(size, 0);
+    const std::size_t n = size / stride;
+    char* base = buf_.data();
+    auto at = [&](std::size_t i) { return reinterpret_cast<void**>(base + i * stride); };
+    if (!random_) {
+      for (std::size_t i = 0; i < n; ++i) *at(i) = at((i + 1) % n);
+    } else {
+      // Sattolo's algorithm: a random cyclic permutation, so the walk goes
+      // through every line before it repeats.
+      std::vector<std::uint32_t> next(n);
+      for (std::size_t i = 0; i < n; ++i) next[i] = static_cast<std::uint32_t>(i);
+      std::uint64_t state = 0x9e3779b97f4a7c15ull;
+      for (std::size_t i = n - 1; i > 0; --i) {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        const std::size_t j = static_cast<std::size_t>(state % i);  // j < i
+        std::swap(next[i], next[j]);
+      }
+      for (std::size_t i = 0; i < n; ++i) *at(i) = at(next[i]);
+    }
+    cur_ = at(0);
+    run(1);
+  }
+
+  void run(std::uint64_t iters) override {
+    void** p = cur_;
+    for (; iters >= 8; iters -= 8) {
+      p = static_cast<void**>(*p);
+      p = static_cast<void**>(*p);
+      p = static_cast<void**>(*p);
+      p = static_cast<void**>(*p);
+      p = static_cast<void**>(*p);
+      p = static_cast<void**>(*p);
+      p = static_cast<void**>(*p);
+      p = static_cast<void**>(*p);
+    }
+    while (iters--) p = static_cast<void**>(*p);
+    kbench::do_not_optimize(p);
+    cur_ = p;
+  }
+
+ private:
+  bool random_;
+  kbench::Buffer buf_;
+  void** cur_ = nullptr;
+};
+
+kbench::CaseSpec chase_case(bool random, kbench::Params params) {
+  return kbench::CaseSpec{random ? "random" : "stride", std::move(params), kbench::Metric::latency, false,
+                          [random] { return std::unique_ptr<kbench::Fixture>(new Chase(random)); }};
+}
+
+std::vector<std::string> sizes_kb(std::uint64_t factor) {
+  std::vector<std::string> out;
+  for (std::uint64_t kb = 1; kb <= 262144; kb *= factor) out.push_back(std::to_string(kb));
+  return out;
+}
+
+std::vector<kbench::CaseSpec> make_cases() {
+  // Every power of 2 for the main curve (stride 64), powers of 4 for the
+  // others: the run time of the suite is the limit.
+  return kbench::cases({kbench::sweep(chase_case(false, {{"size_kb", "1"}, {"stride", "64"}}), "size_kb", sizes_kb(2)),
+                        kbench::sweep(chase_case(false, {{"size_kb", "1"}, {"stride", "128"}}), "size_kb", sizes_kb(4)),
+                        kbench::sweep(chase_case(true, {{"size_kb", "1"}}), "size_kb", sizes_kb(4))});
+}
+
+}  // namespace
+
+KBENCH_MAIN("lat_mem_rd", make_cases())
