@@ -1,0 +1,34 @@
+// bw_pipe — streaming bandwidth through a pipe.
+//
+// One op    = one chunk of `chunk_kb` KB written into the pipe by this
+//             process and read out by the partner (bytes_per_op = chunk).
+// Timed     = run(): writing the sample's chunks, then waiting for the
+//             partner's one-byte acknowledgement that the last byte arrived
+//             (one extra wake-up per sample, not per chunk). The chunk count
+//             is sent to the partner before the clock starts.
+// Placement = the writer on --cpu, the reading partner on --partner-cpu.
+// Caveats   = with the default 64 KB pipe buffer a 64 KB chunk fills it,
+//             so on one CPU writer and reader alternate once per chunk.
+//             In --iters mode the partner reports the chunks it received
+//             (timed chunks + the one-chunk setup probe).
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "harness/bench.hpp"
+#include "harness/ipc.hpp"
+
+namespace {
+
+class PipeStream final : public kbench::ipc::Stream {
+  void open_channel(kbench::Context&, kbench::ipc::Ends& mine, kbench::ipc::Ends& theirs) override {
+    int data[2], ack[2];
+    kbench::check(::pipe2(data, O_CLOEXEC), "pipe");
+    kbench::check(::pipe2(ack, O_CLOEXEC), "pipe");
+    mine = {ack[0], data[1]};
+    theirs = {data[0], ack[1]};
+  }
+};
+
+}  // namespace
+
+KBENCH_MAIN("bw_pipe", {kbench::make_case<PipeStream>("stream", {{"chunk_kb", "64"}}, kbench::Metric::bandwidth, true)})

@@ -1,0 +1,32 @@
+// bw_unix — streaming bandwidth through an AF_UNIX stream socket pair.
+//
+// One op    = one chunk of `chunk_kb` KB written by this process and read
+//             by the partner (bytes_per_op = chunk).
+// Timed     = run(): writing the sample's chunks, then waiting for the
+//             partner's one-byte acknowledgement (sent back on the same
+//             socket) that the last byte arrived. The chunk count is sent
+//             before the clock starts.
+// Placement = the writer on --cpu, the reading partner on --partner-cpu.
+// Caveats   = default socket buffer sizes (net.core.wmem_default and
+//             friends) set how much is in flight; they are not changed.
+//             In --iters mode the partner reports the chunks it received
+//             (timed chunks + the one-chunk setup probe).
+#include <sys/socket.h>
+
+#include "harness/bench.hpp"
+#include "harness/ipc.hpp"
+
+namespace {
+
+class UnixStream final : public kbench::ipc::Stream {
+  void open_channel(kbench::Context&, kbench::ipc::Ends& mine, kbench::ipc::Ends& theirs) override {
+    int sv[2];
+    kbench::check(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), "socketpair");
+    mine = {sv[0], sv[0]};
+    theirs = {sv[1], sv[1]};
+  }
+};
+
+}  // namespace
+
+KBENCH_MAIN("bw_unix", {kbench::make_case<UnixStream>("stream", {{"chunk_kb", "64"}}, kbench::Metric::bandwidth, true)})
