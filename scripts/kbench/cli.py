@@ -1,0 +1,232 @@
+"""Command-line entry points: summarize, compare, plot, report.
+
+Each `*_main(argv) -> int`.  Exit status: 0 done, 1 bad input (nothing
+usable), 2 usage error, 130 interrupted.  Problems with input files are
+reported as 'FILE:LINE: what' on stderr, never as a traceback; set
+KBENCH_DEBUG=1 to see the traceback of an internal error.
+"""
+import argparse
+import os
+import sys
+import traceback
+from pathlib import Path
+
+from . import load
+
+PROG_DIR = Path(__file__).resolve().parent.parent
+ROOT = PROG_DIR.parent
+
+
+class UsageError(Exception):
+    pass
+
+
+class Failure(Exception):
+    """Nothing usable: message on stderr, exit 1."""
+
+
+def _warn(msg):
+    print(f"warning: {msg}", file=sys.stderr, flush=True)
+
+
+def _guard(prog, fn, argv):
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="replace")
+        except (AttributeError, ValueError):
+            pass
+    try:
+        return fn(argv)
+    except UsageError as e:
+        print(f"{prog}: {e}", file=sys.stderr)
+        return 2
+    except (Failure, load.InputError) as e:
+        print(f"{prog}: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return 0
+    except OSError as e:
+        name = f"{e.filename}: " if e.filename else ""
+        print(f"{prog}: {name}{e.strerror or e}", file=sys.stderr)
+        return 1
+    except Exception as e:  # noqa: BLE001 -- last resort: no traceback for users
+        if os.environ.get("KBENCH_DEBUG"):
+            traceback.print_exc()
+        print(f"{prog}: internal error: {type(e).__name__}: {e} "
+              f"(set KBENCH_DEBUG=1 for details; please report it)", file=sys.stderr)
+        return 1
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        raise UsageError(message)
+
+
+def _min_effect(text):
+    t = text.strip().rstrip("%")
+    try:
+        v = float(t)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a percentage: {text!r}") from None
+    if not 0 <= v < 100:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 100: {text!r}")
+    return v / 100.0
+
+
+def _positive_int(text):
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
+    return v
+
+
+def _add_stats_options(ap):
+    ap.add_argument("--min-effect", type=_min_effect, default=0.03, metavar="PCT",
+                    help="smallest change called faster/slower, in %% (default 3)")
+    ap.add_argument("--boot", type=_positive_int, default=2000, metavar="N",
+                    help="bootstrap resamples (default 2000)")
+    ap.add_argument("--seed", type=int, default=1, help="bootstrap seed (default 1; results are reproducible)")
+    ap.add_argument("--min-reps", type=_positive_int, default=3, metavar="N",
+                    help="fewer reps on a side than this gives 'too few reps' (default 3)")
+    ap.add_argument("--no-adjust", action="store_true",
+                    help="judge each case on its own instead of adjusting for the number of cases")
+
+
+def _options(a):
+    from .compare import Options
+    return Options(min_effect=a.min_effect, n_boot=a.boot, seed=a.seed, min_reps=a.min_reps,
+                   adjust=not a.no_adjust)
+
+
+def _open_out(path):
+    if path == "-":
+        return sys.stdout, False
+    p = Path(path)
+    if p.parent and not p.parent.exists():
+        p.parent.mkdir(parents=True, exist_ok=True)
+    return open(p, "w", encoding="utf-8", newline=""), True
+
+
+def _resolve(path_text, results):
+    """A directory argument: as given, else under the results root."""
+    p = Path(path_text)
+    if not p.exists() and results is not None:
+        alt = Path(results) / path_text
+        if alt.exists():
+            return alt
+    return p
+
+
+# ------------------------------------------------------------ summarize
+
+def _summarize(argv):
+    from . import summary
+    ap = _Parser(prog="summarize", description=(
+        "Per-case summary of runs: reps, samples, headline (median of the rep medians), best sample, "
+        "spread between reps (CV and min..max of the rep medians) and within reps (median of the "
+        "per-rep CV), unit.  Runs of one host and kernel are pooled unless --per-run."))
+    ap.add_argument("dirs", nargs="+", metavar="DIR", help="run directory, kernel directory or any directory above runs")
+    ap.add_argument("--csv", metavar="FILE", help="also write the summary as CSV ('-' for stdout)")
+    ap.add_argument("--per-run", action="store_true", help="one table per run instead of per kernel")
+    ap.add_argument("--results", default=None, help=argparse.SUPPRESS)
+    a = ap.parse_args(argv)
+    runs = load.load_runs([_resolve(d, a.results) for d in a.dirs], _warn)
+    if not runs:
+        raise Failure("no usable run found in " + ", ".join(a.dirs))
+    if a.per_run:
+        groups = []
+        for r in runs:
+            g = load.Group(r.host, r.kernel, [r])
+            g.cases = r.cases
+            groups.append(g)
+    else:
+        groups = load.group_runs(runs, _warn)
+    texts = [summary.format_group(g) for g in groups]
+    print("\n\n".join(texts))
+    if a.csv:
+        f, close = _open_out(a.csv)
+        try:
+            summary.write_csv(groups, f)
+        finally:
+            if close:
+                f.close()
+    return 0
+
+
+def summarize_main(argv=None):
+    return _guard("summarize", _summarize, sys.argv[1:] if argv is None else argv)
+
+
+# ------------------------------------------------------------ compare
+
+def _sides_of(path_text, results, role):
+    """Sides (one per (host, kernel)) of the runs under one argument."""
+    from .compare import Side
+    p = _resolve(path_text, results)
+    runs = load.load_runs([p], _warn)
+    if not runs:
+        raise Failure(f"{role} {path_text}: no usable run found")
+    groups = load.group_runs(runs, _warn)
+    return [Side.from_group(g, _warn) for g in groups]
+
+
+def _compare(argv):
+    from . import compare
+    ap = _Parser(prog="compare", description=(
+        "Compare kernels case by case against a baseline.  BASE and each OTHER are a run directory, a "
+        "kernel directory (its runs are pooled), HOST/KERNEL under --results, or a directory holding "
+        "several kernels (each OTHER kernel is compared in turn)."))
+    ap.add_argument("base", metavar="BASE")
+    ap.add_argument("others", nargs="+", metavar="OTHER")
+    ap.add_argument("--changed", action="store_true", help="show only the significantly changed cases")
+    ap.add_argument("--csv", metavar="FILE", help="also write every row as CSV ('-' for stdout)")
+    ap.add_argument("--results", default=str(ROOT / "results"),
+                    help="where HOST/KERNEL arguments are looked up (default: the repository's results/)")
+    _add_stats_options(ap)
+    a = ap.parse_args(argv)
+    opts = _options(a)
+    bases = _sides_of(a.base, a.results, "BASE")
+    if len(bases) > 1:
+        raise UsageError(f"BASE {a.base} holds runs of several kernels ("
+                         + ", ".join(s.label for s in bases) + "); give the directory of one kernel")
+    base = bases[0]
+    base_label = base.label
+    reports = []
+    for o in a.others:
+        for side in _sides_of(o, a.results, "OTHER"):
+            if side.id == base.id:
+                _warn(f"{o}: the same runs as BASE; comparing them with themselves")
+            if side.label == base_label:
+                base.label = f"{base_label} [{_short_id(base)}]"
+                side.label = f"{side.label} [{_short_id(side)}]"
+            reports.append(compare.run_compare(base, side, opts))
+    texts = [compare.format_report(r, a.changed, opts) for r in reports]
+    print("\n\n".join(texts))
+    if a.csv:
+        f, close = _open_out(a.csv)
+        try:
+            compare.write_csv(reports, f)
+        finally:
+            if close:
+                f.close()
+    return 0
+
+
+def _short_id(side):
+    ids = sorted(r.run_id for r in side.runs)
+    return ids[0] if len(ids) == 1 else f"{ids[0]} +{len(ids) - 1}"
+
+
+def compare_main(argv=None):
+    return _guard("compare", _compare, sys.argv[1:] if argv is None else argv)

@@ -1,0 +1,583 @@
+"""Find and read run directories.
+
+A run directory holds meta.json and samples.jsonl (and usually runs.jsonl);
+see README.md.  Reading is deliberately forgiving: a damaged line is
+reported (file and line number) and skipped, a damaged run is reported and
+left out, and everything else is still read.  Nothing here raises on bad
+data except `InputError`, whose message names the file.
+"""
+import json
+import math
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from . import SUPPORTED_SCHEMA
+
+META = "meta.json"
+SAMPLES = "samples.jsonl"
+RUNS = "runs.jsonl"
+
+# Bad lines of one file reported one by one before a summary line.
+MAX_LINE_WARNINGS = 5
+
+METRICS = ("latency", "bandwidth")
+
+
+class InputError(Exception):
+    """A problem with an input that makes it unusable; the message names it."""
+
+
+class Warnings:
+    """Collects warnings and passes each one on to `sink` (e.g. stderr)."""
+
+    def __init__(self, sink=None):
+        self.messages = []
+        self.sink = sink
+
+    def __call__(self, msg):
+        self.messages.append(msg)
+        if self.sink is not None:
+            self.sink(msg)
+
+
+@dataclass
+class Case:
+    """All samples of one case, keyed by rep: (run_id, rep_idx) -> values.
+
+    values are ns per op for latency, MB/s for bandwidth.
+    """
+    name: str
+    bench: str
+    variant: str
+    params: str
+    placement: str
+    metric: str
+    reps: dict = field(default_factory=dict)
+
+    @property
+    def param_dict(self):
+        return parse_params(self.params)
+
+    @property
+    def n_reps(self):
+        return len(self.reps)
+
+    @property
+    def n_samples(self):
+        return sum(len(v) for v in self.reps.values())
+
+    def rep_arrays(self):
+        """Per-rep sample arrays in a stable order of rep keys."""
+        return [np.asarray(self.reps[k], dtype=float) for k in sorted(self.reps, key=_rep_sort_key)]
+
+    def rep_keys(self):
+        return sorted(self.reps, key=_rep_sort_key)
+
+
+def _rep_sort_key(k):
+    return (str(k[0]), k[1])
+
+
+@dataclass
+class Run:
+    path: Path
+    meta: dict
+    run_id: str
+    host: str
+    kernel: str
+    status: str
+    cases: dict = field(default_factory=dict)
+    invocations: list = field(default_factory=list)
+    bad_lines: int = 0
+
+    @property
+    def key(self):
+        return (self.host, self.kernel)
+
+    @property
+    def n_samples(self):
+        return sum(c.n_samples for c in self.cases.values())
+
+
+@dataclass
+class Group:
+    """All runs of one (host, kernel), their reps pooled per case."""
+    host: str
+    kernel: str
+    runs: list = field(default_factory=list)
+    cases: dict = field(default_factory=dict)
+
+    @property
+    def key(self):
+        return (self.host, self.kernel)
+
+    @property
+    def label(self):
+        return f"{self.host}/{self.kernel}"
+
+    @property
+    def meta(self):
+        return merged_meta([r.meta for r in self.runs])
+
+    def cache_levels(self):
+        """meta.cache of the first run that has one (list of dicts)."""
+        for r in self.runs:
+            c = r.meta.get("cache")
+            if isinstance(c, list):
+                return [x for x in c if isinstance(x, dict)]
+        return []
+
+
+def parse_params(params):
+    """'a=1,b=x' -> {'a': '1', 'b': 'x'}; tolerant of empty strings."""
+    out = {}
+    if not params:
+        return out
+    for part in str(params).split(","):
+        if not part:
+            continue
+        k, sep, v = part.partition("=")
+        out[k.strip()] = v.strip() if sep else ""
+    return out
+
+
+def _natural_key(s):
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", str(s))]
+
+
+def natural_key(s):
+    """Sort key that orders 'size_kb=4' before 'size_kb=16'."""
+    return _natural_key(s)
+
+
+# ---------------------------------------------------------------- finding
+
+
+def is_run_dir(path):
+    p = Path(path)
+    return (p / META).is_file() and (p / SAMPLES).is_file()
+
+
+def find_run_dirs(paths, warn):
+    """Every run directory under each path (recursively), in sorted order.
+
+    A path that does not exist or holds no run is reported through `warn`
+    and contributes nothing.  Returns a list of Paths without duplicates.
+    """
+    found = []
+    seen = set()
+    for given in paths:
+        p = Path(given)
+        if not p.exists():
+            warn(f"{given}: no such file or directory")
+            continue
+        if p.is_file():
+            if p.name in (META, SAMPLES, RUNS):
+                p = p.parent
+            else:
+                warn(f"{given}: not a directory (give a run directory or a directory above runs)")
+                continue
+        before = len(found)
+        for d in _walk(p, warn):
+            real = os.path.realpath(d)
+            if real not in seen:
+                seen.add(real)
+                found.append(d)
+        if len(found) == before:
+            warn(f"{given}: no run directories found (a run directory holds {META} and {SAMPLES})")
+    return found
+
+
+def _walk(top, warn):
+    if is_run_dir(top):
+        yield top
+        return
+    has_meta = (top / META).is_file()
+    has_samples = (top / SAMPLES).is_file()
+    if has_meta != has_samples:
+        missing = SAMPLES if has_meta else META
+        warn(f"{top}: incomplete run directory (no {missing}); skipped")
+        return
+    try:
+        entries = sorted(top.iterdir(), key=lambda e: natural_key(e.name))
+    except OSError as e:
+        warn(f"{top}: cannot list directory: {e.strerror or e}")
+        return
+    for e in entries:
+        if e.name.startswith(".") or e.is_symlink() or not e.is_dir():
+            continue
+        yield from _walk(e, warn)
+
+
+# ---------------------------------------------------------------- reading
+
+
+def _read_text(path):
+    """Whole file as text; InputError naming the file if unreadable."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        raise InputError(f"{path}: cannot read: {e.strerror or e}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise InputError(f"{path}:{line}: not valid UTF-8 (byte {e.start})") from None
+
+
+def read_meta(path, warn):
+    """meta.json as a dict; InputError when it cannot be used at all."""
+    text = _read_text(path)
+    if not text.strip():
+        raise InputError(f"{path}: empty file")
+    try:
+        meta = json.loads(text, parse_constant=_reject_constant)
+    except ValueError as e:
+        lineno = getattr(e, "lineno", None)
+        where = f"{path}:{lineno}" if lineno else f"{path}"
+        raise InputError(f"{where}: invalid JSON: {getattr(e, 'msg', e)}") from None
+    if not isinstance(meta, dict):
+        raise InputError(f"{path}: expected a JSON object, found {_json_type(meta)}")
+    schema = meta.get("schema")
+    if schema is None:
+        warn(f"{path}: no 'schema' key; reading it as schema {SUPPORTED_SCHEMA}")
+    elif not _is_int(schema):
+        warn(f"{path}: 'schema' is {_json_type(schema)}, expected an integer; reading known keys")
+    elif schema > SUPPORTED_SCHEMA:
+        warn(f"{path}: schema {schema} is newer than this script knows ({SUPPORTED_SCHEMA}); "
+             f"reading the keys it knows")
+    return meta
+
+
+def _reject_constant(name):
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _json_type(v):
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, dict):
+        return "an object"
+    if isinstance(v, list):
+        return "an array"
+    if isinstance(v, str):
+        return "a string"
+    if v is None:
+        return "null"
+    if isinstance(v, (int, float)):
+        return "a number"
+    return type(v).__name__
+
+
+def _is_int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_num(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def iter_jsonl(path, warn, counter=None):
+    """Yield (line_number, object, bad_line) for each JSON object line.
+
+    Bad lines are reported through `warn` (file:line: why) and skipped;
+    the caller reports lines it rejects itself with bad_line(lineno, why).
+    counter["bad"] ends up as the number of bad lines.
+    """
+    if counter is None:
+        counter = {}
+    counter["bad"] = 0
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        raise InputError(f"{path}: cannot read: {e.strerror or e}") from None
+    lines = data.split(b"\n")
+    truncated_last = not data.endswith(b"\n") and len(data) > 0
+    if data.endswith(b"\n"):
+        lines.pop()
+    reported = 0
+    nlines = len(lines)
+
+    def bad_line(lineno, why):
+        nonlocal reported
+        counter["bad"] += 1
+        if reported < MAX_LINE_WARNINGS:
+            warn(f"{path}:{lineno}: {why}; line skipped")
+            reported += 1
+
+    for i, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            bad_line(i, "not valid UTF-8")
+            continue
+        try:
+            obj = json.loads(text, parse_constant=_reject_constant)
+        except ValueError as e:
+            if i == nlines and truncated_last:
+                bad_line(i, "truncated last line (the writer was interrupted?)")
+            else:
+                bad_line(i, f"invalid JSON: {getattr(e, 'msg', e)}")
+            continue
+        if not isinstance(obj, dict):
+            bad_line(i, f"expected a JSON object, found {_json_type(obj)}")
+            continue
+        yield i, obj, bad_line
+    bad = counter["bad"]
+    if bad > reported:
+        warn(f"{path}: {bad - reported} more bad lines skipped ({bad} in all)")
+
+
+def _sample_value(obj):
+    """(value, error): ns per op for latency, MB/s for bandwidth."""
+    metric = obj.get("metric")
+    if metric not in METRICS:
+        return None, f"'metric' is {obj.get('metric')!r}, expected 'latency' or 'bandwidth'"
+    ns = obj.get("ns_per_op")
+    if not _is_num(ns):
+        return None, f"'ns_per_op' is {_json_type(ns)}, expected a number"
+    if not math.isfinite(ns) or ns <= 0:
+        return None, f"'ns_per_op' is {ns!r}, expected a positive finite number"
+    if metric == "latency":
+        return float(ns), None
+    b = obj.get("bytes_per_op")
+    if not _is_num(b) or not math.isfinite(b) or b <= 0:
+        return None, f"'bytes_per_op' is {b!r}, expected a positive number for a bandwidth case"
+    return float(b) / float(ns) * 1000.0, None
+
+
+def case_identity(obj):
+    """(case, bench, variant, params, placement) of a sample or runs line,
+    or an error string."""
+    bench = obj.get("bench")
+    variant = obj.get("variant")
+    params = obj.get("params", "")
+    placement = obj.get("placement", "")
+    case = obj.get("case")
+    for k, v in (("bench", bench), ("variant", variant)):
+        if not isinstance(v, str) or not v:
+            if isinstance(case, str) and case:
+                break
+            return f"'{k}' is {_json_type(v)}, expected a non-empty string"
+    if params is None:
+        params = ""
+    if placement is None:
+        placement = ""
+    if not isinstance(params, str):
+        return f"'params' is {_json_type(params)}, expected a string"
+    if not isinstance(placement, str):
+        return f"'placement' is {_json_type(placement)}, expected a string"
+    if case is None:
+        case = f"{bench} {variant}" + (f" {params}" if params else "")
+        if placement in ("same", "cross", "unpinned") and "@" not in case and _two_party(obj):
+            case += f" @{placement}"
+    if not isinstance(case, str) or not case.strip():
+        return f"'case' is {_json_type(case)}, expected a non-empty string"
+    if not isinstance(bench, str) or not bench or not isinstance(variant, str) or not variant:
+        # Recover bench and variant from the case name.
+        words = case.split()
+        bench = words[0]
+        variant = words[1] if len(words) > 1 and not words[1].startswith("@") else ""
+    if not placement and "@" in case:
+        placement = case.rsplit("@", 1)[1].strip()
+    return case, bench, variant, params, placement
+
+
+def _two_party(obj):
+    return obj.get("partner_cpu") is not None or obj.get("placement") in ("same", "cross")
+
+
+def read_samples(path, run_id, warn):
+    """Cases of one samples.jsonl: {case name: Case}, and the bad-line count."""
+    cases = {}
+    counter = {}
+    schema_warned = False
+    for lineno, obj, bad_line in iter_jsonl(path, warn, counter):
+        schema = obj.get("schema", SUPPORTED_SCHEMA)
+        if _is_int(schema) and schema > SUPPORTED_SCHEMA and not schema_warned:
+            warn(f"{path}:{lineno}: schema {schema} is newer than this script knows "
+                 f"({SUPPORTED_SCHEMA}); reading the keys it knows")
+            schema_warned = True
+        ident = case_identity(obj)
+        if isinstance(ident, str):
+            bad_line(lineno, ident)
+            continue
+        name, bench, variant, params, placement = ident
+        rep = obj.get("rep_idx")
+        if not _is_int(rep) or rep < 0:
+            bad_line(lineno, f"'rep_idx' is {rep!r}, expected a non-negative integer")
+            continue
+        value, err = _sample_value(obj)
+        if err:
+            bad_line(lineno, err)
+            continue
+        metric = obj["metric"]
+        c = cases.get(name)
+        if c is None:
+            c = cases[name] = Case(name, bench, variant, params, placement, metric)
+        elif c.metric != metric:
+            bad_line(lineno, f"case {name!r} was {c.metric} on earlier lines, {metric} here")
+            continue
+        rid = obj.get("run_id")
+        if not isinstance(rid, str) or not rid:
+            rid = run_id
+        c.reps.setdefault((rid, rep), []).append(value)
+    return cases, counter["bad"]
+
+
+def read_invocations(path, warn):
+    """runs.jsonl: list of dicts with at least case, rep_idx, status, reason."""
+    out = []
+    if not Path(path).is_file():
+        return out
+    for lineno, obj, bad_line in iter_jsonl(path, warn):
+        ident = case_identity(obj)
+        if isinstance(ident, str):
+            bad_line(lineno, ident)
+            continue
+        status = obj.get("status")
+        if not isinstance(status, str) or not status:
+            bad_line(lineno, f"'status' is {_json_type(status)}, expected a string")
+            continue
+        reason = obj.get("reason")
+        tail = obj.get("stderr_tail")
+        rep = obj.get("rep_idx")
+        out.append({
+            "case": ident[0],
+            "rep_idx": rep if _is_int(rep) else None,
+            "status": status,
+            "exit_code": obj.get("exit_code") if _is_int(obj.get("exit_code")) else None,
+            "signal": obj.get("signal") if _is_int(obj.get("signal")) else None,
+            "reason": reason if isinstance(reason, str) else "",
+            "stderr_tail": tail if isinstance(tail, str) else "",
+            "line": lineno,
+        })
+    return out
+
+
+def _str_field(meta, key, fallback):
+    v = meta.get(key)
+    if isinstance(v, str) and v.strip():
+        return v.strip()
+    return fallback
+
+
+def load_run(path, warn):
+    """Read one run directory.  InputError if meta.json is unusable or the
+    samples file cannot be read; otherwise a Run (possibly with no cases)."""
+    path = Path(path)
+    meta = read_meta(path / META, warn)
+    # results/<host>/<kernel>/<run-id>/: the path is the fallback identity.
+    parts = path.resolve().parts
+    fb_run = parts[-1] if parts else str(path)
+    fb_kernel = parts[-2] if len(parts) >= 2 else "unknown-kernel"
+    fb_host = parts[-3] if len(parts) >= 3 else "unknown-host"
+    for key, fb in (("host", fb_host), ("kernel_release", fb_kernel)):
+        if not isinstance(meta.get(key), str) or not meta.get(key).strip():
+            warn(f"{path / META}: no usable '{key}'; using {fb!r} from the directory name")
+    run = Run(
+        path=path,
+        meta=meta,
+        run_id=_str_field(meta, "run_id", fb_run),
+        host=_str_field(meta, "host", fb_host),
+        kernel=_str_field(meta, "kernel_release", fb_kernel),
+        status=_str_field(meta, "status", "unknown"),
+    )
+    cases, bad = read_samples(path / SAMPLES, run.run_id, warn)
+    run.cases = cases
+    run.bad_lines = bad
+    run.invocations = read_invocations(path / RUNS, warn)
+    if not cases:
+        warn(f"{path / SAMPLES}: no usable samples")
+    return run
+
+
+def load_runs(paths, warn):
+    """Find and read every run under `paths`; damaged runs are reported and
+    left out.  Returns a list of Runs (possibly empty)."""
+    runs = []
+    for d in find_run_dirs(paths, warn):
+        try:
+            runs.append(load_run(d, warn))
+        except InputError as e:
+            warn(f"{e}; run skipped")
+    return runs
+
+
+def group_runs(runs, warn=None):
+    """Group runs by (host, kernel) and pool each case's reps.
+
+    Returns a list of Groups in natural order of (host, kernel).
+    """
+    groups = {}
+    for run in runs:
+        g = groups.get(run.key)
+        if g is None:
+            g = groups[run.key] = Group(run.host, run.kernel)
+        g.runs.append(run)
+    for g in groups.values():
+        g.cases = pool_cases(g.runs, warn)
+    return [groups[k] for k in sorted(groups, key=lambda k: (natural_key(k[0]), natural_key(k[1])))]
+
+
+def pool_cases(runs, warn=None):
+    """Pool the cases of several runs; rep identity is (run_id, rep_idx)."""
+    pooled = {}
+    for run in runs:
+        for name, c in run.cases.items():
+            p = pooled.get(name)
+            if p is None:
+                p = pooled[name] = Case(c.name, c.bench, c.variant, c.params, c.placement, c.metric)
+            elif p.metric != c.metric:
+                if warn:
+                    warn(f"{run.path}: case {name!r} is {c.metric} here but {p.metric} in another run; "
+                         f"this run's samples of it are left out")
+                continue
+            for k, v in c.reps.items():
+                if k in p.reps:
+                    if warn:
+                        warn(f"{run.path}: rep {k[1]} of run {k[0]} of {name!r} also appears in "
+                             f"another directory (a copied run?); counted once")
+                    continue
+                p.reps[k] = list(v)
+    return pooled
+
+
+def merged_meta(metas):
+    """One dict: a key's value where all runs agree, else the distinct values
+    joined by ' | ' (as text)."""
+    keys = []
+    for m in metas:
+        for k in m:
+            if k not in keys:
+                keys.append(k)
+    out = {}
+    for k in keys:
+        vals = []
+        for m in metas:
+            v = m.get(k)
+            if v not in vals:
+                vals.append(v)
+        out[k] = vals[0] if len(vals) == 1 else " | ".join(meta_text(v) for v in vals)
+    return out
+
+
+def meta_text(v):
+    """A meta value as one line of text."""
+    if v is None:
+        return "-"
+    if isinstance(v, str):
+        return v
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, dict):
+        return ", ".join(f"{k}: {meta_text(x)}" for k, x in v.items())
+    if isinstance(v, list):
+        return ", ".join(meta_text(x) for x in v)
+    return json.dumps(v)
