@@ -1,0 +1,125 @@
+// lat_pagefault — the cost of making a page of a fresh mapping accessible:
+// minor page faults, per page.
+//
+// One op    = the first access to one 4 KB page of a mapping made for the
+//             sample, i.e. one page's share of the page faults:
+//             file: a read of one byte per page of a read-only MAP_SHARED
+//                   mapping of a 64 MB file that is in the page cache (no
+//                   I/O); pages beyond 64 MB come from further mappings of
+//                   the same file;
+//             anon: a write of one byte per page of a private anonymous
+//                   mapping (allocate and zero a page per fault), with
+//                   transparent huge pages off for the mapping
+//                   (MADV_NOHUGEPAGE), so every page is exactly one fault.
+// Timed     = run() only: the touches, in address order. The mappings for
+//             a sample's `iters` pages are made in before_sample and
+//             unmapped in after_sample, untimed, so each sample faults fresh
+//             mappings. A sample holds at most 1048576 pages (4 GB).
+// Placement = unpinned unless --cpu.
+// Caveats   = for `file` one fault maps several pages: up to 16 by
+//             fault-around, or a whole large folio when the page cache
+//             holds large folios (recent ext4/xfs). ns per op is per page
+//             touched, as in lmbench; minflt in each sample counts the
+//             faults, so elapsed_ns / minflt is the cost of one fault. A
+//             change in how many pages a fault maps is a real change of
+//             the kernel and shows in both numbers.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <vector>
+
+#include "harness/bench.hpp"
+#include "harness/files.hpp"
+#include "harness/memory.hpp"
+
+namespace {
+
+using kbench::check;
+
+constexpr std::uint64_t kFileBytes = 64ull << 20;
+constexpr std::uint64_t kMaxPages = 1ull << 20;
+
+class PageFault final : public kbench::Fixture {
+ public:
+  explicit PageFault(bool file) : file_(file) {}
+
+  void setup(kbench::Context& ctx) override {
+    page_ = kbench::page_size();
+    if (file_) {
+      kbench::require_memory(kFileBytes, "lat_pagefault file (the file must stay in the page cache)");
+      const std::string path = ctx.temp_dir() + "/data";
+      kbench::make_cached_file(path, kFileBytes);
+      ctx.set_info("fs_type", kbench::fs_type_of(path));
+      fd_ = static_cast<int>(check(::open(path.c_str(), O_RDONLY | O_CLOEXEC), "open"));
+    }
+    before_sample(1);
+    run(1);
+    after_sample();
+  }
+
+  void before_sample(std::uint64_t iters) override {
+    if (iters > kMaxPages)
+      kbench::die("lat_pagefault: at most " + std::to_string(kMaxPages) + " pages per sample (--iters)");
+    const std::uint64_t bytes = iters * page_;
+    if (file_) {
+      for (std::uint64_t left = bytes; left > 0;) {
+        const std::size_t len = static_cast<std::size_t>(std::min(left, kFileBytes));
+        void* m = ::mmap(nullptr, len, PROT_READ, MAP_SHARED, fd_, 0);
+        if (m == MAP_FAILED) kbench::die_errno("mmap file", errno);
+        maps_.push_back({static_cast<char*>(m), len});
+        left -= len;
+      }
+    } else {
+      if (bytes > (256ull << 20)) kbench::require_memory(bytes, "lat_pagefault anon");
+      void* m = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (m == MAP_FAILED) kbench::die_errno("mmap anonymous", errno);
+      check(::madvise(m, bytes, MADV_NOHUGEPAGE), "madvise MADV_NOHUGEPAGE");
+      maps_.push_back({static_cast<char*>(m), bytes});
+    }
+  }
+
+  void run(std::uint64_t iters) override {
+    const std::size_t page = page_;
+    if (file_) {
+      unsigned sum = 0;
+      for (const Map& m : maps_) {
+        const volatile char* p = m.addr;
+        for (std::size_t off = 0; off < m.len && iters > 0; off += page, --iters)
+          sum += static_cast<unsigned char>(p[off]);
+      }
+      kbench::do_not_optimize(sum);
+    } else {
+      volatile char* p = maps_[0].addr;
+      for (std::size_t off = 0; iters > 0; off += page, --iters) p[off] = 1;
+    }
+  }
+
+  void after_sample() override {
+    for (const Map& m : maps_) check(::munmap(m.addr, m.len), "munmap");
+    maps_.clear();
+  }
+
+  void teardown() override {
+    if (fd_ >= 0) check(::close(fd_), "close");
+    fd_ = -1;
+  }
+
+ private:
+  struct Map {
+    char* addr;
+    std::size_t len;
+  };
+  bool file_;
+  std::size_t page_ = 0;
+  int fd_ = -1;
+  std::vector<Map> maps_;
+};
+
+kbench::CaseSpec fault_case(const char* variant, bool file) {
+  return kbench::CaseSpec{variant, {}, kbench::Metric::latency, false,
+                          [file] { return std::unique_ptr<kbench::Fixture>(new PageFault(file)); }};
+}
+
+}  // namespace
+
+KBENCH_MAIN("lat_pagefault", {fault_case("file", true), fault_case("anon", false)})
