@@ -1,0 +1,152 @@
+"""Kernel comparison: A/A gives nothing, a known slowdown is found exactly,
+the meta differences are listed, and the command line behaves."""
+import csv
+import io
+import shutil
+
+import pytest
+
+from conftest import rewrite_samples, set_meta
+from kbench import compare, load, stats
+from kbench.cli import compare_main, summarize_main
+
+FAST = compare.Options(n_boot=300)
+
+
+def side(path, label=None):
+    runs = load.load_runs([path], load.Warnings())
+    return compare.Side(label or runs[0].key[1], runs)
+
+
+@pytest.mark.parametrize("seed", [11, 23, 37])
+def test_aa_comparison_has_no_significant_change(tmp_path, gen, seed):
+    """Two runs of one kernel drawn from the same distribution (between-rep
+    noise of 1-6%, outliers): no case may come out faster or slower."""
+    a = gen.make_run(tmp_path, "h", "k", seed=seed, reps=5, samples=6, cases="medium", run_id="a")
+    b = gen.make_run(tmp_path, "h", "k", seed=seed + 1000, reps=5, samples=6, cases="medium", run_id="b")
+    rows = compare.compare_sides(side(a, "A"), side(b, "B"), FAST)
+    assert len(rows) > 150
+    flagged = [(r.case, r.cmp.change_text) for r in rows if r.cmp.significant]
+    assert flagged == []
+    assert all(r.cmp.verdict in (stats.SAME, stats.MISSING) for r in rows)
+
+
+def test_committed_runs_aa_against_themselves(fixture_runs):
+    base = side(fixture_runs[0], "A")
+    same = side(fixture_runs[0], "B")
+    rows = compare.compare_sides(base, same, FAST)
+    assert not any(r.cmp.significant for r in rows)
+    assert all(r.cmp.ratio == 1.0 for r in rows if r.cmp.verdict != stats.MISSING)
+
+
+def test_syscalls_times_110_are_exactly_the_slower_cases(tmp_path, base_run):
+    slow = tmp_path / "results" / "testhost" / "patched" / "run2"
+    shutil.copytree(base_run, slow)
+    set_meta(slow, kernel_release="patched", run_id="run2")
+
+    def slower(o):
+        if o["case"].startswith("lat_syscall "):
+            o["ns_per_op"] *= 1.10
+            o["elapsed_ns"] = int(o["elapsed_ns"] * 1.10)
+        o["run_id"] = "run2"
+        return o
+    rewrite_samples(slow, slower)
+    rows = compare.compare_sides(side(base_run), side(slow), FAST)
+    flagged = {r.case: r.cmp for r in rows if r.cmp.significant}
+    syscalls = {r.case for r in rows if r.case.startswith("lat_syscall ")}
+    assert len(syscalls) == 6 and set(flagged) == syscalls
+    for c in flagged.values():
+        assert c.verdict == stats.SLOWER and c.change_text == "10.0% slower"
+        assert c.ratio == pytest.approx(1.10, rel=1e-3)
+
+
+def test_meta_differences_name_everything_but_the_kernel(base_run, tmp_path):
+    other = tmp_path / "other" / "h" / "k2" / "r"
+    shutil.copytree(base_run, other)
+    set_meta(other, kernel_release="9.9", kernel_version="#9", run_id="r", governor="performance",
+             mitigations={"spectre_v2": "Vulnerable", "meltdown": "Not affected"},
+             kernel_cmdline="quiet mitigations=off", compiler="clang 16", started_utc="2030-01-01")
+    diffs = compare.meta_differences(side(base_run).meta, side(other).meta)
+    keys = [k for k, _, _ in diffs]
+    assert set(keys) == {"governor", "mitigations.spectre_v2", "kernel_cmdline", "compiler"}
+    d = dict((k, (a, b)) for k, a, b in diffs)
+    assert d["governor"] == ("-", "performance")
+
+
+def test_missing_case_is_missing_not_zero(tmp_path, base_run):
+    other = tmp_path / "o" / "h" / "k2" / "r"
+    shutil.copytree(base_run, other)
+    p = other / "samples.jsonl"
+    p.write_text("".join(ln + "\n" for ln in p.read_text().splitlines() if "lat_proc fork" not in ln))
+    rows = {r.case: r.cmp for r in compare.compare_sides(side(base_run), side(other), FAST)}
+    c = rows["lat_proc fork"]
+    assert c.verdict == stats.MISSING and c.other != c.other  # nan
+    assert compare.row_cells(compare.Row("lat_proc fork", "", "latency", c))["other"] == "-"
+
+
+def test_compare_cli_text_and_csv(fixture_runs, tmp_path, capsys):
+    out_csv = tmp_path / "c.csv"
+    rc = compare_main([str(fixture_runs[0]), str(fixture_runs[1]), "--boot", "300", "--csv", str(out_csv)])
+    out, err = capsys.readouterr()
+    assert rc == 0 and "Traceback" not in err
+    assert "Comparing testhost/6.6.0-new" in out and "against baseline testhost/6.1.0-base" in out
+    assert "significantly slower" in out and "% slower" in out and "lower is better" in out
+    assert "higher is better" in out
+    rows = list(csv.DictReader(io.StringIO(out_csv.read_text())))
+    assert {r["verdict"] for r in rows if r["case"].startswith("lat_syscall ")} == {stats.SLOWER}
+    assert rows[0]["base"] == "testhost/6.1.0-base"
+
+
+def test_compare_cli_changed_only(fixture_runs, capsys):
+    rc = compare_main([str(fixture_runs[0]), str(fixture_runs[1]), "--boot", "300", "--changed"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "lat_syscall null" in out and "bw_pipe stream" in out
+    assert "lat_proc fork" not in out and "no significant change" not in out.split("Summary")[0]
+
+
+def test_compare_cli_min_effect(fixture_runs, capsys):
+    rc = compare_main([str(fixture_runs[0]), str(fixture_runs[1]), "--boot", "300", "--changed",
+                       "--min-effect", "30%"])
+    out = capsys.readouterr().out
+    assert rc == 0 and "No case changed significantly." in out
+
+
+def test_compare_cli_usage_errors(fixture_runs, capsys):
+    assert compare_main([]) == 2
+    assert compare_main([str(fixture_runs[0]), str(fixture_runs[1]), "--min-effect", "abc"]) == 2
+    # BASE holding several kernels is ambiguous
+    assert compare_main([str(fixture_runs[0].parent), str(fixture_runs[1])]) == 2
+    err = capsys.readouterr().err
+    assert "several kernels" in err and "Traceback" not in err
+
+
+def test_compare_cli_missing_dir(fixture_runs, capsys):
+    assert compare_main([str(fixture_runs[0]), "/nonexistent/dir"]) == 1
+    err = capsys.readouterr().err
+    assert "/nonexistent/dir: no such file or directory" in err and "Traceback" not in err
+
+
+def test_summarize_lists_failures_and_interrupted_runs(tmp_path, gen, capsys):
+    run = gen.make_run(tmp_path, "h", "k", seed=3, reps=2, samples=3, cases="medium")
+    set_meta(run, status="interrupted")
+    rc = summarize_main([str(run), "--csv", str(tmp_path / "s.csv")])
+    out, err = capsys.readouterr()
+    assert rc == 0
+    assert "marked 'interrupted'" in out
+    assert "skipped" in out and "no IPv6 on this machine" in out
+    assert "failed" in out and "No space left on device" in out
+    rows = list(csv.DictReader((tmp_path / "s.csv").open()))
+    assert len(rows) == len(gen.suite_cases("medium")) - 3  # the three ipv6 UDP cases were skipped
+    assert {r["unit"] for r in rows} == {"ns", "MB/s"}
+
+
+def test_summarize_units(fixture_runs, capsys):
+    assert summarize_main([str(fixture_runs[0])]) == 0
+    out = capsys.readouterr().out
+    line = next(ln for ln in out.splitlines() if ln.startswith("lat_proc fork"))
+    assert line.rstrip().endswith("µs")
+    line = next(ln for ln in out.splitlines() if ln.startswith("lat_syscall null"))
+    assert line.rstrip().endswith("ns")
+    line = next(ln for ln in out.splitlines() if ln.startswith("bw_pipe"))
+    assert line.rstrip().endswith("MB/s")

@@ -1,0 +1,171 @@
+"""The statistics on fixed inputs, and a coverage simulation."""
+import math
+
+import numpy as np
+import pytest
+
+from kbench import stats as S
+
+
+def series(reps, metric="latency"):
+    return S.Series.single([np.asarray(r, float) for r in reps], metric)
+
+
+def test_headline_is_median_of_rep_medians():
+    s = series([[1, 2, 3], [4, 5, 6, 100], [7, 8, 9]])
+    assert list(s.rep_values()) == [2, 5.5, 8]
+    assert s.headline() == 5.5
+    sm = S.summarize(s)
+    assert (sm.n_reps, sm.n_samples) == (3, 10)
+    assert sm.best == 1 and sm.rep_min == 2 and sm.rep_max == 8
+    assert sm.between_cv == pytest.approx(58.33, abs=0.01)
+    # within: CV of each rep, then the median of those
+    cvs = [np.std(r, ddof=1) / np.mean(r) * 100 for r in ([1, 2, 3], [4, 5, 6, 100], [7, 8, 9])]
+    assert sm.within_cv == pytest.approx(float(np.median(cvs)))
+
+
+def test_bandwidth_best_is_the_highest():
+    sm = S.summarize(series([[10, 20], [30, 40]], "bandwidth"))
+    assert sm.best == 40 and sm.headline == 25
+
+
+def test_single_rep_has_no_between_spread():
+    sm = S.summarize(series([[5, 6, 7]]))
+    assert sm.n_reps == 1 and math.isnan(sm.between_cv)
+
+
+def test_mann_whitney_exact_values():
+    assert S.mann_whitney([1, 2, 3], [4, 5, 6]) == (0.0, pytest.approx(0.1))
+    assert S.mann_whitney([6, 7, 8, 9, 10], [1, 2, 3, 4, 5]) == (25.0, pytest.approx(2 / 252))
+    u, p = S.mann_whitney([1, 2, 4], [3, 5, 6])  # U = 1: P(U<=1) = 2/20
+    assert u == 1 and p == pytest.approx(0.2)
+
+
+def test_mann_whitney_ties_exact_matches_brute_force():
+    x, y = [1, 2, 2, 3], [2, 3, 4, 5]
+    u, p = S.mann_whitney(x, y)
+    assert u == 2.5
+    from itertools import combinations
+    allv = x + y
+    def ustat(idx):
+        xs = [allv[i] for i in idx]
+        ys = [allv[i] for i in range(8) if i not in idx]
+        return sum((a > b) + 0.5 * (a == b) for a in xs for b in ys)
+    us = [ustat(c) for c in combinations(range(8), 4)]
+    brute = sum(abs(v - 8) >= abs(u - 8) for v in us) / len(us)
+    assert p == pytest.approx(brute)
+
+
+def test_min_rank_p():
+    assert S.min_rank_p(3, 3) == pytest.approx(0.1)
+    assert S.min_rank_p(5, 5) == pytest.approx(2 / 252)
+
+
+def test_t_distribution():
+    assert S.t_two_sided_p(2.776445, 4) == pytest.approx(0.05, abs=1e-5)
+    assert S.t_two_sided_p(12.7062, 1) == pytest.approx(0.05, abs=1e-5)
+    assert S.t_two_sided_p(1.959964, 1e7) == pytest.approx(0.05, abs=1e-5)
+    assert S.t_two_sided_p(0.0, 3) == 1.0
+
+
+def test_welch_t():
+    t, df, p = S.welch_t([1, 2, 3, 4, 5], [2, 4, 6, 8, 10])
+    assert t == pytest.approx(3 / math.sqrt(2.5))
+    assert df == pytest.approx(6.25 / 1.0625)
+    assert 0.10 < p < 0.12
+    assert S.welch_t([1, 1, 1], [1, 1, 1])[2] == 1.0
+    assert S.welch_t([1, 1, 1], [2, 2, 2])[2] == 0.0
+
+
+def test_bh_adjust():
+    q = S.bh_adjust([0.01, 0.04, 0.03, math.nan, 0.5])
+    assert q[0] == pytest.approx(0.04)
+    assert q[1] == pytest.approx(0.16 / 3) and q[2] == pytest.approx(0.16 / 3)
+    assert math.isnan(q[3]) and q[4] == 0.5
+
+
+@pytest.mark.parametrize("ratio,metric,text", [
+    (0.8, "latency", "20.0% faster"), (1.25, "latency", "25.0% slower"),
+    (1.1, "bandwidth", "10.0% faster"), (0.9, "bandwidth", "10.0% slower"),
+    (1.0, "latency", "same"),
+])
+def test_change_words(ratio, metric, text):
+    assert S.change_text(S.speed_change(ratio, metric)) == text
+
+
+def _noisy(rng, n_reps, center, between=0.01, within=0.01, m=10):
+    return series([center * math.exp(rng.normal(0, between)) * np.exp(rng.normal(0, within, m))
+                   for _ in range(n_reps)])
+
+
+def _judge(a, b, **kw):
+    c = S.compare(a, b, n_boot=400)
+    S.decide([c], **kw)
+    return c
+
+
+def test_verdicts():
+    rng = np.random.default_rng(3)
+    a = _noisy(rng, 5, 100)
+    assert _judge(a, _noisy(rng, 5, 120)).verdict == S.SLOWER
+    assert _judge(a, _noisy(rng, 5, 80)).verdict == S.FASTER
+    # clearly significant but below the minimum effect
+    small = _judge(_noisy(rng, 8, 100, 0.001, 0.001), _noisy(rng, 8, 102, 0.001, 0.001))
+    assert small.lo > 1.0 and small.verdict == S.SAME
+    assert _judge(_noisy(rng, 8, 100, 0.001, 0.001), _noisy(rng, 8, 102, 0.001, 0.001),
+                  min_effect=0.01).verdict == S.SLOWER
+
+
+def test_bandwidth_direction():
+    rng = np.random.default_rng(4)
+    a = _noisy(rng, 5, 1000)
+    a.metric = "bandwidth"
+    b = _noisy(rng, 5, 1500)
+    b.metric = "bandwidth"
+    c = _judge(a, b)
+    assert c.verdict == S.FASTER and c.change_text.endswith("faster")
+
+
+def test_too_few_reps_never_significant():
+    rng = np.random.default_rng(5)
+    for n in (1, 2):
+        c = _judge(_noisy(rng, n, 100), _noisy(rng, n, 200))
+        assert c.verdict == S.FEW
+        assert c.change_text == "50.0% slower" or c.change_text.endswith("slower")
+
+
+def test_missing_is_missing():
+    c = S.compare(series([[1, 2]]), None)
+    assert c.verdict == S.MISSING and math.isnan(c.other)
+
+
+def test_bootstrap_is_reproducible():
+    rng = np.random.default_rng(6)
+    a, b = _noisy(rng, 5, 100), _noisy(rng, 5, 105)
+    c1 = S.compare(a, b, n_boot=300, seed=7)
+    c2 = S.compare(a, b, n_boot=300, seed=7)
+    c3 = S.compare(a, b, n_boot=300, seed=8)
+    assert (c1.lo, c1.hi) == (c2.lo, c2.hi)
+    assert (c1.lo, c1.hi) != (c3.lo, c3.hi)
+
+
+def test_interval_covers_known_ratio_at_nominal_rate():
+    """200 simulated comparisons, true ratio 1.2, hierarchical noise: the 95%
+    interval must cover 1.2 in at least 88% of them."""
+    rng = np.random.default_rng(11)
+    covered = 0
+    n = 200
+    for i in range(n):
+        a = _noisy(rng, 5, 100, between=0.03, within=0.02, m=8)
+        b = _noisy(rng, 5, 120, between=0.03, within=0.02, m=8)
+        c = S.compare(a, b, n_boot=200, seed=i)
+        covered += c.lo <= 1.2 <= c.hi
+    assert covered / n >= 0.88, covered
+
+
+def test_units():
+    assert S.latency_unit(950) == ("ns", 1.0)
+    assert S.latency_unit(25_000) == ("µs", 1e3)
+    assert S.latency_unit(2.5e7) == ("ms", 1e6)
+    assert S.fmt_num(1234.5) == "1234" or S.fmt_num(1234.5) == "1235"
+    assert S.fmt_num(12.34) == "12.3" and S.fmt_num(0.3123) == "0.312"
