@@ -30,6 +30,15 @@
 // Caveats   = journaling file systems commit in the background (ext4 every
 //             5 s), and dirty data is written back while samples run: both
 //             add noise on disk-backed file systems; tmpfs has neither.
+//             On ext4 the inode allocator passes over inodes freed in the
+//             recent past (find_inode_bit -> recently_deleted, which reads
+//             the inode table for each), so a create costs more the more
+//             files were deleted shortly before in the same block group —
+//             by this benchmark's own earlier samples and cases, and by any
+//             other process. Seen here: 10-30 us per create at first, then
+//             350-550 us after some minutes of create/delete runs in /tmp.
+//             Compare ext4 numbers only between runs with the same history;
+//             for the VFS and dcache costs alone, use dir= on a tmpfs.
 #include <cstdio>
 #include <dirent.h>
 #include <fcntl.h>
