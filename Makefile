@@ -123,6 +123,10 @@ run: all
 quick: all
 	$(call run_suite,--quick)
 
+# Summary tables, charts (plots/) and results/index.html from every run under results/.
+report:
+	$(PYTHON) scripts/report
+
 clean:
 	rm -rf build
 

@@ -230,3 +230,129 @@ def _short_id(side):
 
 def compare_main(argv=None):
     return _guard("compare", _compare, sys.argv[1:] if argv is None else argv)
+
+
+# ------------------------------------------------------------ plot and report
+
+def _pick_baseline(groups, spec):
+    if not spec:
+        return groups[0]
+    for g in groups:
+        if spec in (g.label, g.kernel) or spec.strip("/") == g.label:
+            return g
+    matches = [g for g in groups if g.label.endswith("/" + spec) or g.kernel.startswith(spec)]
+    if len(matches) == 1:
+        return matches[0]
+    raise UsageError(f"--baseline {spec!r} matches " + (
+        "several kernels: " + ", ".join(g.label for g in matches) if matches else
+        "no kernel found; there are: " + ", ".join(g.label for g in groups)))
+
+
+def _analyse(dirs, baseline_spec, opts):
+    """Runs -> (groups, baseline, tables, comparisons, warnings)."""
+    from . import compare, tables as tables_mod
+    w = load.Warnings(_warn)
+    runs = load.load_runs(dirs, w)
+    if not runs:
+        raise Failure("no usable run found in " + ", ".join(str(d) for d in dirs))
+    groups = load.group_runs(runs, w)
+    if not any(g.cases for g in groups):
+        raise Failure("the runs found hold no usable samples")
+    baseline = _pick_baseline(groups, baseline_spec)
+    groups = [baseline] + [g for g in groups if g is not baseline]
+    tabs = tables_mod.build_tables(groups)
+    sides = {g.key: compare.Side.from_group(g, w) for g in groups}
+    comparisons = {}
+    for g in groups[1:]:
+        comparisons[g.key] = compare.compare_tables(sides[baseline.key], sides[g.key], tabs, baseline.key,
+                                                    g.key, opts)
+    return groups, baseline, tabs, comparisons, w.messages
+
+
+def _formats(text):
+    fmts = [f.strip().lower() for f in text.split(",") if f.strip()]
+    bad = [f for f in fmts if f not in ("png", "svg", "pdf")]
+    if bad or not fmts:
+        raise argparse.ArgumentTypeError(f"formats are png, svg, pdf: {text!r}")
+    return tuple(fmts)
+
+
+def _make_plots(groups, baseline, comparisons, out_dir, formats, strips=True):
+    from . import plot
+    out_dir = Path(out_dir)
+    bars = plot.category_bars(baseline.label, [(g.label, comparisons[g.key][0]) for g in groups[1:]],
+                              out_dir, formats)
+    curves = plot.size_curves(groups, out_dir, formats)
+    strip = plot.strip_plots(groups, out_dir, formats) if strips else {}
+    return bars, curves, strip
+
+
+def _plot(argv):
+    ap = _Parser(prog="plot", description=(
+        "Charts of the runs under DIRs (default: results/): per category, bars of each kernel relative to "
+        "the baseline with confidence intervals; per bench and variant, every raw sample of every kernel; "
+        "lat_mem_rd, bw_mem and bw_file_rd against size."))
+    ap.add_argument("dirs", nargs="*", metavar="DIR")
+    ap.add_argument("--out", default=str(ROOT / "plots"), help="directory for the charts (default plots/)")
+    ap.add_argument("--baseline", metavar="HOST/KERNEL", help="the kernel the others are compared with "
+                    "(default: the first in natural order)")
+    ap.add_argument("--formats", type=_formats, default=("png", "svg"), help="comma-separated: png,svg,pdf")
+    ap.add_argument("--no-samples", action="store_true", help="skip the raw-sample charts (the slow part)")
+    _add_stats_options(ap)
+    a = ap.parse_args(argv)
+    dirs = a.dirs or [str(ROOT / "results")]
+    groups, baseline, _, comparisons, _ = _analyse(dirs, a.baseline, _options(a))
+    bars, curves, strips = _make_plots(groups, baseline, comparisons, a.out, a.formats, not a.no_samples)
+    n = sum(len(v) for v in bars.values()) + sum(len(v) for v in curves.values()) \
+        + len({str(p) for p in strips.values()}) * len(a.formats)
+    print(f"wrote {n} chart file(s) to {a.out}")
+    return 0
+
+
+def plot_main(argv=None):
+    return _guard("plot", _plot, sys.argv[1:] if argv is None else argv)
+
+
+def _report(argv):
+    from datetime import datetime, timezone
+
+    from . import html
+    ap = _Parser(prog="report", description=(
+        "Find every run under DIRs (default: results/), write the charts to plots/ and one self-contained "
+        "HTML page with the summary tables (coloured against the baseline), every case, the machines' "
+        "metadata and links to the raw files."))
+    ap.add_argument("dirs", nargs="*", metavar="DIR")
+    ap.add_argument("--out", default=str(ROOT / "results" / "index.html"), help="the page (default results/index.html)")
+    ap.add_argument("--plots", default=None, help="directory for the charts (default plots/)")
+    ap.add_argument("--baseline", metavar="HOST/KERNEL", help="the kernel the others are compared with "
+                    "(default: the first in natural order)")
+    ap.add_argument("--formats", type=_formats, default=("png", "svg"), help="chart formats (default png,svg)")
+    ap.add_argument("--no-samples", action="store_true", help="skip the raw-sample charts (the slow part)")
+    _add_stats_options(ap)
+    a = ap.parse_args(argv)
+    dirs = a.dirs or [str(ROOT / "results")]
+    opts = _options(a)
+    groups, baseline, tabs, comparisons, warnings = _analyse(dirs, a.baseline, opts)
+    plots_dir = Path(a.plots) if a.plots else ROOT / "plots"
+    bars, curves, strips = _make_plots(groups, baseline, comparisons, plots_dir, a.formats, not a.no_samples)
+    model = html.Model(groups=groups, baseline=baseline, tables=tabs, comparisons=comparisons, opts=opts,
+                       bars=bars, strips=strips, curves=curves, warnings=warnings,
+                       generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
+    out = Path(a.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    page = html.render(model, out)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(page, encoding="utf-8")
+    tmp.replace(out)
+    print(f"{len(groups)} kernel(s), {sum(len(g.runs) for g in groups)} run(s); baseline {baseline.label}")
+    for g in groups[1:]:
+        rows = comparisons[g.key][0]
+        f = sum(r.cmp.verdict == "significantly faster" for r in rows)
+        s = sum(r.cmp.verdict == "significantly slower" for r in rows)
+        print(f"  {g.label}: {f} case(s) significantly faster, {s} significantly slower, of {len(rows)}")
+    print(f"wrote {out} and charts in {plots_dir}")
+    return 0
+
+
+def report_main(argv=None):
+    return _guard("report", _report, sys.argv[1:] if argv is None else argv)

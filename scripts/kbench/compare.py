@@ -164,8 +164,13 @@ class Row:
     cmp: stats.Comparison
 
 
-def compare_sides(base, other, opts=None):
-    """One Row per case present on either side, in category order."""
+def compare_sides(base, other, opts=None, extra=None):
+    """One Row per case present on either side, in category order.
+
+    extra: optional [(key, base Series or None, other Series or None)]
+    (derived table cells): compared too and judged in the same family as
+    the cases; with extra, returns (rows, [Comparison per extra item]).
+    """
     opts = opts or Options()
     names = set(base.cases) | set(other.cases)
     cases = [base.cases.get(n) or other.cases.get(n) for n in names]
@@ -180,8 +185,40 @@ def compare_sides(base, other, opts=None):
         else:
             cmp = compare_series(base, other, c.name, bs, os_, opts)
         rows.append(Row(c.name, category_of(c), c.metric, cmp))
-    stats.decide([r.cmp for r in rows], min_effect=opts.min_effect, level=opts.level, adjust=opts.adjust)
-    return rows
+    extra_cmps = [compare_series(base, other, key, bs, os_, opts) for key, bs, os_ in (extra or [])]
+    stats.decide([r.cmp for r in rows] + extra_cmps, min_effect=opts.min_effect, level=opts.level,
+                 adjust=opts.adjust)
+    if extra is None:
+        return rows
+    return rows, extra_cmps
+
+
+def compare_tables(base, other, tables, base_key, other_key, opts=None):
+    """Compare two kernels' cases and summary-table cells together.
+
+    Returns (rows, {(table index, column index): Comparison}).  A cell that
+    is one case gets that case's comparison, so the tables and the case
+    list always agree.
+    """
+    extra = []
+    where = []
+    for ti, t in enumerate(tables):
+        for ci, col in enumerate(t.columns):
+            a, b = col.cells.get(base_key), col.cells.get(other_key)
+            if a is not None and b is not None and a.combine is None and b.combine is None \
+                    and a.cases[0].name == b.cases[0].name:
+                where.append((ti, ci, ("case", a.cases[0].name)))
+                continue
+            extra.append((f"cell:{t.title}:{col.label}",
+                          a.series() if a is not None else None,
+                          b.series() if b is not None else None))
+            where.append((ti, ci, ("extra", len(extra) - 1)))
+    rows, extra_cmps = compare_sides(base, other, opts, extra)
+    by_case = {r.case: r.cmp for r in rows}
+    cells = {}
+    for ti, ci, (kind, ref) in where:
+        cells[(ti, ci)] = by_case[ref] if kind == "case" else extra_cmps[ref]
+    return rows, cells
 
 
 def _flatten(meta):

@@ -1,0 +1,391 @@
+"""The self-contained HTML report: inline CSS, a little optional inline
+JavaScript (column sorting), nothing fetched from the network.  Every
+string that comes from a result file goes through `esc`."""
+import html as _html
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import stats
+from .compare import CATEGORIES, RUN_ONLY_KEYS, case_sort_key, category_of
+from .load import META, RUNS, SAMPLES, meta_text
+from .tables import column_unit
+
+
+def esc(s):
+    return _html.escape(str(s), quote=True)
+
+
+@dataclass
+class Model:
+    groups: list                 # load.Group, in display order
+    baseline: object             # the baseline Group
+    tables: list                 # tables.Table
+    comparisons: dict            # other group key -> (rows, cells)
+    opts: object                 # compare.Options
+    bars: dict = field(default_factory=dict)     # category -> [paths]
+    strips: dict = field(default_factory=dict)   # case -> path
+    curves: dict = field(default_factory=dict)   # name -> [paths]
+    warnings: list = field(default_factory=list)
+    generated: str = ""
+
+
+CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;margin:1.5em auto;
+max-width:1400px;padding:0 1em;color:#1b1b1b;line-height:1.4}
+h1{font-size:1.6em;margin-bottom:.2em}h2{font-size:1.25em;margin-top:1.8em;border-bottom:1px solid #ccc}
+h3{font-size:1.05em;margin-bottom:.3em}
+table{border-collapse:collapse;margin:.4em 0 1em;font-size:.88em}
+th,td{border:1px solid #d0d0d0;padding:.25em .5em;vertical-align:top}
+th{background:#f1f1f1;text-align:left;font-weight:600}
+th small,td small{display:block;font-weight:normal;color:#555;font-size:.8em}
+td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+td.k{white-space:nowrap;font-weight:600}
+.f1{background:#dcf3dc}.f2{background:#a9e2a9}.f3{background:#5fc35f}
+.s1{background:#fadcdc}.s2{background:#f2a7a7}.s3{background:#e06565}
+.few{color:#777;font-style:italic}.miss{color:#999;text-align:center}
+.base{background:#f6f6fb}
+tr.diff td{background:#fff3c4}tr.diff td:first-child{font-weight:600}
+.legend span{display:inline-block;padding:.1em .5em;margin:0 .2em;border:1px solid #ccc}
+.warn{background:#fff3c4;border:1px solid #e5c95c;padding:.5em 1em}
+.note{color:#555;font-size:.9em}
+figure{display:inline-block;margin:.5em 1em .5em 0;vertical-align:top}
+figure img{max-width:100%;border:1px solid #ddd}
+figcaption{font-size:.85em;color:#444}
+details{margin:.5em 0}summary{cursor:pointer;font-weight:600}
+th.sortable{cursor:pointer}th.sortable:after{content:" \\2195";color:#999;font-weight:normal}
+code{font-size:.92em}
+"""
+
+# Optional: the page reads fully without it.
+JS = """
+document.querySelectorAll('table.sort').forEach(function(t){
+ t.querySelectorAll('th').forEach(function(th,i){
+  th.classList.add('sortable');
+  th.addEventListener('click',function(){
+   var b=t.tBodies[0],rows=Array.prototype.slice.call(b.rows),asc=th.dataset.asc!=='1';
+   th.dataset.asc=asc?'1':'0';
+   rows.sort(function(x,y){
+    var a=x.cells[i],c=y.cells[i];if(!a||!c)return 0;
+    var u=parseFloat(a.dataset.v),v=parseFloat(c.dataset.v);
+    if(!isNaN(u)&&!isNaN(v))return asc?u-v:v-u;
+    if(!isNaN(u))return -1;if(!isNaN(v))return 1;
+    return asc?a.textContent.localeCompare(c.textContent):c.textContent.localeCompare(a.textContent);});
+   rows.forEach(function(r){b.appendChild(r);});});});});
+"""
+
+
+def verdict_class(cmp):
+    """CSS class of a cell compared with the baseline."""
+    if cmp is None:
+        return ""
+    if cmp.verdict == stats.FEW:
+        return "few"
+    if cmp.verdict == stats.MISSING:
+        return "miss"
+    if not cmp.significant:
+        return ""
+    mag = abs(cmp.change)
+    level = 1 if mag < 10 else 2 if mag < 30 else 3
+    return ("f" if cmp.change > 0 else "s") + str(level)
+
+
+def cmp_title(cmp, desc="", note="", unit="", div=1.0):
+    parts = []
+    if desc:
+        parts.append(desc)
+    if note:
+        parts.append(note)
+    if cmp is not None:
+        if not math.isnan(cmp.ratio):
+            parts.append(f"ratio to baseline {cmp.ratio:.3f}"
+                         + (f", {cmp.ci_text.replace('..', ' to ')} (95% CI)" if cmp.ci_text != "-" else ""))
+            parts.append(f"{cmp.change_text}: {cmp.verdict}")
+        else:
+            parts.append(cmp.verdict)
+        if not math.isnan(cmp.q):
+            parts.append(f"p = {cmp.q:.3g} (adjusted)")
+        parts.append(f"reps {cmp.base_reps} (baseline) / {cmp.other_reps}; samples {cmp.base_samples} / "
+                     f"{cmp.other_samples}")
+    return "; ".join(parts)
+
+
+def _rel(path, out_dir):
+    return Path(os.path.relpath(Path(path).resolve(), Path(out_dir).resolve())).as_posix()
+
+
+def _val(v, div):
+    return "—" if v is None or math.isnan(v) else stats.fmt_num(v / div)
+
+
+# ------------------------------------------------------------ sections
+
+
+def _summary_tables(m):
+    out = ["<h2 id='summary'>Summary tables</h2>",
+           "<p class='note'>One row per kernel; each cell is the headline value (median over reps of each "
+           "rep's median).  Cells are coloured against the baseline "
+           f"<b>{esc(m.baseline.label)}</b>: "
+           "<span class='legend'><span class='f1'>faster</span><span class='f2'>faster &ge;10%</span>"
+           "<span class='f3'>faster &ge;30%</span><span class='s1'>slower</span><span class='s2'>slower "
+           "&ge;10%</span><span class='s3'>slower &ge;30%</span><span>no significant change</span>"
+           "<span class='few'>too few reps</span></span>.  "
+           "Hover a cell for the ratio, its confidence interval and the sample counts; — = not measured.</p>"]
+    for ti, t in enumerate(m.tables):
+        if not any(c is not None for col in t.columns for c in col.cells.values()):
+            continue
+        heads = []
+        units = []
+        for col in t.columns:
+            vals = []
+            for g in m.groups:
+                cell = col.cells.get(g.key)
+                if cell is not None:
+                    vals.append(cell.series().headline())
+            unit, div = column_unit(t, col, vals)
+            units.append((unit, div))
+            note = f"{col.note}, {unit}" if col.note else unit
+            heads.append(f"<th>{esc(col.label)}<small>{esc(note)}</small></th>")
+        out.append(f"<h3>{esc(t.title)} <small class='note'>({stats.direction_text(t.metric)})</small></h3>")
+        out.append("<table class='sort'><thead><tr><th>kernel</th>" + "".join(heads) + "</tr></thead><tbody>")
+        for g in m.groups:
+            is_base = g.key == m.baseline.key
+            cells = [f"<td class='k'>{esc(g.label)}{' <small>baseline</small>' if is_base else ''}</td>"]
+            cmps = None if is_base else m.comparisons.get(g.key, (None, {}))[1]
+            for ci, col in enumerate(t.columns):
+                unit, div = units[ci]
+                cell = col.cells.get(g.key)
+                if cell is None:
+                    cells.append("<td class='miss' title='not measured in these runs'>—</td>")
+                    continue
+                s = cell.series()
+                v = s.headline()
+                if is_base:
+                    title = f"{cell.key}; {cell.note + '; ' if cell.note else ''}baseline; reps {s.n_reps}, " \
+                            f"samples {s.n_samples}"
+                    cells.append(f"<td class='num base' data-v='{v:.6g}' title='{esc(title)}'>{_val(v, div)}</td>")
+                    continue
+                cmp = cmps.get((ti, ci)) if cmps else None
+                cls = verdict_class(cmp)
+                title = cmp_title(cmp, cell.key, cell.note)
+                extra = f"<small>{esc(cmp.change_text)}</small>" if cmp is not None and cmp.significant else ""
+                cells.append(f"<td class='num {cls}' data-v='{v:.6g}' title='{esc(title)}'>{_val(v, div)}{extra}</td>")
+            out.append("<tr>" + "".join(cells) + "</tr>")
+        out.append("</tbody></table>")
+    return out
+
+
+def _all_cases(m, out_dir):
+    others = [g for g in m.groups if g.key != m.baseline.key]
+    out = ["<h2 id='cases'>Every case</h2>",
+           "<p class='note'>Headline value per kernel; for each other kernel the change against the baseline "
+           f"(ratio other/baseline, {m.opts.level * 100:.0f}% confidence interval from a hierarchical bootstrap "
+           "over reps and then samples).  A case is called faster or slower only when the interval excludes 1, "
+           "the t-test on the log rep medians is significant after adjusting for the number of cases compared, "
+           f"and the change is at least {m.opts.min_effect * 100:g}%.</p>"]
+    names = {}
+    for g in m.groups:
+        for c in g.cases.values():
+            names.setdefault(c.name, c)
+    head = ["case", "unit", f"{m.baseline.label} (baseline)"]
+    for g in others:
+        head += [g.label, "change", "95% CI of ratio", "verdict"]
+    for cat in CATEGORIES:
+        cases = sorted((c for c in names.values() if category_of(c) == cat), key=case_sort_key)
+        if not cases:
+            continue
+        metrics = {c.metric for c in cases}
+        direction = " / ".join(stats.direction_text(x) for x in sorted(metrics, key=lambda x: x != "latency"))
+        out.append(f"<h3>{esc(cat)} <small class='note'>({direction})</small></h3>")
+        out.append("<table class='sort'><thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in head)
+                   + "</tr></thead><tbody>")
+        for c in cases:
+            base_case = m.baseline.cases.get(c.name)
+            ref = _headline(base_case)
+            if math.isnan(ref):
+                ref = next((_headline(g.cases.get(c.name)) for g in others
+                            if not math.isnan(_headline(g.cases.get(c.name)))), math.nan)
+            unit, div = stats.unit_for(c.metric, ref)
+            link = m.strips.get(c.name)
+            name_html = esc(c.name)
+            if link is not None:
+                name_html = f"<a href='{esc(_rel(link, out_dir))}'>{name_html}</a>"
+            row = [f"<td>{name_html}</td>", f"<td>{esc(unit)}</td>", _num_cell(_headline(base_case), div, "base")]
+            for g in others:
+                rows = m.comparisons.get(g.key, ([], {}))[0]
+                cmp = next((r.cmp for r in rows if r.case == c.name), None)
+                cls = verdict_class(cmp)
+                title = esc(cmp_title(cmp))
+                row.append(_num_cell(_headline(g.cases.get(c.name)), div, cls, title))
+                if cmp is None:
+                    row += ["<td></td>"] * 3
+                    continue
+                row.append(f"<td class='{cls}' data-v='{_dv(cmp.change)}' title='{title}'>{esc(cmp.change_text)}</td>")
+                row.append(f"<td class='num'>{esc(cmp.ci_text)}</td>")
+                row.append(f"<td class='{cls}'>{esc(cmp.verdict)}</td>")
+            out.append("<tr>" + "".join(row) + "</tr>")
+        out.append("</tbody></table>")
+    return out
+
+
+def _dv(v):
+    return "" if v is None or math.isnan(v) else f"{v:.6g}"
+
+
+def _headline(case):
+    if case is None or not case.reps:
+        return math.nan
+    return stats.Series.single(case.rep_arrays(), case.metric).headline()
+
+
+def _num_cell(v, div, cls="", title=""):
+    t = f" title='{title}'" if title else ""
+    if math.isnan(v):
+        return f"<td class='miss'{t}>—</td>"
+    return f"<td class='num {cls}' data-v='{v:.6g}'{t}>{_val(v, div)}</td>"
+
+
+def _flat_meta(meta):
+    out = {}
+    for k, v in meta.items():
+        if isinstance(v, dict) and v:
+            for sk, sv in v.items():
+                out[f"{k}.{sk}"] = meta_text(sv)
+        else:
+            out[k] = meta_text(v)
+    return out
+
+
+def _meta_table(m):
+    metas = [_flat_meta(g.meta) for g in m.groups]
+    keys = []
+    for fm in metas:
+        for k in fm:
+            if k not in keys:
+                keys.append(k)
+    out = ["<h2 id='meta'>Machines and runs</h2>",
+           "<p class='note'>From each run's meta.json (values that differ between the runs of one kernel are "
+           "joined with |).  <span style='background:#fff3c4'>Highlighted</span>: conditions other than the "
+           "kernel that differ between the kernels compared &mdash; they may explain a difference as well as "
+           "the kernel does.</p>",
+           "<table><thead><tr><th>key</th>" + "".join(f"<th>{esc(g.label)}</th>" for g in m.groups)
+           + "</tr></thead><tbody>"]
+    for k in keys:
+        vals = [fm.get(k, "(absent)") for fm in metas]
+        top = k.split(".", 1)[0]
+        differs = len(set(vals)) > 1 and top not in RUN_ONLY_KEYS
+        cls = " class='diff'" if differs else ""
+        out.append(f"<tr{cls}><td>{esc(k)}</td>" + "".join(f"<td>{esc(v)}</td>" for v in vals) + "</tr>")
+    out.append("</tbody></table>")
+    return out
+
+
+def _raw_files(m, out_dir):
+    out = ["<h2 id='raw'>Raw files</h2><ul>"]
+    for g in m.groups:
+        for r in g.runs:
+            links = []
+            for name in (META, SAMPLES, RUNS):
+                p = Path(r.path) / name
+                if p.is_file():
+                    links.append(f"<a href='{esc(_rel(p, out_dir))}'>{esc(name)}</a>")
+            note = f" <span class='few'>({esc(r.status)})</span>" if r.status not in ("complete", "unknown") else ""
+            out.append(f"<li><b>{esc(g.label)}</b> run <code>{esc(r.run_id)}</code>{note}: {' · '.join(links)}</li>")
+    out.append("</ul>")
+    return out
+
+
+def _problems(m):
+    from .summary import problems
+    items = []
+    for g in m.groups:
+        for case, status, reason, reps in problems(g):
+            where = f" (rep {', '.join(str(x) for x in sorted(set(reps)))})" if reps else ""
+            items.append(f"<li><b>{esc(g.label)}</b>: {esc(status)} <code>{esc(case)}</code>{esc(where)}: "
+                         f"{esc(reason or 'no reason recorded')}</li>")
+    if not items:
+        return []
+    return ["<h2 id='problems'>Cases that did not run cleanly</h2><ul>"] + items + ["</ul>"]
+
+
+def _figures(paths_by_name, out_dir, caption_prefix=""):
+    out = []
+    for name, paths in paths_by_name.items():
+        png = next((p for p in paths if str(p).endswith(".png")), paths[0])
+        svg = next((p for p in paths if str(p).endswith(".svg")), None)
+        cap = esc(f"{caption_prefix}{name}")
+        if svg is not None:
+            cap += f" (<a href='{esc(_rel(svg, out_dir))}'>SVG</a>)"
+        out.append(f"<figure><a href='{esc(_rel(png, out_dir))}'><img src='{esc(_rel(png, out_dir))}' "
+                   f"alt='{esc(caption_prefix + name)}' loading='lazy'></a><figcaption>{cap}</figcaption></figure>")
+    return out
+
+
+def _charts(m, out_dir):
+    out = []
+    if m.bars:
+        out.append("<h2 id='charts'>Charts against the baseline</h2>")
+        out.append("<p class='note'>Each bar: a kernel's value divided by the baseline's, with the 95% "
+                   "confidence interval; * marks a significant change.</p>")
+        for cat in CATEGORIES:
+            if cat in m.bars:
+                out += _figures({f"{cat} ({i + 1})" if len(m.bars[cat]) > 2 else cat: [p]
+                                 for i, p in enumerate(x for x in m.bars[cat] if str(x).endswith('.png'))},
+                                out_dir)
+    if m.curves:
+        out.append("<h2 id='curves'>Against size</h2>")
+        out += _figures(m.curves, out_dir)
+    if m.strips:
+        files = sorted({str(p) for p in m.strips.values()})
+        out.append("<h2 id='samples'>Raw samples</h2>")
+        out.append("<details><summary>Every sample of every case, per kernel "
+                   f"({len(files)} charts; case names in the tables link to theirs)</summary>")
+        out += _figures({Path(f).stem.replace("samples_", ""): [Path(f)] for f in files}, out_dir)
+        out.append("</details>")
+    return out
+
+
+def render(m, out_path):
+    """The page as a string; links are relative to out_path's directory."""
+    out_dir = Path(out_path).parent
+    kernels = ", ".join(esc(g.label) for g in m.groups)
+    parts = ["<!DOCTYPE html>", "<html lang='en'><head><meta charset='utf-8'>",
+             "<meta name='viewport' content='width=device-width, initial-scale=1'>",
+             f"<title>kbench: {kernels}</title>", f"<style>{CSS}</style></head><body>",
+             "<h1>kbench: operating-system latency and bandwidth by kernel</h1>",
+             f"<p>Kernels: {kernels}.  Baseline: <b>{esc(m.baseline.label)}</b>."
+             + (f"  Generated {esc(m.generated)}." if m.generated else "") + "</p>",
+             "<p class='note'>Latencies: lower is better.  Bandwidths: higher is better.  Each rep is a separate "
+             "process run and is the unit of comparison; see <a href='#cases'>every case</a> for the details, "
+             "<a href='#meta'>machines and runs</a> for what else differs.</p>"]
+    diffs = _meta_differences(m)
+    if diffs:
+        parts.append("<div class='warn'><b>The kernels were not measured under the same conditions.</b> "
+                     "Besides the kernel, these differ: " + ", ".join(f"<code>{esc(k)}</code>" for k in diffs)
+                     + " (see <a href='#meta'>the table</a>).</div>")
+    if m.warnings:
+        parts.append("<details><summary>Warnings while reading the results "
+                     f"({len(m.warnings)})</summary><ul>"
+                     + "".join(f"<li>{esc(w)}</li>" for w in m.warnings) + "</ul></details>")
+    parts += _summary_tables(m)
+    parts += _charts(m, out_dir)
+    parts += _all_cases(m, out_dir)
+    parts += _problems(m)
+    parts += _meta_table(m)
+    parts += _raw_files(m, out_dir)
+    parts.append(f"<script>{JS}</script>")
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def _meta_differences(m):
+    """Flattened meta keys (other than the run's own bookkeeping and the
+    kernel) whose values differ between the kernels."""
+    metas = [_flat_meta(g.meta) for g in m.groups]
+    keys = []
+    for fm in metas:
+        for k in fm:
+            if k not in keys and k.split(".", 1)[0] not in RUN_ONLY_KEYS:
+                keys.append(k)
+    return [k for k in keys if len({fm.get(k, "(absent)") for fm in metas}) > 1]

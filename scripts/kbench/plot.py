@@ -1,0 +1,332 @@
+"""Charts (PNG and SVG).  The only module that imports matplotlib.
+
+- per category: grouped bars of each kernel relative to the baseline, with
+  the confidence interval as error bars, a line at 1.0 and the direction
+  ("lower is better" / "higher is better") on the axis;
+- per bench and variant: the raw samples of every kernel (a strip plot,
+  coloured by rep, rep medians and the headline marked), so that a bimodal
+  case looks bimodal;
+- curves against size: lat_mem_rd latency (log x), bw_mem and
+  bw_file_rd / bw_mmap_rd bandwidth, one line per kernel.
+"""
+import math
+import re
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from matplotlib.ticker import FixedLocator, NullLocator  # noqa: E402
+
+from . import stats  # noqa: E402
+from .compare import CATEGORIES, case_sort_key  # noqa: E402
+from .load import natural_key, parse_params  # noqa: E402
+
+plt.rcParams.update({
+    "figure.dpi": 100, "savefig.dpi": 100, "font.size": 9, "axes.titlesize": 10,
+    "svg.hashsalt": "kbench", "svg.fonttype": "none",
+})
+
+COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2",
+          "#7f7f7f", "#bcbd22"]
+MAX_BARS = 40  # cases per bar chart; more are split into parts
+
+
+def slug(text):
+    s = re.sub(r"[^A-Za-z0-9._-]+", "_", str(text)).strip("_")
+    return s[:80] or "x"
+
+
+def _save(fig, out_dir, name, formats):
+    paths = []
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for fmt in formats:
+        p = out_dir / f"{name}.{fmt}"
+        fig.savefig(p, format=fmt, metadata=_metadata(fmt))
+        paths.append(p)
+    plt.close(fig)
+    return paths
+
+
+def _metadata(fmt):
+    # No dates in the files: the same data gives the same charts.
+    if fmt == "svg":
+        return {"Date": None}
+    if fmt == "png":
+        return {"Software": None}
+    return None
+
+
+def _short_case(name, bench):
+    return name[len(bench) + 1:] if name.startswith(bench + " ") else name
+
+
+# ------------------------------------------------------------ bars
+
+
+def category_bars(base_label, comparisons, out_dir, formats=("png", "svg")):
+    """comparisons: [(kernel label, [compare.Row])] against base_label.
+    Returns {category: [paths]} (the PNG/SVG of each chart)."""
+    out = {}
+    if not comparisons:
+        return out
+    cases = {}
+    for _, rows in comparisons:
+        for r in rows:
+            cases.setdefault(r.case, r)
+    for cat in CATEGORIES:
+        for metric in ("latency", "bandwidth"):
+            names = [n for n, r in cases.items() if r.category == cat and r.metric == metric]
+            if not names:
+                continue
+            order = {r.case: i for i, r in enumerate(comparisons[0][1])}
+            names.sort(key=lambda n: order.get(n, len(order)))
+            parts = [names[i:i + MAX_BARS] for i in range(0, len(names), MAX_BARS)]
+            for pi, part in enumerate(parts):
+                title = f"{cat}: {metric}, relative to {base_label}"
+                if len(parts) > 1:
+                    title += f" (part {pi + 1} of {len(parts)})"
+                fig = _bars(part, comparisons, metric, title)
+                name = f"bars_{slug(cat)}_{metric}" + (f"_{pi + 1}" if len(parts) > 1 else "")
+                out.setdefault(cat, []).extend(_save(fig, out_dir, name, formats))
+    return out
+
+
+def _bars(names, comparisons, metric, title):
+    k = len(comparisons)
+    width = 0.8 / k
+    fig_w = min(18, max(5, 0.32 * len(names) * max(1, k) + 2))
+    fig, ax = plt.subplots(figsize=(fig_w, 4.2))
+    x = np.arange(len(names))
+    for i, (label, rows) in enumerate(comparisons):
+        by = {r.case: r.cmp for r in rows}
+        h, lo, hi, colors = [], [], [], []
+        for n in names:
+            c = by.get(n)
+            ok = c is not None and not math.isnan(c.ratio)
+            h.append(c.ratio if ok else np.nan)
+            lo.append(c.ratio - c.lo if ok and not math.isnan(c.lo) else 0.0)
+            hi.append(c.hi - c.ratio if ok and not math.isnan(c.hi) else 0.0)
+        pos = x - 0.4 + width * (i + 0.5)
+        color = COLORS[(i + 1) % len(COLORS)]
+        ax.bar(pos, np.nan_to_num(np.array(h) - 1.0), width * 0.9, bottom=1.0, color=color, alpha=0.85,
+               label=label)
+        ax.errorbar(pos, h, yerr=[np.maximum(lo, 0), np.maximum(hi, 0)], fmt="none", ecolor="black",
+                    elinewidth=0.8, capsize=2)
+        for p, v, c in zip(pos, h, [by.get(n) for n in names]):
+            if c is None or math.isnan(v):
+                ax.text(p, 1.0, "missing", rotation=90, ha="center", va="bottom", fontsize=6, color="#777")
+            elif c.significant:
+                ax.text(p, v, "*", ha="center", va="bottom" if v >= 1 else "top", fontsize=9)
+    ax.axhline(1.0, color="black", linewidth=1.0)
+    ax.set_xticks(x)
+    ax.set_xticklabels(names, rotation=60, ha="right", fontsize=7)
+    what = "time" if metric == "latency" else "bandwidth"
+    ax.set_ylabel(f"{what} / baseline {what}\n({stats.direction_text(metric)})")
+    ax.set_title(title)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=7, loc="best", title="* significant change", title_fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+# ------------------------------------------------------------ strips
+
+
+def strip_plots(groups, out_dir, formats=("png", "svg")):
+    """One figure per (bench, variant): a panel per case (params and
+    placement), every kernel's raw samples.  Returns {case name: path of
+    the PNG (or first format)}."""
+    by_bv = {}
+    for g in groups:
+        for c in g.cases.values():
+            by_bv.setdefault((c.bench, c.variant), {})[c.name] = c
+    out = {}
+    labels = [g.label for g in groups]
+    for (bench, variant), cases in sorted(by_bv.items(), key=lambda kv: (natural_key(kv[0][0]), natural_key(kv[0][1]))):
+        names = sorted(cases, key=lambda n: case_sort_key(cases[n]))
+        ncols = min(4, len(names))
+        nrows = math.ceil(len(names) / ncols)
+        fig, axes = plt.subplots(nrows, ncols, figsize=(2.0 + 1.2 * len(groups) * ncols / 2 + 1.6 * ncols,
+                                                          2.6 * nrows), squeeze=False)
+        for ax, name in zip(axes.flat, names):
+            _strip(ax, name, cases[name].metric, [(g.label, g.cases.get(name)) for g in groups], bench)
+        for ax in list(axes.flat)[len(names):]:
+            ax.set_visible(False)
+        fig.suptitle(f"{bench} {variant}: raw samples (dots, colour = rep), rep medians (grey), "
+                     f"headline (black)", fontsize=9)
+        fig.tight_layout()
+        paths = _save(fig, out_dir, f"samples_{slug(bench)}_{slug(variant)}", formats)
+        for n in names:
+            out[n] = paths[0]
+    del labels
+    return out
+
+
+def _strip(ax, name, metric, sides, bench):
+    rng = np.random.default_rng(0)
+    ref = [c for _, c in sides if c is not None and c.reps]
+    allv = np.concatenate([np.concatenate(c.rep_arrays()) for c in ref]) if ref else np.array([1.0])
+    unit, div = stats.unit_for(metric, float(np.median(allv)))
+    for i, (label, c) in enumerate(sides):
+        if c is None or not c.reps:
+            ax.text(i, 0.5, "missing", transform=ax.get_xaxis_transform(), ha="center", fontsize=7,
+                    color="#777")
+            continue
+        reps = c.rep_arrays()
+        nrep = len(reps)
+        for j, r in enumerate(reps):
+            xs = i + (j - (nrep - 1) / 2) * (0.6 / max(nrep, 1)) + rng.uniform(-0.04, 0.04, len(r))
+            ax.scatter(xs, r / div, s=6, color=COLORS[j % len(COLORS)], alpha=0.75, linewidths=0)
+            xm = i + (j - (nrep - 1) / 2) * (0.6 / max(nrep, 1))
+            ax.plot([xm - 0.05, xm + 0.05], [np.median(r) / div] * 2, color="#888", linewidth=1.2)
+        h = float(np.median([np.median(r) for r in reps]))
+        ax.plot([i - 0.38, i + 0.38], [h / div, h / div], color="black", linewidth=1.5)
+    ax.set_xticks(range(len(sides)))
+    ax.set_xticklabels([_wrap(lbl) for lbl, _ in sides], fontsize=6)
+    ax.set_xlim(-0.6, len(sides) - 0.4)
+    ax.set_ylabel(f"{unit} ({stats.direction_text(metric)})", fontsize=7)
+    ax.set_title(_short_case(name, bench), fontsize=8)
+    ax.tick_params(axis="y", labelsize=7)
+    ax.grid(axis="y", alpha=0.3)
+
+
+def _wrap(label, width=16):
+    """Break a long kernel label after '/' (host/kernel), else every width."""
+    if len(label) <= width:
+        return label
+    if "/" in label:
+        host, _, kernel = label.partition("/")
+        return _wrap(host + "/", width) + "\n" + _wrap(kernel, width)
+    return "\n".join(label[i:i + width] for i in range(0, len(label), width))
+
+
+# ------------------------------------------------------------ curves
+
+
+def _curve_points(group, bench, variant, fixed):
+    """[(size_kb, headline)] of the cases of one bench/variant, sorted."""
+    pts = []
+    for c in group.cases.values():
+        if c.bench != bench or c.variant != variant or not c.reps:
+            continue
+        p = parse_params(c.params)
+        if any(p.get(k) != v for k, v in fixed.items()):
+            continue
+        try:
+            size = int(p["size_kb"])
+        except (KeyError, ValueError):
+            continue
+        s = stats.Series.single(c.rep_arrays(), c.metric)
+        pts.append((size, s.headline()))
+    return sorted(pts)
+
+
+def _size_axis(ax, sizes):
+    ax.set_xscale("log", base=2)
+    ticks = sorted(set(sizes))
+    if len(ticks) > 12:
+        step = math.ceil(len(ticks) / 12)
+        ticks = ticks[::step]
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xticklabels([(f"{t // 1024}M" if t >= 1024 and t % 1024 == 0 else f"{t}K") for t in ticks],
+                       rotation=45, fontsize=7)
+    ax.set_xlabel("size (KB, log scale)")
+
+
+def size_curves(groups, out_dir, formats=("png", "svg")):
+    """lat_mem_rd, bw_mem, bw_file_rd/bw_mmap_rd against size.  Returns
+    {name: [paths]} for the charts that had data."""
+    out = {}
+    # lat_mem_rd: one line per kernel and variant
+    series = []
+    for g in groups:
+        for variant, fixed, style in (("stride", {"stride": "64"}, ":"), ("stride", {"stride": "128"}, "-"),
+                                      ("random", {}, "--")):
+            pts = _curve_points(g, "lat_mem_rd", variant, fixed)
+            if pts:
+                label = f"{g.label} {variant}" + (f" {fixed['stride']}" if fixed else "")
+                series.append((g, label, style, pts))
+    if series:
+        fig, ax = plt.subplots(figsize=(8, 4.5))
+        allsizes = []
+        for g, label, style, pts in series:
+            i = groups.index(g)
+            xs, ys = zip(*pts)
+            allsizes += xs
+            ax.plot(xs, ys, style, marker="o", markersize=3, color=COLORS[i % len(COLORS)], label=label)
+        for i, g in enumerate(groups):
+            for c in g.cache_levels():
+                if str(c.get("type", "")).lower().startswith("instr") or not isinstance(c.get("size_kb"), (int, float)):
+                    continue
+                ax.axvline(c["size_kb"], color=COLORS[i % len(COLORS)], alpha=0.25, linewidth=1)
+                ax.text(c["size_kb"], 0.98, f" L{c.get('level')}", transform=ax.get_xaxis_transform(),
+                        fontsize=7, va="top", ha="left", color="#555")
+            break  # the cache sizes of the first kernel only: usually all one machine
+        _size_axis(ax, allsizes)
+        ax.set_yscale("log")
+        ax.set_ylabel("ns per load (lower is better, log scale)")
+        ax.set_title("lat_mem_rd: dependent-load latency against array size")
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        out["lat_mem_rd"] = _save(fig, out_dir, "curve_lat_mem_rd", formats)
+    # bw_mem: one panel per variant
+    variants = sorted({c.variant for g in groups for c in g.cases.values() if c.bench == "bw_mem"},
+                      key=lambda v: ["rd", "wr", "rdwr", "cp", "bcopy", "bzero"].index(v)
+                      if v in ["rd", "wr", "rdwr", "cp", "bcopy", "bzero"] else 99)
+    if variants:
+        ncols = min(3, len(variants))
+        nrows = math.ceil(len(variants) / ncols)
+        fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.4 * nrows), squeeze=False)
+        any_pts = False
+        for ax, v in zip(axes.flat, variants):
+            allsizes = []
+            for i, g in enumerate(groups):
+                pts = _curve_points(g, "bw_mem", v, {})
+                if pts:
+                    any_pts = True
+                    xs, ys = zip(*pts)
+                    allsizes += xs
+                    ax.plot(xs, ys, "-", marker="o", markersize=3, color=COLORS[i % len(COLORS)], label=g.label)
+            if allsizes:
+                _size_axis(ax, allsizes)
+            ax.set_title(f"bw_mem {v}")
+            ax.set_ylabel("MB/s (higher is better)")
+            ax.grid(alpha=0.3)
+        for ax in list(axes.flat)[len(variants):]:
+            ax.set_visible(False)
+        axes.flat[0].legend(fontsize=7)
+        fig.tight_layout()
+        if any_pts:
+            out["bw_mem"] = _save(fig, out_dir, "curve_bw_mem", formats)
+        else:
+            plt.close(fig)
+    # file reread: bw_file_rd and bw_mmap_rd
+    panels = [(b, v) for b, vs in (("bw_file_rd", ("io_only", "open2close")), ("bw_mmap_rd", ("mmap_only", "open2close")))
+              for v in vs if any(c.bench == b and c.variant == v for g in groups for c in g.cases.values())]
+    if panels:
+        fig, ax = plt.subplots(figsize=(8, 4.5))
+        allsizes = []
+        styles = {"io_only": "-", "open2close": "--", "mmap_only": "-."}
+        for i, g in enumerate(groups):
+            for b, v in panels:
+                pts = _curve_points(g, b, v, {})
+                if pts:
+                    xs, ys = zip(*pts)
+                    allsizes += xs
+                    ax.plot(xs, ys, styles.get(v, "-") if b == "bw_file_rd" else ":", marker="o" if b == "bw_file_rd" else "s",
+                            markersize=3, color=COLORS[i % len(COLORS)], label=f"{g.label} {b} {v}")
+        if allsizes:
+            _size_axis(ax, allsizes)
+            ax.set_ylabel("MB/s (higher is better)")
+            ax.set_title("Reading a cached file: read() and mmap against file size")
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=7)
+            fig.tight_layout()
+            out["bw_file_rd"] = _save(fig, out_dir, "curve_bw_file_rd", formats)
+        else:
+            plt.close(fig)
+    return out

@@ -1,0 +1,162 @@
+"""Charts and the HTML page: written, not empty, well-formed, complete,
+self-contained, escaped."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from conftest import rewrite_samples, set_meta
+from kbench import compare, load, plot
+from kbench.cli import report_main
+
+SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+class Checker(HTMLParser):
+    VOID = {"meta", "br", "img", "input", "link", "hr", "wbr"}
+
+    def __init__(self):
+        super().__init__()
+        self.stack, self.errors, self.srcs, self.scripts = [], [], [], []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        for k in ("src", "href"):
+            if a.get(k):
+                self.srcs.append(a[k])
+        if tag == "script":
+            self.scripts.append(a)
+        if tag not in self.VOID:
+            self.stack.append(tag)
+
+    def handle_endtag(self, tag):
+        if self.stack and self.stack[-1] == tag:
+            self.stack.pop()
+        else:
+            self.errors.append((tag, self.getpos()))
+
+
+def check_html(text):
+    p = Checker()
+    p.feed(text)
+    p.close()
+    assert p.errors == [] and p.stack == []
+    return p
+
+
+def groups_of(path):
+    return load.group_runs(load.load_runs([path], load.Warnings()))
+
+
+def test_plots_are_written(tmp_path, fixture_runs):
+    groups = groups_of(fixture_runs[0].parent)
+    base, new = (compare.Side.from_group(g) for g in groups)
+    rows = compare.compare_sides(base, new, compare.Options(n_boot=200))
+    bars = plot.category_bars(groups[0].label, [(groups[1].label, rows)], tmp_path, ("png", "svg"))
+    assert "processor and processes" in bars and "local communication bandwidth" in bars
+    curves = plot.size_curves(groups, tmp_path, ("png", "svg"))
+    assert set(curves) == {"lat_mem_rd", "bw_mem", "bw_file_rd"}
+    for g in groups:  # strip plots of a few cases only: keep the test fast
+        g.cases = {k: v for k, v in g.cases.items() if k.startswith(("lat_syscall n", "bw_pipe"))}
+    strips = plot.strip_plots(groups, tmp_path, ("png",))
+    assert set(strips) == {"lat_syscall null", "bw_pipe stream chunk_kb=64 @same"}
+    files = [p for ps in list(bars.values()) + list(curves.values()) for p in ps] + list(strips.values())
+    for f in files:
+        data = Path(f).read_bytes()
+        if str(f).endswith(".png"):
+            assert data.startswith(PNG) and len(data) > 5000
+        else:
+            assert b"<svg" in data[:1000] and len(data) > 5000
+
+
+@pytest.fixture
+def hostile_results(tmp_path, fixture_runs):
+    """The fixture runs with hostile strings in host, kernel, command line
+    and a case name."""
+    root = tmp_path / "results"
+    shutil.copytree(fixture_runs[0].parent, root / "testhost")
+    runs = sorted(p.parent for p in root.rglob("meta.json"))
+    set_meta(runs[1], host="<script>alert('h')</script>", kernel_release="6.6<img src=x onerror=alert(1)>",
+             kernel_cmdline="quiet \"a\" & <b>bold</b>", governor="performance")
+
+    def evil(o):
+        if o["case"] == "lat_syscall null":
+            o["case"] = "lat_syscall null <i>x</i>"
+        return o
+    rewrite_samples(runs[1], evil)
+    return root
+
+
+def test_report_page(tmp_path, hostile_results, capsys):
+    out = tmp_path / "site" / "index.html"
+    rc = report_main([str(hostile_results), "--out", str(out), "--plots", str(tmp_path / "site" / "plots"),
+                      "--formats", "png", "--no-samples", "--boot", "300", "--baseline", "testhost/6.1.0-base"])
+    assert rc == 0, capsys.readouterr().err
+    text = out.read_text()
+    parsed = check_html(text)
+    # escaped everywhere
+    for raw in ("<script>alert", "<img src=x", "<b>bold</b>", "<i>x</i>"):
+        assert raw not in text
+    assert "&lt;script&gt;alert(&#x27;h&#x27;)&lt;/script&gt;" in text
+    assert "lat_syscall null &lt;i&gt;x&lt;/i&gt;" in text
+    # self-contained: no network, relative links to existing files
+    assert all(s["src"] is None if "src" in s else True for s in parsed.scripts)
+    assert not re.search(r"(src|href)=['\"](https?:)?//", text)
+    for link in parsed.srcs:
+        if link.startswith("#"):
+            continue
+        assert (out.parent / link).exists(), link
+    # every case of every run is on the page
+    for g in groups_of(hostile_results):
+        for name in g.cases:
+            assert f">{__import__('html').escape(name)}<" in text or __import__('html').escape(name) in text
+    # cells coloured by verdict, details in the title
+    assert re.search(r"class='num s1' data-v='[0-9.]+' title='lat_syscall stat; ratio to baseline 1\.0", text)
+    assert "class='num f2'" in text  # bw_pipe: 24% faster
+    # the differing conditions are highlighted
+    assert re.search(r"<tr class='diff'><td>governor</td>", text)
+    assert re.search(r"<tr class='diff'><td>kernel_cmdline</td>", text)
+    assert "<tr class='diff'><td>started_utc" not in text
+    # raw files are linked
+    assert "samples.jsonl</a>" in text and "runs.jsonl</a>" in text
+    # problems from runs.jsonl are listed
+    assert "No space left on device" in text
+
+
+def test_report_single_kernel_and_baseline_option(tmp_path, fixture_runs, capsys):
+    out = tmp_path / "index.html"
+    args = ["--out", str(out), "--plots", str(tmp_path / "p"), "--formats", "png", "--no-samples", "--boot", "200"]
+    assert report_main([str(fixture_runs[1])] + args) == 0
+    check_html(out.read_text())
+    assert report_main([str(fixture_runs[0].parent), "--baseline", "6.6.0-new"] + args) == 0
+    assert "Baseline: <b>testhost/6.6.0-new</b>" in out.read_text()
+    assert report_main([str(fixture_runs[0].parent), "--baseline", "nosuch"] + args) == 2
+    assert report_main([str(tmp_path / "empty")] + args) == 1
+    err = capsys.readouterr().err
+    assert "no kernel found" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("name", ["summarize", "compare", "plot", "report"])
+def test_entry_points_help(name):
+    p = subprocess.run([str(SCRIPTS / name), "--help"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and "usage:" in p.stdout
+
+
+def test_entry_point_bad_input_no_traceback(tmp_path):
+    d = tmp_path / "r" / "h" / "k" / "run"
+    d.mkdir(parents=True)
+    (d / "meta.json").write_bytes(b"\xff\xfe[")
+    (d / "samples.jsonl").write_text("")
+    env = dict(os.environ, LC_ALL="C", LANG="C")
+    p = subprocess.run([str(SCRIPTS / "summarize"), str(d)], capture_output=True, text=True, env=env, timeout=60)
+    assert p.returncode == 1
+    assert "meta.json:1: not valid UTF-8" in p.stderr and "Traceback" not in p.stderr
+    p = subprocess.run([str(SCRIPTS / "compare"), "--min-effect"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and "Traceback" not in p.stderr

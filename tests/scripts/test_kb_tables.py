@@ -1,0 +1,93 @@
+"""The summary-table definitions: which case feeds which cell, derived
+cells, sizes, and missing cases shown as missing."""
+import numpy as np
+import pytest
+
+from kbench import load, tables
+
+
+@pytest.fixture(scope="module")
+def groups(fixture_runs):
+    runs = load.load_runs([fixture_runs[0].parent], load.Warnings())
+    return load.group_runs(runs)
+
+
+def cells(groups, title):
+    t = next(t for t in tables.build_tables(groups) if t.title == title)
+    return {c.label: c.cells[groups[0].key] for c in t.columns}, t
+
+
+def test_processor_table(groups):
+    c, t = cells(groups, "Processor and processes")
+    assert t.metric == "latency"
+    assert c["null call"].cases[0].name == "lat_syscall null"
+    assert c["select"].cases[0].name == "lat_select select fds=100,type=tcp"
+    assert c["shell"].cases[0].name == "lat_proc shell"
+    # null I/O = per rep, the mean of the read and write medians
+    g = groups[0]
+    rd, wr = g.cases["lat_syscall read"], g.cases["lat_syscall write"]
+    per_rep = [(np.median(rd.reps[k]) + np.median(wr.reps[k])) / 2 for k in rd.reps]
+    assert c["null I/O"].series().headline() == pytest.approx(np.median(per_rep))
+
+
+def test_context_switch_subtracts_work(groups):
+    c, _ = cells(groups, "Context switching")
+    g = groups[0]
+    ring = g.cases["lat_ctx ring procs=2,size_kb=16 @same"]
+    work = g.cases["lat_ctx work procs=2,size_kb=16"]
+    per_rep = [np.median(ring.reps[k]) - np.median(work.reps[k]) for k in ring.reps]
+    assert c["2p/16K"].series().headline() == pytest.approx(np.median(per_rep))
+    assert c["8p/16K"] is None and c["16p/64K"] is None  # not in this run: missing, not zero
+
+
+def test_two_party_rows_use_same_cpu(groups):
+    c, _ = cells(groups, "Local communication latency")
+    assert c["pipe"].cases[0].name == "lat_pipe rt @same"
+    assert c["UDP"].cases[0].name == "lat_udp rt family=ipv4,size=1 @same"
+    assert c["TCP conn"].cases[0].name == "lat_connect connect family=ipv4 @same"
+
+
+def test_bandwidth_table_sizes(groups):
+    c, t = cells(groups, "Local communication bandwidth")
+    assert t.metric == "bandwidth"
+    cols = {col.label: col for col in t.columns}
+    assert cols["file reread"].note == "512 KB"
+    assert cols["bcopy (libc)"].note == "64 MB"
+    assert c["bcopy (hand)"].cases[0].name == "bw_mem cp size_kb=65536"
+
+
+def test_memory_latency_from_cache_sizes(groups):
+    c, _ = cells(groups, "Memory latency")
+    names = {k: (v.cases[0].name if v else None) for k, v in c.items()}
+    assert names == {
+        "L1": "lat_mem_rd stride size_kb=16,stride=128",
+        "L2": "lat_mem_rd stride size_kb=512,stride=128",
+        "L3": "lat_mem_rd stride size_kb=16384,stride=128",
+        "main mem": "lat_mem_rd stride size_kb=262144,stride=128",
+        "random": "lat_mem_rd random size_kb=262144",
+    }
+    assert "partly cached" in c["main mem"].note  # 256 MB is not beyond this 260 MB L3
+
+
+def test_pick_level_size():
+    sizes = [2 ** i for i in range(0, 19)]
+    assert tables.pick_level_size(sizes, 0, 32) == 16
+    assert tables.pick_level_size(sizes, 32, 1024) in (128, 256)
+    assert tables.pick_level_size([1, 2, 4], 32, 1024) is None
+    assert tables.pick_level_size([48], 32, 64) == 48  # only the loose range fits
+
+
+def test_missing_case_is_missing(groups):
+    g = groups[0]
+    stripped = load.Group(g.host, g.kernel, g.runs, {k: v for k, v in g.cases.items() if "lat_proc fork" != k})
+    t = tables.build_tables([stripped])[0]
+    assert {c.label: c.cells[stripped.key] for c in t.columns}["fork"] is None
+
+
+def test_no_cache_info_means_no_level_cells(groups):
+    g = groups[0]
+    bare = load.Group(g.host, g.kernel, [load.Run(r.path, {}, r.run_id, r.host, r.kernel, r.status)
+                                         for r in g.runs], g.cases)
+    c = {col.label: col.cells[bare.key] for col in tables.build_tables([bare])[-1].columns}
+    assert c["L1"] is None and c["L2"] is None
+    assert c["main mem"] is not None and c["random"] is not None
