@@ -190,6 +190,8 @@ def _compare(argv):
     ap.add_argument("base", metavar="BASE")
     ap.add_argument("others", nargs="+", metavar="OTHER")
     ap.add_argument("--changed", action="store_true", help="show only the significantly changed cases")
+    ap.add_argument("--only", metavar="REGEX", help="compare only the cases whose name matches (a smaller "
+                    "family of cases: the adjustment for their number is milder)")
     ap.add_argument("--csv", metavar="FILE", help="also write every row as CSV ('-' for stdout)")
     ap.add_argument("--results", default=str(ROOT / "results"),
                     help="where HOST/KERNEL arguments are looked up (default: the repository's results/)")
@@ -201,10 +203,15 @@ def _compare(argv):
         raise UsageError(f"BASE {a.base} holds runs of several kernels ("
                          + ", ".join(s.label for s in bases) + "); give the directory of one kernel")
     base = bases[0]
+    only = _regex(a.only)
+    if only is not None:
+        base.cases = {k: v for k, v in base.cases.items() if only.search(k)}
     base_label = base.label
     reports = []
     for o in a.others:
         for side in _sides_of(o, a.results, "OTHER"):
+            if only is not None:
+                side.cases = {k: v for k, v in side.cases.items() if only.search(k)}
             if side.id == base.id:
                 _warn(f"{o}: the same runs as BASE; comparing them with themselves")
             if side.label == base_label:
@@ -221,6 +228,16 @@ def _compare(argv):
             if close:
                 f.close()
     return 0
+
+
+def _regex(text):
+    import re
+    if text is None:
+        return None
+    try:
+        return re.compile(text)
+    except re.error as e:
+        raise UsageError(f"--only {text!r}: not a valid regular expression: {e}") from None
 
 
 def _short_id(side):

@@ -277,7 +277,7 @@ def row_cells(row):
         "ci": c.ci_text,
         "p": _p_text(c.q if not math.isnan(c.q) else c.p),
         "reps": f"{c.base_reps}/{c.other_reps}",
-        "verdict": c.verdict,
+        "verdict": c.verdict + (" (?)" if c.unresolved else ""),
     }
 
 
@@ -330,11 +330,19 @@ def format_report(rep, changed_only=False, opts=None):
     out.append("Summary: " + ", ".join(f"{counts[v]} {v}" for v in order if counts.get(v)))
     if changed_only and not any(r.cmp.significant for r in rep.rows):
         out.append("No case changed significantly.")
+    n_unres = sum(r.cmp.unresolved for r in rep.rows)
+    if n_unres:
+        out.append(f"(?) {n_unres} case(s): the interval excludes 1 and the change is large enough, but "
+                   f"the t-test is not significant after adjusting for the number of cases: more reps "
+                   f"(pool several runs) or fewer cases (--only) would tell.")
+        if changed_only:
+            out += [f"    {r.case}: {r.cmp.change_text}, CI {r.cmp.ci_text}" for r in rep.rows if r.cmp.unresolved]
     return "\n".join(out)
 
 
 CSV_FIELDS = ["base", "other", "category", "case", "metric", "base_value", "other_value", "unit",
-              "ratio", "ci_low", "ci_high", "p_t", "p_adjusted", "p_rank", "change_pct", "change", "verdict", "base_reps",
+              "ratio", "ci_low", "ci_high", "p_t", "p_adjusted", "p_rank", "change_pct", "change", "verdict",
+              "unresolved", "base_reps",
               "other_reps", "base_samples", "other_samples"]
 
 
@@ -348,6 +356,7 @@ def csv_rows(rep):
             "ratio": _num(c.ratio), "ci_low": _num(c.lo), "ci_high": _num(c.hi), "p_t": _num(c.p),
             "p_adjusted": _num(c.q), "p_rank": _num(c.p_rank),
             "change_pct": _num(c.change), "change": c.change_text, "verdict": c.verdict,
+            "unresolved": "yes" if c.unresolved else "",
             "base_reps": c.base_reps, "other_reps": c.other_reps, "base_samples": c.base_samples,
             "other_samples": c.other_samples,
         }

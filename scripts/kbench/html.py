@@ -44,7 +44,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 td.k{white-space:nowrap;font-weight:600}
 .f1{background:#dcf3dc}.f2{background:#a9e2a9}.f3{background:#5fc35f}
 .s1{background:#fadcdc}.s2{background:#f2a7a7}.s3{background:#e06565}
-.few{color:#777;font-style:italic}.miss{color:#999;text-align:center}
+.few{color:#777;font-style:italic}.unres{outline:2px dotted #b08000;outline-offset:-3px}.miss{color:#999;text-align:center}
 .base{background:#f6f6fb}
 tr.diff td{background:#fff3c4}tr.diff td:first-child{font-weight:600}
 .legend span{display:inline-block;padding:.1em .5em;margin:0 .2em;border:1px solid #ccc}
@@ -85,7 +85,7 @@ def verdict_class(cmp):
     if cmp.verdict == stats.MISSING:
         return "miss"
     if not cmp.significant:
-        return ""
+        return "unres" if cmp.unresolved else ""
     mag = abs(cmp.change)
     level = 1 if mag < 10 else 2 if mag < 30 else 3
     return ("f" if cmp.change > 0 else "s") + str(level)
@@ -102,6 +102,9 @@ def cmp_title(cmp, desc="", note="", unit="", div=1.0):
             parts.append(f"ratio to baseline {cmp.ratio:.3f}"
                          + (f", {cmp.ci_text.replace('..', ' to ')} (95% CI)" if cmp.ci_text != "-" else ""))
             parts.append(f"{cmp.change_text}: {cmp.verdict}")
+            if cmp.unresolved:
+                parts.append("the interval excludes 1 but the change is not significant after adjusting for "
+                             "the number of cases: more reps would tell")
         else:
             parts.append(cmp.verdict)
         if not math.isnan(cmp.q):
@@ -130,7 +133,7 @@ def _summary_tables(m):
            "<span class='legend'><span class='f1'>faster</span><span class='f2'>faster &ge;10%</span>"
            "<span class='f3'>faster &ge;30%</span><span class='s1'>slower</span><span class='s2'>slower "
            "&ge;10%</span><span class='s3'>slower &ge;30%</span><span>no significant change</span>"
-           "<span class='few'>too few reps</span></span>.  "
+           "<span class='few'>too few reps</span><span class='unres'>not resolved</span></span>.  "
            "Hover a cell for the ratio, its confidence interval and the sample counts; — = not measured.</p>"]
     for ti, t in enumerate(m.tables):
         if not any(c is not None for col in t.columns for c in col.cells.values()):
@@ -223,7 +226,9 @@ def _all_cases(m, out_dir):
                     continue
                 row.append(f"<td class='{cls}' data-v='{_dv(cmp.change)}' title='{title}'>{esc(cmp.change_text)}</td>")
                 row.append(f"<td class='num'>{esc(cmp.ci_text)}</td>")
-                row.append(f"<td class='{cls}'>{esc(cmp.verdict)}</td>")
+                row.append(f"<td class='{cls}'>{esc(cmp.verdict)}"
+                           + (" <small>(not resolved: more reps needed)</small>" if cmp.unresolved else "")
+                           + "</td>")
             out.append("<tr>" + "".join(row) + "</tr>")
         out.append("</tbody></table>")
     return out

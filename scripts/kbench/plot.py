@@ -148,15 +148,18 @@ def strip_plots(groups, out_dir, formats=("png", "svg")):
         names = sorted(cases, key=lambda n: case_sort_key(cases[n]))
         ncols = min(4, len(names))
         nrows = math.ceil(len(names) / ncols)
-        fig, axes = plt.subplots(nrows, ncols, figsize=(2.0 + 1.2 * len(groups) * ncols / 2 + 1.6 * ncols,
-                                                          2.6 * nrows), squeeze=False)
+        width = max(5.0, 1.6 * ncols + 0.6 * len(groups) * ncols)
+        fig, axes = plt.subplots(nrows, ncols, figsize=(width, 2.6 * nrows + 0.5), squeeze=False)
         for ax, name in zip(axes.flat, names):
             _strip(ax, name, cases[name].metric, [(g.label, g.cases.get(name)) for g in groups], bench)
         for ax in list(axes.flat)[len(names):]:
             ax.set_visible(False)
-        fig.suptitle(f"{bench} {variant}: raw samples (dots, colour = rep), rep medians (grey), "
-                     f"headline (black)", fontsize=9)
-        fig.tight_layout()
+        fig.suptitle(f"{bench} {variant}: every sample\n(dots: samples, colour = rep; grey: rep medians; "
+                     f"black: headline)", fontsize=8)
+        # Fixed margins: tight_layout costs as much as drawing here.
+        h_in = 2.6 * nrows + 0.5
+        fig.subplots_adjust(left=0.9 / width, right=0.98, bottom=0.6 / h_in,
+                            top=1 - 0.95 / h_in, wspace=0.45, hspace=0.55)
         paths = _save(fig, out_dir, f"samples_{slug(bench)}_{slug(variant)}", formats)
         for n in names:
             out[n] = paths[0]
@@ -176,11 +179,18 @@ def _strip(ax, name, metric, sides, bench):
             continue
         reps = c.rep_arrays()
         nrep = len(reps)
+        xs, ys, cs, mx, my = [], [], [], [], []
         for j, r in enumerate(reps):
-            xs = i + (j - (nrep - 1) / 2) * (0.6 / max(nrep, 1)) + rng.uniform(-0.04, 0.04, len(r))
-            ax.scatter(xs, r / div, s=6, color=COLORS[j % len(COLORS)], alpha=0.75, linewidths=0)
             xm = i + (j - (nrep - 1) / 2) * (0.6 / max(nrep, 1))
-            ax.plot([xm - 0.05, xm + 0.05], [np.median(r) / div] * 2, color="#888", linewidth=1.2)
+            xs.append(xm + rng.uniform(-0.04, 0.04, len(r)))
+            ys.append(r / div)
+            cs += [COLORS[j % len(COLORS)]] * len(r)
+            med = float(np.median(r)) / div
+            mx += [xm - 0.05, xm + 0.05, np.nan]
+            my += [med, med, np.nan]
+        # one call per kernel: drawing cost grows with the number of calls
+        ax.scatter(np.concatenate(xs), np.concatenate(ys), s=6, c=cs, alpha=0.75, linewidths=0)
+        ax.plot(mx, my, color="#888", linewidth=1.2)
         h = float(np.median([np.median(r) for r in reps]))
         ax.plot([i - 0.38, i + 0.38], [h / div, h / div], color="black", linewidth=1.5)
     ax.set_xticks(range(len(sides)))

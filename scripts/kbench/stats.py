@@ -354,6 +354,8 @@ class Comparison:
     verdict: str
     change: float         # % faster (>0) or slower (<0); nan if undefined
     q: float = math.nan   # p adjusted for the number of cases compared
+    unresolved: bool = False  # looks like a change (CI excludes 1, big enough) but
+                              # not significant after the adjustment: more reps needed
 
     @property
     def significant(self):
@@ -463,10 +465,12 @@ def decide(comparisons, *, min_effect=DEFAULT_MIN_EFFECT, level=LEVEL, adjust=Tr
         c.q = float(q)
         ci_excludes = not math.isnan(c.lo) and (c.lo > 1.0 or c.hi < 1.0)
         significant = ci_excludes and not math.isnan(q) and q < alpha
-        if significant and abs(c.ratio - 1.0) >= min_effect:
+        big = abs(c.ratio - 1.0) >= min_effect
+        if significant and big:
             c.verdict = FASTER if c.change > 0 else SLOWER
         else:
             c.verdict = SAME
+            c.unresolved = ci_excludes and big
     return comparisons
 
 

@@ -150,3 +150,11 @@ def test_summarize_units(fixture_runs, capsys):
     assert line.rstrip().endswith("ns")
     line = next(ln for ln in out.splitlines() if ln.startswith("bw_pipe"))
     assert line.rstrip().endswith("MB/s")
+
+
+def test_compare_cli_only(fixture_runs, capsys):
+    rc = compare_main([str(fixture_runs[0]), str(fixture_runs[1]), "--boot", "300", "--only", "^lat_syscall (null|read)"])
+    out = capsys.readouterr().out
+    assert rc == 0 and "adjusted for the 2 cases compared" in out
+    assert "lat_syscall null" in out and "lat_syscall stat" not in out
+    assert compare_main([str(fixture_runs[0]), str(fixture_runs[1]), "--only", "("]) == 2

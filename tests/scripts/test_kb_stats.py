@@ -169,3 +169,23 @@ def test_units():
     assert S.latency_unit(2.5e7) == ("ms", 1e6)
     assert S.fmt_num(1234.5) == "1234" or S.fmt_num(1234.5) == "1235"
     assert S.fmt_num(12.34) == "12.3" and S.fmt_num(0.3123) == "0.312"
+
+
+def _cmp(ratio, lo, hi, p):
+    return S.Comparison("latency", 100.0, 100.0 * ratio, ratio, lo, hi, p, p, 5, 5, 50, 50, S.SAME,
+                        S.speed_change(ratio, "latency"))
+
+
+def test_adjustment_and_unresolved_changes():
+    """A lone p = 0.01 among 50 cases is not significant after the
+    adjustment: the case is flagged 'unresolved', not slower."""
+    cs = [_cmp(1.2, 1.1, 1.3, 0.01)] + [_cmp(1.0, 0.95, 1.05, 0.9) for _ in range(49)]
+    S.decide(cs)
+    assert cs[0].verdict == S.SAME and cs[0].unresolved and cs[0].q == pytest.approx(0.5)
+    assert not any(c.unresolved for c in cs[1:])
+    S.decide(cs, adjust=False)
+    assert cs[0].verdict == S.SLOWER and not cs[0].unresolved
+    # the interval must exclude 1 as well
+    lone = [_cmp(1.2, 0.99, 1.3, 0.001)]
+    S.decide(lone)
+    assert lone[0].verdict == S.SAME and not lone[0].unresolved
