@@ -251,7 +251,7 @@ int run(int argc, char** argv) {
     if (st == "failed") say("failed: " + name + ": " + reasons[name]);
   int list_failed = 0;
   for (const auto& f : found.failures) list_failed += f.status != "skipped";
-  say(std::to_string(statuses.size()) + " cases: " + std::to_string(n_ok) + " ok, " +
+  say(std::to_string(statuses.size()) + (statuses.size() == 1 ? " case: " : " cases: ") + std::to_string(n_ok) + " ok, " +
       std::to_string(n_skipped) + " skipped, " + std::to_string(n_failed) + " failed" +
       (list_failed ? "; " + std::to_string(list_failed) + " binaries failed --list" : ""));
   if (sig) {

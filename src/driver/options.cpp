@@ -21,7 +21,8 @@ const char kUsage[] =
     "  --bin-dir DIR    benchmark binaries (default: the directory of kbench-run)\n"
     "  --reps R         process runs of every case (default 5)\n"
     "  --samples N      pass --samples N to every binary (default: its own)\n"
-    "  --quick          short check: --reps 2 and --samples 3 --min-sample-ms 1 --warmup-ms 1\n"
+    "  --quick          short check: --reps 2 --timeout 20, and --samples 3\n"
+    "                   --min-sample-ms 1 --warmup-ms 1 for every binary\n"
     "  --only REGEX     run only cases matching REGEX (POSIX extended, on the case name)\n"
     "  --skip REGEX     do not run cases matching REGEX\n"
     "  --out DIR        results root (default: results)\n"
@@ -138,10 +139,16 @@ Options parse_options(const std::vector<std::string>& args) {
         throw UsageError{g + " cannot be combined with --resume: the run keeps its recorded options"};
     }
   }
-  if (o.quick && o.reps == 5) {
-    bool reps_given = false;
-    for (const auto& g : given) reps_given |= g == "--reps";
-    if (!reps_given) o.reps = 2;
+  auto was_given = [&](const char* opt) {
+    for (const auto& g : given)
+      if (g == opt) return true;
+    return false;
+  };
+  if (o.quick) {
+    // A check, not a measurement: a 1 ms-sample invocation still running
+    // after 20 s is stuck, and waiting 60 s for each stuck one defeats it.
+    if (!was_given("--reps")) o.reps = 2;
+    if (!was_given("--timeout")) o.timeout_s = 20;
   }
   return o;
 }

@@ -23,7 +23,7 @@ struct Options {
   std::string only;                  // POSIX ERE on the case string; "" = all
   std::string skip;                  // POSIX ERE; "" = none
   std::string out = "results";
-  double timeout_s = 60;
+  double timeout_s = 60;             // --quick: 20 unless given
   std::optional<std::uint64_t> seed; // unset: drawn at random, then recorded
   bool list = false;
   std::string resume;                // run directory to resume; "" = new run

@@ -5,6 +5,7 @@
 // falling back to the mean so far for cases not yet run once.
 #include "driver/progress.hpp"
 
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -58,7 +59,13 @@ double Progress::estimate_left() const {
 
 void Progress::print_line(const std::string& text) {
   if (tty_) {
-    std::fprintf(stderr, "\r\033[K%s", text.c_str());
+    // A line longer than the terminal wraps, and \r then rewrites only its
+    // last part: cut it to the width.
+    std::string line = text;
+    winsize ws;
+    if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1 && line.size() >= ws.ws_col)
+      line.resize(ws.ws_col - 1u);
+    std::fprintf(stderr, "\r\033[K%s", line.c_str());
     line_open_ = true;
   } else {
     std::fprintf(stderr, "%s\n", text.c_str());

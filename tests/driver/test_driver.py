@@ -206,6 +206,7 @@ def test_samples_and_quick_are_passed_on(driver, tmp_path):
     proc = run_driver(driver, "--only", "fake_good a", "--quick", "--out", tmp_path)
     meta, runs, _ = load_run(run_dir_of(proc))
     assert len(runs) == 2 and meta["options"]["quick"] is True
+    assert meta["options"]["timeout_s"] == 20
     assert runs[0]["args"][-6:] == ["--samples", "3", "--min-sample-ms", "1", "--warmup-ms", "1"]
 
 
@@ -253,6 +254,9 @@ def test_resume_after_sigint(driver, tmp_path):
     try:
         runs_file = lambda: next(tmp_path.glob("*/*/*/runs.jsonl"), None)
         assert wait_for(lambda: runs_file() and len(read_jsonl(runs_file())) >= 2)
+        # While it runs, the directory is locked against a concurrent resume.
+        busy = run_driver(driver, "--resume", runs_file().parent, bin_dir=None)
+        assert busy.returncode == 1 and "in use by another kbench-run" in busy.stderr
         time.sleep(0.1)  # most likely inside the next invocation's delay
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)
