@@ -466,6 +466,7 @@ def decide(comparisons, *, min_effect=DEFAULT_MIN_EFFECT, level=LEVEL, adjust=Tr
         ci_excludes = not math.isnan(c.lo) and (c.lo > 1.0 or c.hi < 1.0)
         significant = ci_excludes and not math.isnan(q) and q < alpha
         big = abs(c.ratio - 1.0) >= min_effect
+        c.unresolved = False
         if significant and big:
             c.verdict = FASTER if c.change > 0 else SLOWER
         else:
