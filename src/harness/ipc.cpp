@@ -110,6 +110,13 @@ std::uint64_t recv_u64(int fd) {
   return v;
 }
 
+void bad_param(const std::string& message) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "%s: %s\n", program_name(), message.c_str());
+  run_cleanup();
+  _exit(kExitUsage);
+}
+
 void report_served(const Context& ctx, std::uint64_t n, const char* what) {
   if (!ctx.fixed_iters()) return;
   std::fprintf(stderr, "%s: partner served %" PRIu64 " %s\n", ctx.bench().c_str(), n, what);
@@ -120,7 +127,7 @@ void report_served(const Context& ctx, std::uint64_t n, const char* what) {
 
 void RoundTrip::setup(Context& ctx) {
   size_ = message_size(ctx);
-  if (size_ < 1) die("message size must be at least 1 byte");
+  if (size_ < 1) bad_param("size must be at least 1 byte");
   datagram_ = datagram();
   buf_.assign(size_, 'x');
   open_channel(ctx, mine_, theirs_);
@@ -157,7 +164,7 @@ void RoundTrip::teardown() {
 
 void Stream::setup(Context& ctx) {
   const std::uint64_t kb = ctx.param_u64("chunk_kb");
-  if (kb < 1 || kb > 1024 * 1024) die("chunk_kb must be between 1 and 1048576");
+  if (kb < 1 || kb > 1024 * 1024) bad_param("chunk_kb must be between 1 and 1048576");
   chunk_ = static_cast<std::size_t>(kb) * 1024;
   ctx.set_bytes_per_op(chunk_);
   buf_.assign(chunk_, 'b');  // written now, so no page is first touched in run()
