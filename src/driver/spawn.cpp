@@ -33,10 +33,11 @@ double now_s() {
   return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
 }
 
-// Async-signal-safe error report from the child between fork and exec.
+// Error report from the child between fork and exec. The driver is
+// single-threaded, so the child is a consistent copy and strerror is safe;
+// the message lands in the captured stderr and becomes the failure reason.
 void child_fail(const char* what, const char* path) {
-  const int e = errno;
-  const char* msg = strerror(e);  // glibc's strerror is safe enough here: no locale switch
+  const char* msg = strerror(errno);
   const char* parts[] = {"kbench-run: ", what, " ", path, ": ", msg, "\n"};
   for (const char* p : parts) (void)!write(STDERR_FILENO, p, std::strlen(p));
   _exit(127);

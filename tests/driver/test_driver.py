@@ -325,3 +325,17 @@ def test_bad_options_exit_2(driver, tmp_path, args):
 def test_help(driver):
     proc = run_driver(driver, "--help", bin_dir=None)
     assert proc.returncode == 0 and "--resume" in proc.stdout
+
+
+def test_json_reading_and_args_intact(driver, tmp_path):
+    proc = run_driver(driver, "--reps", 1, "--out", tmp_path, bin_dir=FAKES / "odd")
+    assert proc.returncode == 0, proc.stderr
+    _, runs, samples = load_run(run_dir_of(proc))
+    assert len(runs) == 1
+    r = runs[0]
+    assert r["case"] == 'fake_odd q name=a"b \u00e9\U0001F600'
+    assert r["params"] == 'name=a"b'
+    assert r["args"][:3] == ["q", "with space", "tab\there"]
+    # "hello..." and "[1,2,3]" are not sample objects; the blank line is ignored.
+    assert r["status"] == "ok" and r["n_samples"] == 1 and r["dropped_lines"] == 2
+    assert [s["case"] for s in samples] == [r["case"]]
