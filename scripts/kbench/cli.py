@@ -139,7 +139,7 @@ def _summarize(argv):
     ap.add_argument("dirs", nargs="+", metavar="DIR", help="run directory, kernel directory or any directory above runs")
     ap.add_argument("--csv", metavar="FILE", help="also write the summary as CSV ('-' for stdout)")
     ap.add_argument("--per-run", action="store_true", help="one table per run instead of per kernel")
-    ap.add_argument("--results", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--results", default=str(ROOT / "results"), help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     runs = load.load_runs([_resolve(d, a.results) for d in a.dirs], _warn)
     if not runs:

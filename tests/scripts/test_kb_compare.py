@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from conftest import rewrite_samples, set_meta
+from kb_helpers import recorded_runs, rewrite_samples, set_meta
 from kbench import compare, load, stats
 from kbench.cli import compare_main, summarize_main
 
@@ -158,3 +158,32 @@ def test_compare_cli_only(fixture_runs, capsys):
     assert rc == 0 and "adjusted for the 2 cases compared" in out
     assert "lat_syscall null" in out and "lat_syscall stat" not in out
     assert compare_main([str(fixture_runs[0]), str(fixture_runs[1]), "--only", "("]) == 2
+
+
+@pytest.mark.parametrize("run_dir", recorded_runs(), ids=lambda p: p.name)
+def test_recorded_run_split_in_halves_is_aa(run_dir):
+    """Every recorded run under tests/data (synthetic or real): its even and
+    odd reps, compared as two sides, show no significant change."""
+    run = load.load_run(run_dir, load.Warnings())
+
+    def half(parity, label):
+        s = compare.Side(label, [run])
+        for c in s.cases.values():
+            c.reps = {k: v for k, v in c.reps.items() if k[1] % 2 == parity}
+        s.cases = {k: c for k, c in s.cases.items() if c.reps}
+        s.id = label
+        return s
+    even, odd = half(0, "even"), half(1, "odd")
+    opts = compare.Options(n_boot=300, min_reps=2)
+    rows = compare.compare_sides(even, odd, opts)
+    assert rows
+    assert [(r.case, r.cmp.change_text) for r in rows if r.cmp.significant] == []
+
+
+def test_summarize_tiny_run(tmp_path, gen, capsys):
+    cases = [c for c in gen.suite_cases("small") if c["bench"] == "lat_syscall" and c["variant"] == "null"]
+    run = gen.make_run(tmp_path, "h", "k", seed=5, reps=1, samples=2, cases=cases, failures=False)
+    assert summarize_main([str(run)]) == 0
+    out = capsys.readouterr().out
+    line = next(ln for ln in out.splitlines() if ln.startswith("lat_syscall null"))
+    assert line.split()[2:4] == ["1", "2"] and " - " in line  # no between-rep spread with one rep

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import rewrite_samples, set_meta
+from kb_helpers import rewrite_samples, set_meta
 from kbench import compare, load, plot
-from kbench.cli import report_main
+from kbench.cli import plot_main, report_main
 
 SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -160,3 +160,12 @@ def test_entry_point_bad_input_no_traceback(tmp_path):
     assert "meta.json:1: not valid UTF-8" in p.stderr and "Traceback" not in p.stderr
     p = subprocess.run([str(SCRIPTS / "compare"), "--min-effect"], capture_output=True, text=True, timeout=60)
     assert p.returncode == 2 and "Traceback" not in p.stderr
+
+
+def test_plot_cli(tmp_path, fixture_runs, capsys):
+    rc = plot_main([str(fixture_runs[0].parent), "--out", str(tmp_path), "--no-samples", "--formats", "svg",
+                    "--boot", "200"])
+    assert rc == 0 and "chart file(s)" in capsys.readouterr().out
+    svgs = list(tmp_path.glob("*.svg"))
+    assert len(svgs) >= 8 and not list(tmp_path.glob("*.png"))
+    assert plot_main(["--formats", "gif"]) == 2

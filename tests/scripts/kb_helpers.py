@@ -1,0 +1,43 @@
+"""Helpers shared by the scripts' tests (a uniquely named module: several
+test directories have a conftest.py, so `import conftest` is ambiguous)."""
+import json
+import pathlib
+import sys
+
+HERE = pathlib.Path(__file__).resolve().parent
+DATA = HERE.parent / "data"
+for p in (str(DATA), str(HERE.parent.parent / "scripts")):
+    if p not in sys.path:
+        sys.path.insert(0, p)
+
+RUNS = DATA / "runs"
+BASE_DIR = RUNS / "testhost" / "6.1.0-base"
+NEW_DIR = RUNS / "testhost" / "6.6.0-new"
+
+
+def one_run(kernel_dir):
+    runs = [p for p in pathlib.Path(kernel_dir).iterdir() if (p / "meta.json").is_file()]
+    assert len(runs) == 1
+    return runs[0]
+
+
+def recorded_runs():
+    """Every run directory under tests/data (the synthetic fixtures and any
+    real recorded run added later)."""
+    return sorted(p.parent for p in DATA.rglob("meta.json") if (p.parent / "samples.jsonl").is_file())
+
+
+def rewrite_samples(run_dir, fn):
+    """Apply fn(dict) -> dict to every sample line of a run."""
+    p = pathlib.Path(run_dir) / "samples.jsonl"
+    out = []
+    for line in p.read_text().splitlines():
+        out.append(json.dumps(fn(json.loads(line))))
+    p.write_text("\n".join(out) + "\n")
+
+
+def set_meta(run_dir, **kv):
+    p = pathlib.Path(run_dir) / "meta.json"
+    meta = json.loads(p.read_text())
+    meta.update(kv)
+    p.write_text(json.dumps(meta))
