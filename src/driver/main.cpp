@@ -253,7 +253,9 @@ int run(int argc, char** argv) {
   for (const auto& f : found.failures) list_failed += f.status != "skipped";
   say(std::to_string(statuses.size()) + (statuses.size() == 1 ? " case: " : " cases: ") + std::to_string(n_ok) + " ok, " +
       std::to_string(n_skipped) + " skipped, " + std::to_string(n_failed) + " failed" +
-      (list_failed ? "; " + std::to_string(list_failed) + " binaries failed --list" : ""));
+      (list_failed ? "; " + std::to_string(list_failed) +
+                         (list_failed == 1 ? " binary" : " binaries") + " failed --list"
+                   : ""));
   if (sig) {
     say(std::string("interrupted by ") + strsignal(sig) + " after " + std::to_string(ran) + " of " +
         std::to_string(to_run) + " invocations; to finish the run: kbench-run --resume " + run_dir);
