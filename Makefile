@@ -32,7 +32,7 @@ endif
 # Baked into the binaries so meta.json can say how they were built.
 BUILD_INFO := -DKBENCH_VERSION='"$(VERSION)"' \
               -DKBENCH_COMPILER='"$(shell $(CXX) --version | head -n1)"' \
-              -DKBENCH_CXXFLAGS='"$(strip $(CXXFLAGS) $(KB_CXXFLAGS) $(LDFLAGS) $(KB_LDFLAGS))"'
+              -DKBENCH_CXXFLAGS='"$(strip $(CXXFLAGS) $(KB_CXXFLAGS) $(LDFLAGS) $(filter-out -pthread,$(KB_LDFLAGS)))"'
 
 HARNESS_SRC := $(wildcard src/harness/*.cpp)
 HARNESS_OBJ := $(patsubst src/%.cpp,$(BUILD)/obj/%.o,$(HARNESS_SRC))

@@ -23,6 +23,7 @@ const char kUsage[] =
     "  --samples N      pass --samples N to every binary (default: its own)\n"
     "  --quick          short check: --reps 2 --timeout 20, and --samples 3\n"
     "                   --min-sample-ms 1 --warmup-ms 1 for every binary\n"
+    "  --counters[=LIST] pass --counters[=LIST] to every binary (perf counters per sample)\n"
     "  --only REGEX     run only cases matching REGEX (POSIX extended, on the case name)\n"
     "  --skip REGEX     do not run cases matching REGEX\n"
     "  --out DIR        results root (default: results)\n"
@@ -90,6 +91,13 @@ Options parse_options(const std::vector<std::string>& args) {
     } else if (name == "--quick") {
       no_value();
       o.quick = true;
+    } else if (name == "--counters") {
+      // The list is checked by the binaries (one place knows the names);
+      // only characters that cannot be a counter list are refused here.
+      o.counters = inline_value.value_or("");
+      for (char c : *o.counters)
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == ','))
+          throw UsageError{"--counters: expected a comma-separated list of counter names, got '" + *o.counters + "'"};
     } else if (name == "--only") {
       o.only = value();
       check_regex(name, o.only);
@@ -165,6 +173,7 @@ std::vector<std::string> extra_bench_args(const Options& o) {
   if (o.quick) {
     a.insert(a.end(), {"--min-sample-ms", "1", "--warmup-ms", "1"});
   }
+  if (o.counters) a.push_back(o.counters->empty() ? "--counters" : "--counters=" + *o.counters);
   return a;
 }
 
@@ -174,6 +183,7 @@ JsonValue options_to_json(const Options& o) {
   j.set("reps", JsonValue::integer(o.reps));
   j.set("samples", o.samples ? JsonValue::integer(*o.samples) : JsonValue());
   j.set("quick", JsonValue::boolean(o.quick));
+  j.set("counters", o.counters ? JsonValue::string(*o.counters) : JsonValue());
   j.set("only", o.only.empty() ? JsonValue() : JsonValue::string(o.only));
   j.set("skip", o.skip.empty() ? JsonValue() : JsonValue::string(o.skip));
   j.set("out", JsonValue::string(o.out));
@@ -193,6 +203,7 @@ void options_from_json(const JsonValue& j, Options& o) {
   if (const JsonValue* v = j.find("samples"); v && v->as_int() && *v->as_int() >= 1)
     o.samples = static_cast<int>(*v->as_int());
   if (const JsonValue* v = j.find("quick")) o.quick = v->as_bool();
+  if (auto s = j.get_string("counters")) o.counters = *s;
   if (auto s = j.get_string("only")) o.only = *s;
   if (auto s = j.get_string("skip")) o.skip = *s;
   if (auto s = j.get_string("out")) o.out = *s;

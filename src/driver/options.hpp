@@ -20,6 +20,7 @@ struct Options {
   int reps = 5;
   std::optional<int> samples;        // passed on as --samples N when set
   bool quick = false;
+  std::optional<std::string> counters; // passed on as --counters[=LIST]
   std::string only;                  // POSIX ERE on the case string; "" = all
   std::string skip;                  // POSIX ERE; "" = none
   std::string out = "results";

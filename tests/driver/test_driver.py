@@ -210,6 +210,20 @@ def test_samples_and_quick_are_passed_on(driver, tmp_path):
     assert runs[0]["args"][-6:] == ["--samples", "3", "--min-sample-ms", "1", "--warmup-ms", "1"]
 
 
+def test_counters_are_passed_on(driver, tmp_path):
+    proc = run_driver(driver, "--only", "fake_good a", "--counters=task_clock_ns,cycles", "--reps", 1,
+                      "--out", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    meta, runs, _ = load_run(run_dir_of(proc))
+    assert runs[0]["args"][-1] == "--counters=task_clock_ns,cycles"
+    assert meta["options"]["counters"] == "task_clock_ns,cycles"
+    proc = run_driver(driver, "--only", "fake_good a", "--counters", "--reps", 1, "--out", tmp_path)
+    _, runs, _ = load_run(run_dir_of(proc))
+    assert runs[0]["args"][-1] == "--counters"
+    proc = run_driver(driver, "--counters=cycles;rm", "--out", tmp_path)
+    assert proc.returncode == 2 and "--counters: expected a comma-separated list" in proc.stderr
+
+
 def test_list(driver, tmp_path):
     proc = run_driver(driver, "--list", "--skip", "hang", "--reps", 3, "--out", tmp_path)
     assert proc.returncode == 0, proc.stderr
