@@ -579,5 +579,14 @@ def meta_text(v):
     if isinstance(v, dict):
         return ", ".join(f"{k}: {meta_text(x)}" for k, x in v.items())
     if isinstance(v, list):
+        if v and all(isinstance(x, dict) and "level" in x and "size_kb" in x for x in v):
+            return "; ".join(_cache_text(x) for x in v)  # meta.cache
         return ", ".join(meta_text(x) for x in v)
     return json.dumps(v)
+
+
+def _cache_text(c):
+    t = str(c.get("type", ""))
+    kind = {"data": "d", "instruction": "i"}.get(t.lower(), "")
+    line = f", {c['line_bytes']} B lines" if c.get("line_bytes") else ""
+    return f"L{c.get('level')}{kind} {meta_text(c.get('size_kb'))} KB{line}"

@@ -101,7 +101,7 @@ def _bars(names, comparisons, metric, title):
     x = np.arange(len(names))
     for i, (label, rows) in enumerate(comparisons):
         by = {r.case: r.cmp for r in rows}
-        h, lo, hi, colors = [], [], [], []
+        h, lo, hi = [], [], []
         for n in names:
             c = by.get(n)
             ok = c is not None and not math.isnan(c.ratio)

@@ -1,7 +1,6 @@
 """Reading run directories, including damaged ones: a clear message naming
 the file (and line), the rest still read, never a traceback."""
 import json
-import math
 
 import pytest
 

@@ -1,11 +1,9 @@
 """Charts and the HTML page: written, not empty, well-formed, complete,
 self-contained, escaped."""
-import json
 import os
 import re
 import shutil
 import subprocess
-import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
