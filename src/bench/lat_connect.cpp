@@ -21,7 +21,8 @@
 //             destroyed at once on both sides, no TIME_WAIT is left anywhere
 //             and the client's port is free again immediately. The partner
 //             closes an already-reset socket, which sends nothing.
-//             tests/validation/ipc.sh counts TIME_WAIT sockets around a run.
+//             tests/validation/ipc.sh counts TIME_WAIT sockets around a run
+//             (the listener's port is in every sample as `server_port`).
 // Caveats   = the RST path is what is measured, not the FIN/ACK exchange of
 //             an orderly close. If the partner fell behind by a whole
 //             accept backlog (net.core.somaxconn) a SYN would be dropped and
@@ -29,7 +30,9 @@
 //             family=ipv6 exits 77 without an IPv6 loopback. In --iters mode
 //             the partner reports the connections it accepted (timed ops +
 //             the one setup probe).
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -46,6 +49,10 @@ class Connect final : public kbench::Fixture {
   void setup(kbench::Context& ctx) override {
     family_ = kbench::ipc::family_param(ctx);
     int listener = kbench::ipc::loopback_listener(family_, SOMAXCONN, &server_);
+    // Recorded so that TIME_WAIT sockets of this run can be told from others.
+    const in_port_t port = family_ == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&server_.addr)->sin6_port
+                                               : reinterpret_cast<sockaddr_in*>(&server_.addr)->sin_port;
+    ctx.set_info("server_port", std::to_string(ntohs(port)));
     int ctl[2], ack[2];
     check(::pipe2(ctl, O_CLOEXEC), "pipe");
     check(::pipe2(ack, O_CLOEXEC), "pipe");
