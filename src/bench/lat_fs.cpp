@@ -30,14 +30,16 @@
 // Caveats   = journaling file systems commit in the background (ext4 every
 //             5 s), and dirty data is written back while samples run: both
 //             add noise on disk-backed file systems; tmpfs has neither.
-//             On ext4 the inode allocator passes over inodes freed in the
-//             recent past (find_inode_bit -> recently_deleted, which reads
-//             the inode table for each), so a create costs more the more
-//             files were deleted shortly before in the same block group —
-//             by this benchmark's own earlier samples and cases, and by any
-//             other process. Seen here: 10-30 us per create at first, then
-//             350-550 us after some minutes of create/delete runs in /tmp.
-//             Compare ext4 numbers only between runs with the same history;
+//             On ext4 without a journal (as on the VM this was written on)
+//             the inode allocator passes over inodes freed in the last 60 s
+//             (300 s while their inode-table block is dirty), reading the
+//             inode table for each (find_inode_bit -> recently_deleted), so
+//             a create costs more the more files were deleted shortly
+//             before in the same block group — by this benchmark's own
+//             earlier samples and cases, and by any other process. Seen
+//             there: 10-30 us per create at first, 350-550 us after some
+//             minutes of create/delete runs in /tmp. Compare such numbers
+//             only between runs with the same history (and journal mode);
 //             for the VFS and dcache costs alone, use dir= on a tmpfs.
 #include <cstdio>
 #include <dirent.h>
