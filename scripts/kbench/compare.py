@@ -89,7 +89,7 @@ def _index(seq, item):
 def case_sort_key(case):
     return (CATEGORIES.index(category_of(case)), _index(BENCH_ORDER, case.bench), natural_key(case.bench),
             _index(VARIANT_ORDER.get(case.bench, []), case.variant), natural_key(case.variant),
-            _index(PLACEMENT_ORDER, case.placement), natural_key(case.params), case.name)
+            natural_key(case.params), _index(PLACEMENT_ORDER, case.placement), case.name)
 
 
 @dataclass

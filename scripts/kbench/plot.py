@@ -117,8 +117,14 @@ def _bars(names, comparisons, metric, title):
         for p, v, c in zip(pos, h, [by.get(n) for n in names]):
             if c is None or math.isnan(v):
                 ax.text(p, 1.0, "missing", rotation=90, ha="center", va="bottom", fontsize=6, color="#777")
-            elif c.significant:
-                ax.text(p, v, "*", ha="center", va="bottom" if v >= 1 else "top", fontsize=9)
+            elif c.significant or c.unresolved:
+                mark = "*" if c.significant else "?"
+                if v >= 1:
+                    top = c.hi if not math.isnan(c.hi) else v
+                    ax.text(p, max(v, top), mark, ha="center", va="bottom", fontsize=9)
+                else:
+                    bottom = c.lo if not math.isnan(c.lo) else v
+                    ax.text(p, min(v, bottom), mark, ha="center", va="top", fontsize=9)
     ax.axhline(1.0, color="black", linewidth=1.0)
     ax.set_xticks(x)
     ax.set_xticklabels(names, rotation=60, ha="right", fontsize=7)
@@ -126,7 +132,8 @@ def _bars(names, comparisons, metric, title):
     ax.set_ylabel(f"{what} / baseline {what}\n({stats.direction_text(metric)})")
     ax.set_title(title)
     ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize=7, loc="best", title="* significant change", title_fontsize=7)
+    ax.legend(fontsize=7, loc="best", title="* significant change\n? not resolved (more reps)",
+              title_fontsize=7)
     fig.tight_layout()
     return fig
 
