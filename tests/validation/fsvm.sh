@@ -266,8 +266,10 @@ for op in ("create", "delete"):
         print(f"  {op:>6} {kb:>7} {fmt(f, '{:9.0f}')} {fmt(r, '{:9.0f}')} {fmt(ratio, '{:11.2f}')}")
 
 if fs == "ext4":
-    print("  note: on ext4 a create skips inodes freed in the recent past (recently_deleted), so create")
-    print("  costs grow with recent deletes by any process; see the header of lat_fs.cpp.")
+    print("  note: on ext4 without a journal a create skips inodes freed in the last 60-300 s (recently_deleted),")
+    print("  so create costs grow with recent deletes by any process; see the header of lat_fs.cpp.")
+    jbd = sorted(os.listdir("/proc/fs/jbd2")) if os.path.isdir("/proc/fs/jbd2") else []
+    print(f"  ext4 journals on this machine (/proc/fs/jbd2): {', '.join(jbd) if jbd else 'none'}")
 if any(k[0] == "lat_fs" and k[2].startswith("dir=/dev/shm") for k in rows):
     print("  on tmpfs (dir=/dev/shm):")
     for op in ("create", "delete"):
