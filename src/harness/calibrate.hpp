@@ -11,7 +11,8 @@
 namespace kbench {
 
 // timed(iters) runs the operation iters times and returns nanoseconds.
-// Returns the first count whose run lasted >= target_ns (or max_iters).
+// Returns the first count whose run lasted >= target_ns twice in a row (the
+// shorter of the two decides; or max_iters).
 std::uint64_t calibrate(const std::function<std::uint64_t(std::uint64_t)>& timed,
                         std::uint64_t target_ns, std::uint64_t max_iters = 1ull << 40);
 
