@@ -3,9 +3,8 @@
 // A recursive-descent parser over RFC 8259 JSON. Depth is limited so that a
 // hostile or broken line cannot exhaust the stack; strings are decoded to
 // UTF-8 (surrogate pairs included) and re-quoted on output, so whatever we
-// read can be written back out valid. Quoting is done here rather than with
-// the harness's json_quote so the driver does not depend on harness
-// internals (and builds while the harness is being changed).
+// read can be written back out valid. Strings are quoted by the harness's
+// json_quote, the same code that writes every sample.
 #include "driver/json_value.hpp"
 
 #include <cerrno>
@@ -126,67 +125,6 @@ JsonValue& JsonValue::push(JsonValue v) {
   kind_ = Kind::array;
   items_.push_back(std::move(v));
   return items_.back();
-}
-
-// Length of the valid UTF-8 sequence starting at s[i], or 0 if invalid.
-static std::size_t utf8_length(std::string_view s, std::size_t i) {
-  const auto b = static_cast<unsigned char>(s[i]);
-  std::size_t n;
-  unsigned min;
-  if (b < 0x80) return 1;
-  if ((b & 0xE0) == 0xC0) { n = 2; min = 0x80; }
-  else if ((b & 0xF0) == 0xE0) { n = 3; min = 0x800; }
-  else if ((b & 0xF8) == 0xF0) { n = 4; min = 0x10000; }
-  else return 0;
-  if (i + n > s.size()) return 0;
-  unsigned cp = b & (0x7Fu >> n);
-  for (std::size_t k = 1; k < n; ++k) {
-    const auto c = static_cast<unsigned char>(s[i + k]);
-    if ((c & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (c & 0x3F);
-  }
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-  return n;
-}
-
-std::string json_quote(std::string_view s) {
-  std::string out;
-  out.reserve(s.size() + 2);
-  out += '"';
-  for (std::size_t i = 0; i < s.size();) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    const char* esc = nullptr;
-    switch (c) {
-      case '"': esc = "\\\""; break;
-      case '\\': esc = "\\\\"; break;
-      case '\n': esc = "\\n"; break;
-      case '\r': esc = "\\r"; break;
-      case '\t': esc = "\\t"; break;
-      default: break;
-    }
-    if (esc) {
-      out += esc;
-      ++i;
-      continue;
-    }
-    if (c < 0x20 || c == 0x7F) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-      ++i;
-      continue;
-    }
-    const std::size_t n = utf8_length(s, i);
-    if (n == 0) {  // stderr of a crashed binary may be any bytes
-      out += "\\ufffd";
-      ++i;
-      continue;
-    }
-    out.append(s.substr(i, n));
-    i += n;
-  }
-  out += '"';
-  return out;
 }
 
 namespace {

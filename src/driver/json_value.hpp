@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "harness/json.hpp"  // json_quote: one quoting for samples and driver records
+
 namespace kbench::driver {
 
 class JsonValue {
@@ -73,10 +75,6 @@ class JsonValue {
 // Parses one complete JSON text (surrounding whitespace allowed). On failure
 // returns nullopt and, if `error` is given, a short description.
 std::optional<JsonValue> json_parse(std::string_view text, std::string* error = nullptr);
-
-// The string as a JSON string literal, quotes included; invalid UTF-8 bytes
-// become U+FFFD so the output is always valid.
-std::string json_quote(std::string_view s);
 
 // Compact single-line JSON, or indented by two spaces when `pretty`.
 std::string json_dump(const JsonValue& v, bool pretty = false);
