@@ -12,11 +12,11 @@
 //             depends on the file system of $TMPDIR (recorded as fs_type).
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "harness/bench.hpp"
+#include "harness/files.hpp"
 
 namespace {
 
@@ -52,20 +52,6 @@ class DevIo final : public kbench::Fixture {
   int fd_ = -1;
 };
 
-const char* fs_type_name(long magic) {
-  switch (magic) {
-    case 0xEF53: return "ext4";
-    case 0x01021994: return "tmpfs";
-    case 0x58465342: return "xfs";
-    case 0x9123683E: return "btrfs";
-    case 0x794C7630: return "overlayfs";
-    case 0x2FC12FC1: return "zfs";
-    case 0xF2F52010: return "f2fs";
-    case 0x6969: return "nfs";
-    default: return nullptr;
-  }
-}
-
 // The file-system cases work on one file in the private temporary directory.
 class FileOps final : public kbench::Fixture {
  public:
@@ -75,12 +61,7 @@ class FileOps final : public kbench::Fixture {
     path_ = ctx.temp_dir() + "/file";
     const int fd = static_cast<int>(check(::open(path_.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600), "create test file"));
     check(::close(fd), "close");
-    struct statfs sfs;
-    check(::statfs(path_.c_str(), &sfs), "statfs");
-    const char* name = fs_type_name(static_cast<long>(sfs.f_type));
-    char hex[32];
-    std::snprintf(hex, sizeof hex, "0x%lx", static_cast<unsigned long>(sfs.f_type));
-    ctx.set_info("fs_type", name ? name : hex);
+    ctx.set_info("fs_type", kbench::fs_type_of(path_));
     if (op_ == Op::fstat)
       fd_ = static_cast<int>(check(::open(path_.c_str(), O_RDONLY | O_CLOEXEC), "open test file"));
     run(1);
