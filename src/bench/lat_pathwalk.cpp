@@ -38,9 +38,9 @@ class PathWalk final : public kbench::Fixture {
   void setup(kbench::Context& ctx) override {
     const std::uint64_t depth = ctx.param_u64("depth");
     const std::uint64_t len = ctx.param_u64("name_len");
-    if (depth < 1 || depth > 64) kbench::die("depth must be between 1 and 64");
-    if (len < 1 || len > NAME_MAX) kbench::die("name_len must be between 1 and " + std::to_string(NAME_MAX));
-    if (depth * (len + 1) >= PATH_MAX) kbench::die("depth * (name_len + 1) must be below PATH_MAX");
+    if (depth < 1 || depth > 64) kbench::bad_param("depth must be between 1 and 64");
+    if (len < 1 || len > NAME_MAX) kbench::bad_param("name_len must be between 1 and " + std::to_string(NAME_MAX));
+    if (depth * (len + 1) >= PATH_MAX) kbench::bad_param("depth * (name_len + 1) must be below PATH_MAX");
     const std::string& root = ctx.temp_dir();
     ctx.set_info("fs_type", kbench::fs_type_of(root));
     root_fd_ = static_cast<int>(check(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC), "open temporary directory"));

@@ -53,7 +53,7 @@ class Select final : public kbench::Fixture {
   void setup(kbench::Context& ctx) override {
     n_ = ctx.param_u64("fds");
     const bool tcp = ctx.param_choice("type", {"file", "tcp"}) == "tcp";
-    if (n_ < 1 || n_ > 100000) kbench::die("fds must be between 1 and 100000");
+    if (n_ < 1 || n_ > 100000) kbench::bad_param("fds must be between 1 and 100000");
     if (call_ == Call::epoll && !tcp) kbench::skip("epoll cannot watch regular files (epoll_ctl fails with EPERM)");
     if (call_ == Call::select && n_ > FD_SETSIZE)
       kbench::skip("select handles at most FD_SETSIZE = " + std::to_string(FD_SETSIZE) + " descriptors");

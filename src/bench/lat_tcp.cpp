@@ -24,7 +24,7 @@ class TcpRoundTrip final : public kbench::ipc::RoundTrip {
   }
   std::size_t message_size(kbench::Context& ctx) override {
     const std::uint64_t n = ctx.param_u64("size");
-    if (n < 1 || n > (1u << 24)) kbench::ipc::bad_param("size must be between 1 and 16777216 bytes");
+    if (n < 1 || n > (1u << 24)) kbench::bad_param("size must be between 1 and 16777216 bytes");
     return static_cast<std::size_t>(n);
   }
 };

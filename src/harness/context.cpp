@@ -7,14 +7,6 @@
 
 namespace kbench {
 
-namespace {
-[[noreturn]] void usage_error(const std::string& msg) {
-  std::fprintf(stderr, "%s: %s\n", program_name(), msg.c_str());
-  run_cleanup();
-  _exit(kExitUsage);
-}
-}  // namespace
-
 const std::string& Context::param(const std::string& key) const {
   const auto it = params_.find(key);
   // A fixture asking for a key its case does not declare is a bug in the
@@ -26,7 +18,7 @@ const std::string& Context::param(const std::string& key) const {
 std::uint64_t Context::param_u64(const std::string& key) const {
   std::uint64_t v = 0;
   if (!parse_u64(param(key), v))
-    usage_error("bad value '" + param(key) + "' for parameter " + key + " (a whole number)");
+    bad_param("bad value '" + param(key) + "' for parameter " + key + " (a whole number)");
   return v;
 }
 
@@ -36,7 +28,7 @@ const std::string& Context::param_choice(const std::string& key,
   if (std::find(allowed.begin(), allowed.end(), v) == allowed.end()) {
     std::string list;
     for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-    usage_error("bad value '" + v + "' for parameter " + key + " (one of: " + list + ")");
+    bad_param("bad value '" + v + "' for parameter " + key + " (one of: " + list + ")");
   }
   return v;
 }

@@ -110,13 +110,6 @@ std::uint64_t recv_u64(int fd) {
   return v;
 }
 
-void bad_param(const std::string& message) {
-  std::fflush(stdout);
-  std::fprintf(stderr, "%s: %s\n", program_name(), message.c_str());
-  run_cleanup();
-  _exit(kExitUsage);
-}
-
 void report_served(const Context& ctx, std::uint64_t n, const char* what) {
   if (!ctx.fixed_iters()) return;
   std::fprintf(stderr, "%s: partner served %" PRIu64 " %s\n", ctx.bench().c_str(), n, what);

@@ -54,9 +54,6 @@ void close_fd(int& fd);
 void send_u64(int fd, std::uint64_t v);
 std::uint64_t recv_u64(int fd);
 
-// A parameter value out of range: "prog: message", cleanup, exit 2 (usage).
-[[noreturn]] void bad_param(const std::string& message);
-
 // Prints "<bench>: partner served N operations" when in --iters mode.
 void report_served(const Context& ctx, std::uint64_t n, const char* what = "operations");
 

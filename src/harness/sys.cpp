@@ -31,6 +31,13 @@ void die(const std::string& message) {
   _exit(kExitFailure);
 }
 
+void bad_param(const std::string& message) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "%s: %s\n", g_program_name, message.c_str());
+  run_cleanup();
+  _exit(kExitUsage);
+}
+
 void skip(const std::string& reason) {
   std::fflush(stdout);
   std::fprintf(stderr, "%s: skipped: %s\n", g_program_name, reason.c_str());

@@ -29,6 +29,9 @@ void set_program_name(const char* name);
 [[noreturn]] void die_errno(const char* what, int err);
 // "prog: message" on stderr, cleanup, exit 1.
 [[noreturn]] void die(const std::string& message);
+// A bad parameter value (out of range, not one of the choices): "prog:
+// message" on stderr, cleanup, exit 2 like every other usage error.
+[[noreturn]] void bad_param(const std::string& message);
 // "prog: skipped: reason" on stderr, cleanup, exit 77.
 [[noreturn]] void skip(const std::string& reason);
 

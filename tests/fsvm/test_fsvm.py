@@ -194,7 +194,7 @@ def test_lat_mem_rd_params(bin_dir):
     assert proc.returncode == 0, proc.stderr
     assert samples[0]["params"] == "size_kb=8,stride=128" and samples[0]["iters"] == 1000
     proc, _ = run(bin_dir, "lat_mem_rd", ["stride", "--param", "stride=12"] + quick())
-    assert proc.returncode == 1 and "stride" in proc.stderr
+    assert proc.returncode == 2 and "stride" in proc.stderr
 
 
 @pytest.mark.parametrize("variant", ["positive", "negative"])

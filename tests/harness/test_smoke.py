@@ -124,3 +124,25 @@ def test_list_names_cases_consistently(bin_dir):
                 expect += " @" + c["placement"]
             assert c["case"] == expect
             assert c["args"][0] == c["variant"]
+
+
+@pytest.mark.parametrize("args", [
+    ["lat_mem_rd", "stride", "--param", "stride=7"],
+    ["bw_mem", "rd", "--param", "size_kb=0"],
+    ["bw_mem", "rd", "--param", "size_kb=abc"],
+    ["lat_fs", "create", "--param", "mode=bogus"],
+    ["lat_pathwalk", "positive", "--param", "depth=0"],
+    ["lat_select", "select", "--param", "fds=0"],
+    ["lat_ctx", "ring", "--param", "procs=1"],
+    ["lat_udp", "rt", "--param", "size=0"],
+    ["lat_pipe", "rt", "--param", "x=1"],
+])
+def test_bad_parameter_value_is_a_usage_error(bin_dir, tmp_path, args):
+    if not (bin_dir / args[0]).exists():
+        pytest.fail(f"{args[0]} not built")
+    proc = subprocess.run([str(bin_dir / args[0])] + args[1:] + ["--iters", "1", "--samples", "1"],
+                          capture_output=True, text=True, timeout=30, env=dict(os.environ, TMPDIR=str(tmp_path)))
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith(args[0] + ": ")
+    assert proc.stdout == ""
+    assert list(tmp_path.iterdir()) == []
