@@ -221,11 +221,13 @@ def compare_tables(base, other, tables, base_key, other_key, opts=None):
     return rows, cells
 
 
-def _flatten(meta):
-    """meta dict -> {key or key.subkey: text}; nested objects one level."""
+def flatten_meta(meta, skip=RUN_ONLY_KEYS):
+    """meta dict -> {key or key.subkey: text}; nested objects one level;
+    keys in `skip` (by default those that differ between any two runs) left
+    out."""
     out = {}
     for k, v in meta.items():
-        if k in RUN_ONLY_KEYS:
+        if k in skip:
             continue
         if isinstance(v, dict) and v:
             for sk, sv in v.items():
@@ -238,8 +240,8 @@ def _flatten(meta):
 def meta_differences(base_meta, other_meta):
     """[(key, base text, other text)] for every condition that differs
     between the sides, other than the kernel itself."""
-    a = _flatten(base_meta)
-    b = _flatten(other_meta)
+    a = flatten_meta(base_meta)
+    b = flatten_meta(other_meta)
     keys = list(a) + [k for k in b if k not in a]
     return [(k, a.get(k, "(absent)"), b.get(k, "(absent)")) for k in keys if a.get(k) != b.get(k)]
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import stats
-from .compare import CATEGORIES, RUN_ONLY_KEYS, case_sort_key, category_of
+from .compare import CATEGORIES, RUN_ONLY_KEYS, case_sort_key, category_of, flatten_meta
 from .load import META, RUNS, SAMPLES, meta_text
 from .tables import column_unit
 
@@ -251,19 +251,8 @@ def _num_cell(v, div, cls="", title=""):
     return f"<td class='num {cls}' data-v='{v:.6g}'{t}>{_val(v, div)}</td>"
 
 
-def _flat_meta(meta):
-    out = {}
-    for k, v in meta.items():
-        if isinstance(v, dict) and v:
-            for sk, sv in v.items():
-                out[f"{k}.{sk}"] = meta_text(sv)
-        else:
-            out[k] = meta_text(v)
-    return out
-
-
 def _meta_table(m):
-    metas = [_flat_meta(g.meta) for g in m.groups]
+    metas = [flatten_meta(g.meta, skip=()) for g in m.groups]
     keys = []
     for fm in metas:
         for k in fm:
@@ -387,7 +376,7 @@ def render(m, out_path):
 def _meta_differences(m):
     """Flattened meta keys (other than the run's own bookkeeping and the
     kernel) whose values differ between the kernels."""
-    metas = [_flat_meta(g.meta) for g in m.groups]
+    metas = [flatten_meta(g.meta, skip=()) for g in m.groups]
     keys = []
     for fm in metas:
         for k in fm:
