@@ -11,8 +11,6 @@
 //             so on one CPU writer and reader alternate once per chunk.
 //             In --iters mode the partner reports the chunks it received
 //             (timed chunks + the one-chunk setup probe).
-#include <fcntl.h>
-#include <unistd.h>
 
 #include "harness/bench.hpp"
 #include "harness/ipc.hpp"
@@ -21,11 +19,7 @@ namespace {
 
 class PipeStream final : public kbench::ipc::Stream {
   void open_channel(kbench::Context&, kbench::ipc::Ends& mine, kbench::ipc::Ends& theirs) override {
-    int data[2], ack[2];
-    kbench::check(::pipe2(data, O_CLOEXEC), "pipe");
-    kbench::check(::pipe2(ack, O_CLOEXEC), "pipe");
-    mine = {ack[0], data[1]};
-    theirs = {data[0], ack[1]};
+    kbench::ipc::pipe_channel(mine, theirs);
   }
 };
 

@@ -11,7 +11,6 @@
 //             friends) set how much is in flight; they are not changed.
 //             In --iters mode the partner reports the chunks it received
 //             (timed chunks + the one-chunk setup probe).
-#include <sys/socket.h>
 
 #include "harness/bench.hpp"
 #include "harness/ipc.hpp"
@@ -20,10 +19,7 @@ namespace {
 
 class UnixStream final : public kbench::ipc::Stream {
   void open_channel(kbench::Context&, kbench::ipc::Ends& mine, kbench::ipc::Ends& theirs) override {
-    int sv[2];
-    kbench::check(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), "socketpair");
-    mine = {sv[0], sv[0]};
-    theirs = {sv[1], sv[1]};
+    kbench::ipc::unix_channel(mine, theirs);
   }
 };
 

@@ -10,8 +10,6 @@
 //             wake-ups, which are slow and erratic in many VMs. In --iters
 //             mode the partner reports the round trips it echoed (timed ops
 //             plus the setup probe).
-#include <fcntl.h>
-#include <unistd.h>
 
 #include "harness/bench.hpp"
 #include "harness/ipc.hpp"
@@ -20,11 +18,7 @@ namespace {
 
 class PipeRoundTrip final : public kbench::ipc::RoundTrip {
   void open_channel(kbench::Context&, kbench::ipc::Ends& mine, kbench::ipc::Ends& theirs) override {
-    int down[2], up[2];
-    kbench::check(::pipe2(down, O_CLOEXEC), "pipe");
-    kbench::check(::pipe2(up, O_CLOEXEC), "pipe");
-    mine = {up[0], down[1]};
-    theirs = {down[0], up[1]};
+    kbench::ipc::pipe_channel(mine, theirs);
   }
 };
 

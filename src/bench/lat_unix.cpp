@@ -8,7 +8,6 @@
 // Caveats   = same as lat_pipe: two context switches per op on one CPU,
 //             two cross-CPU wake-ups otherwise. In --iters mode the partner
 //             reports the round trips it echoed (timed ops + setup probe).
-#include <sys/socket.h>
 
 #include "harness/bench.hpp"
 #include "harness/ipc.hpp"
@@ -17,10 +16,7 @@ namespace {
 
 class UnixRoundTrip final : public kbench::ipc::RoundTrip {
   void open_channel(kbench::Context&, kbench::ipc::Ends& mine, kbench::ipc::Ends& theirs) override {
-    int sv[2];
-    kbench::check(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), "socketpair");
-    mine = {sv[0], sv[0]};
-    theirs = {sv[1], sv[1]};
+    kbench::ipc::unix_channel(mine, theirs);
   }
 };
 

@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <cinttypes>
 #include <cstring>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 
@@ -93,6 +94,21 @@ FdPair udp_pair(int family) {
   check(::connect(p.a, reinterpret_cast<sockaddr*>(&eb.addr), eb.len), "connect (udp)");
   check(::connect(p.b, reinterpret_cast<sockaddr*>(&ea.addr), ea.len), "connect (udp)");
   return p;
+}
+
+void pipe_channel(Ends& mine, Ends& theirs) {
+  int down[2], up[2];
+  check(::pipe2(down, O_CLOEXEC), "pipe");
+  check(::pipe2(up, O_CLOEXEC), "pipe");
+  mine = {up[0], down[1]};
+  theirs = {down[0], up[1]};
+}
+
+void unix_channel(Ends& mine, Ends& theirs) {
+  int sv[2];
+  check(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), "socketpair");
+  mine = {sv[0], sv[0]};
+  theirs = {sv[1], sv[1]};
 }
 
 void close_fd(int& fd) {

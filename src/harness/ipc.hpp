@@ -63,6 +63,11 @@ struct Ends {
   int rd = -1, wr = -1;
 };
 
+// The two channels every pipe and AF_UNIX benchmark uses: two pipes (one
+// each way), or one socketpair(AF_UNIX, SOCK_STREAM) used both ways.
+void pipe_channel(Ends& mine, Ends& theirs);
+void unix_channel(Ends& mine, Ends& theirs);
+
 // One message of exactly n bytes. Stream channels loop over short transfers;
 // a datagram must arrive whole.
 inline void send_msg(int fd, const void* buf, std::size_t n, bool datagram) {
