@@ -98,6 +98,7 @@ test: check-deps
 	$(MAKE) --no-print-directory all unit-tests
 	$(UNIT_BIN)
 	KBENCH_BUILD=$(BUILD) $(PYTHON) -m pytest -q tests
+	$(MAKE) --no-print-directory test-asan
 
 check-deps:
 	@PYTHON=$(PYTHON) tests/ensure-deps.sh
@@ -135,5 +136,80 @@ install: all
 	install -m 755 $(BENCH_BIN) $(DRIVER_BIN) $(DESTDIR)$(PREFIX)/lib/kbench/bin/
 	install -m 755 $(HELPER_BIN) $(DESTDIR)$(PREFIX)/lib/kbench/libexec/
 	$(if $(DRIVER_BIN),ln -sf ../lib/kbench/bin/kbench-run $(DESTDIR)$(PREFIX)/bin/kbench-run)
+
+# ---- Hardening: sanitizers and fuzzing --------------------------------------
+#   make test-asan   harness, binaries, driver and tests built with ASan+UBSan
+#                    into build/asan: unit tests, the fuzz corpus replayed,
+#                    the pytest suite and a quick driver run; any sanitizer
+#                    report fails it. `make test` ends with it.
+#   make test-tsan   the binaries that use threads, under ThreadSanitizer
+#                    (build/tsan), every case once.
+#   make fuzz        libFuzzer (clang) on each tests/fuzz/fuzz_*.cpp for
+#                    FUZZ_SECONDS s; new inputs go to build/fuzz/corpus,
+#                    `make fuzz-merge` folds them into tests/fuzz/corpus.
+# ASan and -static do not mix: these builds ignore STATIC. The exec helper
+# stays the plain static C program in every build.
+ASAN_BUILD    ?= build/asan
+TSAN_BUILD    ?= build/tsan
+FUZZ_BUILD    ?= build/fuzz
+FUZZ_CXX      ?= clang++
+FUZZ_SECONDS  ?= 60
+# GCC warns falsely about <regex> under -fsanitize (maybe-uninitialized).
+SAN_CXXFLAGS  := -O1 -g -fno-omit-frame-pointer $(if $(findstring clang,$(CXX)),,-Wno-maybe-uninitialized)
+ASAN_CXXFLAGS := $(SAN_CXXFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=undefined
+TSAN_CXXFLAGS := $(SAN_CXXFLAGS) -fsanitize=thread
+FUZZ_CXXFLAGS := -O1 -g -fno-omit-frame-pointer -Wno-error \
+                 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
+FUZZ_NAMES    := $(patsubst tests/fuzz/%.cpp,%,$(wildcard tests/fuzz/fuzz_*.cpp))
+DRIVER_LIB    := $(BUILD)/lib/libkbench-driver.a
+REPLAY_BIN    := $(patsubst %,$(BUILD)/tests/replay_%,$(FUZZ_NAMES))
+TSAN_BENCH    := $(patsubst src/bench/%.cpp,%,$(shell grep -lE 'std::(j?thread|async)|pthread_create' src/bench/*.cpp 2>/dev/null))
+SAN_MAKE       = $(MAKE) --no-print-directory STATIC=
+
+.PHONY: test-asan test-tsan fuzz fuzz-merge fuzz-replay
+
+$(DRIVER_LIB): $(filter-out %/main.o,$(DRIVER_OBJ))
+	@mkdir -p $(@D)
+	$(Q)rm -f $@
+	$(Q)$(AR) rcs $@ $^
+
+# A fuzz target with a plain main() that replays files (tests/fuzz/replay.cpp).
+$(BUILD)/tests/replay_%: $(BUILD)/obj/tests/fuzz/%.o $(BUILD)/obj/tests/fuzz/replay.o $(DRIVER_LIB) $(HARNESS_LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CXX) $(CXXFLAGS) $(LDFLAGS) $(KB_LDFLAGS) -o $@ $^
+
+fuzz-replay: $(REPLAY_BIN)
+
+# A libFuzzer binary (in the clang build only).
+$(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(DRIVER_LIB) $(HARNESS_LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CXX) $(CXXFLAGS) -fsanitize=fuzzer $(LDFLAGS) $(KB_LDFLAGS) -o $@ $^
+
+test-asan: check-deps
+	$(SAN_MAKE) BUILD=$(ASAN_BUILD) CXXFLAGS="$(ASAN_CXXFLAGS)" all unit-tests fuzz-replay
+	PYTHON=$(PYTHON) tests/faults/sanitizer-pass.sh asan $(ASAN_BUILD)
+
+test-tsan:
+	$(SAN_MAKE) BUILD=$(TSAN_BUILD) CXXFLAGS="$(TSAN_CXXFLAGS)" \
+	  $(patsubst %,$(TSAN_BUILD)/bin/%,$(TSAN_BENCH)) $(TSAN_BUILD)/libexec/kbench-exec-helper
+	PYTHON=$(PYTHON) tests/faults/sanitizer-pass.sh tsan $(TSAN_BUILD) $(TSAN_BENCH)
+
+fuzz:
+	@command -v $(FUZZ_CXX) >/dev/null 2>&1 || { echo "make fuzz needs clang: apt-get install -y clang" >&2; exit 1; }
+	$(SAN_MAKE) BUILD=$(FUZZ_BUILD) CXX=$(FUZZ_CXX) CXXFLAGS="$(FUZZ_CXXFLAGS)" $(patsubst %,$(FUZZ_BUILD)/fuzz/%,$(FUZZ_NAMES))
+	@for t in $(FUZZ_NAMES); do \
+	  mkdir -p $(FUZZ_BUILD)/corpus/$$t $(FUZZ_BUILD)/artifacts; \
+	  echo "== fuzz $$t for $(FUZZ_SECONDS) s"; \
+	  nice -n 19 $(FUZZ_BUILD)/fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -dict=tests/fuzz/$$t.dict \
+	    -artifact_prefix=$(FUZZ_BUILD)/artifacts/$$t- -print_final_stats=1 \
+	    $(FUZZ_BUILD)/corpus/$$t tests/fuzz/corpus/$$t || exit 1; \
+	done
+
+fuzz-merge:
+	@for t in $(FUZZ_NAMES); do \
+	  $(FUZZ_BUILD)/fuzz/$$t -merge=1 tests/fuzz/corpus/$$t $(FUZZ_BUILD)/corpus/$$t || exit 1; \
+	done
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
