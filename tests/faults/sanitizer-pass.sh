@@ -25,6 +25,7 @@ root=$(pwd)
 logs=$root/$build/san-logs
 rm -rf "$logs"
 mkdir -p "$logs"
+chmod 1777 "$logs"  # the unprivileged tests (uid 65534) report here too
 # exitcode=23: a sanitizer's exit is not mistaken for a benchmark's 1 or 77.
 asan_options="abort_on_error=0:halt_on_error=1:exitcode=23:log_path=$logs/asan"
 export ASAN_OPTIONS="detect_leaks=1:$asan_options"
