@@ -369,6 +369,7 @@ def test_fork_fails_under_rlimit_nproc(bin_dir, user_dir, as_nobody, bench, vari
     assert list(user_dir.iterdir()) == []
 
 
+@pytest.mark.skipif(not IS_ROOT, reason="needs root: RLIMIT_NPROC=2 must count a fresh uid's processes only")
 def test_driver_records_fork_failure(driver, bin_dir, user_dir, as_nobody):
     """The driver (1 process) may start a binary (2); the binary's fork (3) fails."""
     only_dir = user_dir / "bin"
