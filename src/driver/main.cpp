@@ -29,6 +29,7 @@
 #include "driver/results.hpp"
 #include "driver/rundir.hpp"
 #include "driver/schedule.hpp"
+#include "driver/scratch.hpp"
 #include "driver/signals.hpp"
 #include "driver/spawn.hpp"
 #include "driver/table.hpp"
@@ -196,6 +197,8 @@ int run(int argc, char** argv) {
     say("resuming " + run_id + ": " + std::to_string(to_run) + " invocations left");
 
   const std::vector<std::string> extra = extra_bench_args(o);
+  ScratchDir scratch;
+  bool scratch_warned = false;
   Progress progress(to_run, o.reps, static_cast<int>(cases.size()));
   int ran = 0;
   for (int rep = 0; rep < o.reps && !interrupt_signal(); ++rep) {
@@ -209,8 +212,18 @@ int run(int argc, char** argv) {
       argv_full.insert(argv_full.end(), {"--run-id", run_id, "--rep", std::to_string(rep)});
       argv_full.insert(argv_full.end(), extra.begin(), extra.end());
       progress.starting(c.name, rep, static_cast<int>(i));
+      std::string scratch_error;
+      if (!scratch.prepare(&scratch_error) && !scratch_warned) {
+        say("warning: " + scratch_error + "; files of killed benchmarks may be left behind");
+        scratch_warned = true;
+      }
       const SpawnResult r = spawn_and_wait(argv_full, o.timeout_s);
-      const Outcome out = judge(r, o.timeout_s);
+      Outcome out = judge(r, o.timeout_s);
+      out.temp_left = scratch.sweep();
+      if (out.temp_left != 0 && out.status == "ok")
+        say("warning: " + c.name + " (rep " + std::to_string(rep) + ") left " +
+            (out.temp_left < 0 ? std::string("a temporary directory that could not be removed")
+                               : std::to_string(out.temp_left) + " temporary entries") + " behind");
       // Samples first, then the record: a record is the promise that its
       // samples are complete.
       if (!out.samples.empty()) samples_file.append(out.samples);

@@ -139,6 +139,7 @@ std::string runs_record(const std::string& run_id, const Case& c, int rep,
   j.set("binary", JsonValue::string(c.binary));
   j.set("dropped_partial_bytes", JsonValue::integer(static_cast<long long>(o.dropped_partial_bytes)));
   j.set("dropped_lines", JsonValue::integer(o.dropped_lines));
+  j.set("temp_left_behind", JsonValue::integer(o.temp_left));
   j.set("stdout_truncated", JsonValue::boolean(r.out_truncated));
   j.set("ended_utc", JsonValue::string(utc_now_iso()));
   return json_dump(j) + "\n";

@@ -26,6 +26,7 @@ struct Outcome {
   int n_samples = 0;
   std::size_t dropped_partial_bytes = 0;
   int dropped_lines = 0;  // complete lines that were not JSON objects
+  int temp_left = 0;      // entries left in its private $TMPDIR (-1: could not remove)
 };
 
 Outcome judge(const SpawnResult& r, double timeout_s);

@@ -331,11 +331,9 @@ def test_driver_records_sigkilled_benchmark(driver, bin_dir, tmp_path):
     assert "crashed: lat_pipe rt @unpinned" in err
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "driver bug (reported): kbench-run runs every binary with the driver's own TMPDIR and never cleans "
-    "it, so a binary killed by SIGKILL (or crashed) leaves its kbench-<bench>-XXXXXX directory behind; "
-    "a private TMPDIR per invocation, removed after the child is reaped, would fix it"))
 def test_driver_sigkill_leaves_no_temp_dir(driver, bin_dir, tmp_path):
+    """Nothing can clean up after SIGKILL in the binary itself: the driver's
+    private per-invocation TMPDIR is removed, and what was in it counted."""
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     env = dict(os.environ, TMPDIR=str(tmp))
@@ -349,6 +347,9 @@ def test_driver_sigkill_leaves_no_temp_dir(driver, bin_dir, tmp_path):
             proc.kill()
             proc.wait()
     assert list(tmp.iterdir()) == []
+    runs = [json.loads(l) for p in out.rglob("runs.jsonl") for l in p.read_text().splitlines()]
+    killed = [r for r in runs if r["signal"] == signal.SIGKILL]
+    assert killed and killed[0]["temp_left_behind"] >= 1
 
 
 # ---- fork fails (RLIMIT_NPROC) --------------------------------------------------------------
