@@ -164,7 +164,8 @@ FUZZ_NAMES    := $(patsubst tests/fuzz/%.cpp,%,$(wildcard tests/fuzz/fuzz_*.cpp)
 DRIVER_LIB    := $(BUILD)/lib/libkbench-driver.a
 REPLAY_BIN    := $(patsubst %,$(BUILD)/tests/replay_%,$(FUZZ_NAMES))
 TSAN_BENCH    := $(patsubst src/bench/%.cpp,%,$(shell grep -lE 'std::(j?thread|async)|pthread_create' src/bench/*.cpp 2>/dev/null))
-SAN_MAKE       = $(MAKE) --no-print-directory STATIC=
+# The sanitizer builds compile in parallel unless make already runs with -j.
+SAN_MAKE       = $(MAKE) --no-print-directory STATIC= $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 2))
 
 .PHONY: test-asan test-tsan fuzz fuzz-merge fuzz-replay
 
