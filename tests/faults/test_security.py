@@ -177,6 +177,27 @@ def test_strace_temp_files_private_and_exclusive(bin_dir, tmp_path):
     assert list(tmp.iterdir()) == []
 
 
+@pytest.mark.skipif(not strace_usable(), reason="strace missing or not allowed here")
+def test_strace_driver_temp_files_private_and_exclusive(driver, bin_dir, tmp_path):
+    """The driver's per-invocation TMPDIR is itself a private mkdtemp directory."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    out = tmp_path / "out"
+    env = no_leak_check(dict(os.environ, TMPDIR=str(tmp)))
+    trace = tmp_path / "trace"
+    proc = subprocess.run(["strace", "-f", "-qq", "-y", "-e", "trace=open,openat,creat,mkdir,mkdirat,rename,renameat2",
+                           "-o", str(trace), str(driver), "--no-table", "--bin-dir", str(bin_dir), "--only",
+                           r"^(lat_syscall stat|lat_fs create dir=default,mode=fresh,size_kb=0|bw_file_rd io_only size_kb=512)$",
+                           "--reps", "1", "--samples", "1", "--out", str(out)],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    made = [m for m in creations(trace.read_text()) if m[1].startswith(str(tmp) + "/")]
+    assert made, "nothing was created in TMPDIR"
+    problems = check_creations(tmp, made)
+    assert not problems, "\n".join(problems)
+    assert list(tmp.iterdir()) == []
+
+
 # Names the binaries use inside their private directories (seen with
 # strace), and names an attacker would guess.
 PLANTED_NAMES = ["file", "data", "f0000000", "s0", "s1", "abcdefgh", "kbench", "tmp", "sock", "fifo"]
