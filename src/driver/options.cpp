@@ -6,11 +6,21 @@
 // interrupted run meant.
 #include "driver/options.hpp"
 
+#include <fcntl.h>
 #include <regex.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+
+// Present only in sanitizer builds: the regex probe's child points the
+// sanitizer's reports at /dev/null, since its running out of memory is the
+// expected outcome of the probe, not a finding.
+extern "C" void __sanitizer_set_report_fd(void* fd) __attribute__((weak));
 
 namespace kbench::driver {
 
@@ -44,7 +54,42 @@ long long parse_integer(const std::string& opt, const std::string& v, long long 
   return n;
 }
 
+// glibc's regcomp can need memory exponential in the pattern (stacked or
+// nested repetitions: 25 '+' signs in a row take gigabytes). So the pattern
+// is first compiled in a child whose address space may grow by 256 MB and
+// which has 5 s; if it does not manage, the pattern is refused. The limit
+// is relative to the current size so that sanitizer builds, which reserve
+// terabytes of shadow memory up front, work too.
+bool regex_affordable(const std::string& re) {
+  long pages = 0;
+  if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(f, "%ld", &pages) != 1) pages = 0;
+    std::fclose(f);
+  }
+  const rlim_t now = static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE));
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) return true;  // cannot check: let regcomp below decide
+  if (pid == 0) {
+    const rlimit lim{now + (256u << 20), now + (256u << 20)};
+    if (__sanitizer_set_report_fd) {
+      const long fd = open("/dev/null", O_WRONLY);
+      if (fd >= 0) __sanitizer_set_report_fd(reinterpret_cast<void*>(fd));
+    }
+    if (now > 0) setrlimit(RLIMIT_AS, &lim);
+    alarm(5);
+    regex_t r;
+    _exit(regcomp(&r, re.c_str(), REG_EXTENDED | REG_NOSUB) == REG_ESPACE ? 3 : 0);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 void check_regex(const std::string& opt, const std::string& re) {
+  if (!regex_affordable(re))
+    throw UsageError{opt + ": regular expression too costly to compile (nested or stacked repetitions): '" + re + "'"};
   regex_t r;
   const int rc = regcomp(&r, re.c_str(), REG_EXTENDED | REG_NOSUB);
   if (rc != 0) {
@@ -198,9 +243,11 @@ void options_from_json(const JsonValue& j, Options& o) {
   if (!o.bin_dir_given) {
     if (auto s = j.get_string("bin_dir")) o.bin_dir = *s;
   }
-  if (const JsonValue* v = j.find("reps"); v && v->as_int() && *v->as_int() >= 1)
+  // The same bounds as on the command line: a hand-edited meta.json must not
+  // wrap around in the cast.
+  if (const JsonValue* v = j.find("reps"); v && v->as_int() && *v->as_int() >= 1 && *v->as_int() <= 100000)
     o.reps = static_cast<int>(*v->as_int());
-  if (const JsonValue* v = j.find("samples"); v && v->as_int() && *v->as_int() >= 1)
+  if (const JsonValue* v = j.find("samples"); v && v->as_int() && *v->as_int() >= 1 && *v->as_int() <= 1000000)
     o.samples = static_cast<int>(*v->as_int());
   if (const JsonValue* v = j.find("quick")) o.quick = v->as_bool();
   if (auto s = j.get_string("counters")) o.counters = *s;

@@ -336,6 +336,15 @@ def test_bad_options_exit_2(driver, tmp_path, args):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("regex", ["a" + "+" * 40, ".*{32767}", "((x{255}){255}){255}"])
+def test_regex_too_costly_to_compile_is_refused(driver, tmp_path, regex):
+    """glibc's regcomp can need gigabytes for stacked repetitions: such a
+    pattern is tried in a memory-limited child and refused, exit 2."""
+    proc = run_driver(driver, "--list", "--only", regex, "--out", tmp_path, bin_dir=None)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("kbench-run: --only: regular expression too costly to compile")
+
+
 def test_help(driver):
     proc = run_driver(driver, "--help", bin_dir=None)
     assert proc.returncode == 0 and "--resume" in proc.stdout
