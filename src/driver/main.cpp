@@ -244,6 +244,7 @@ int run(int argc, char** argv) {
   const int sig = interrupt_signal();
   meta.set("ended_utc", JsonValue::string(utc_now_iso()));
   meta.set("loadavg_after", read_loadavg());
+  meta.set("busy_processes_after", busy_processes(0.5, 5));
   meta.set("swap_after", read_swap_counters());
   const auto w = end_warnings(meta);
   push_warnings(meta, w);
