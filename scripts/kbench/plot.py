@@ -17,7 +17,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-from matplotlib.ticker import FixedLocator, NullLocator  # noqa: E402
+from matplotlib.ticker import FixedLocator, FormatStrFormatter, NullLocator  # noqa: E402
 
 from . import stats  # noqa: E402
 from .compare import CATEGORIES, case_sort_key  # noqa: E402
@@ -28,8 +28,14 @@ plt.rcParams.update({
     "svg.hashsalt": "kbench", "svg.fonttype": "none",
 })
 
-COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2",
-          "#7f7f7f", "#bcbd22"]
+# No red and no green: on the page those mean slower and faster, and a
+# kernel's series colour must not look like a verdict.
+COLORS = ["#1f77b4", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+          "#393b79", "#8c6d31"]
+# Ratio axes are logarithmic (x2 and x0.5 equally far from 1) and clipped
+# to this range, so one case with a huge interval (a cross-CPU wake-up on a
+# VM) does not flatten the rest; a clipped whisker runs off the edge.
+RATIO_LIMITS = (0.25, 4.0)
 MAX_BARS = 40  # cases per bar chart; more are split into parts
 
 
@@ -126,6 +132,15 @@ def _bars(names, comparisons, metric, title):
                     bottom = c.lo if not math.isnan(c.lo) else v
                     ax.text(p, min(v, bottom), mark, ha="center", va="top", fontsize=9)
     ax.axhline(1.0, color="black", linewidth=1.0)
+    ax.set_yscale("log")
+    shown = [v for (_, rows) in comparisons for r in rows if r.case in set(names)
+             for v in (r.cmp.lo, r.cmp.hi, r.cmp.ratio) if not math.isnan(v) and v > 0]
+    low = max(RATIO_LIMITS[0], min(shown + [1.0]) / 1.1)
+    high = min(RATIO_LIMITS[1], max(shown + [1.0]) * 1.1)
+    ax.set_ylim(min(low, 0.9), max(high, 1.1))
+    ax.yaxis.set_major_locator(FixedLocator([0.25, 0.5, 0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0, 3.0, 4.0]))
+    ax.yaxis.set_minor_locator(NullLocator())
+    ax.yaxis.set_major_formatter(FormatStrFormatter("%.2g"))
     ax.set_xticks(x)
     ax.set_xticklabels(names, rotation=60, ha="right", fontsize=7)
     what = "time" if metric == "latency" else "bandwidth"
