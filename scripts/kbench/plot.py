@@ -102,7 +102,7 @@ def category_bars(base_label, comparisons, out_dir, formats=("png", "svg")):
 def _bars(names, comparisons, metric, title):
     k = len(comparisons)
     width = 0.8 / k
-    fig_w = min(18, max(5, 0.32 * len(names) * max(1, k) + 2))
+    fig_w = min(18, max(8, 0.32 * len(names) * max(1, k) + 2))  # 8: room for the title
     fig, ax = plt.subplots(figsize=(fig_w, 4.2))
     x = np.arange(len(names))
     for i, (label, rows) in enumerate(comparisons):
