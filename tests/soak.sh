@@ -42,7 +42,7 @@ procs() {  # pid comm state, every process but this script and its subshells
   for d in /proc/[0-9]*; do
     pid=${d#/proc/}
     [ "$pid" = $$ ] && continue
-    read -r rest < "$d/stat" 2>/dev/null || continue
+    { read -r rest < "$d/stat"; } 2>/dev/null || continue  # gone since the glob
     comm=${rest#*(}; comm=${comm%)*}
     rest=${rest##*) }; state=${rest%% *}; rest=${rest#* }; ppid=${rest%% *}
     rest=${rest#* }; pgrp=${rest%% *}
