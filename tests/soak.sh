@@ -14,7 +14,8 @@
 #     exec helper is left (by name), and none is a zombie; other new
 #     processes on this shared machine are listed, not failed;
 #   - the driver's descriptors: /proc/<pid>/fd is sampled through every run;
-#     the largest count may not grow from one run to the next, nor exceed 32;
+#     the largest count may not exceed the first run's by more than the 2
+#     pipe ends open while a child is being spawned, nor exceed 32;
 #   - temporary files: no new kbench-* entry in /tmp or $TMPDIR; the total
 #     number of entries in /tmp is reported (others use it too);
 #   - sockets: no new listening TCP socket (IPv4/IPv6), no new bound UDP
@@ -105,7 +106,11 @@ for i in $(seq 1 "$n"); do
     [ "$rc" -ne 1 ] && tail -n 5 "$out/run$i.stderr" | sed 's/^/    /' >&2
   fi
   [ -z "$first_max" ] && first_max=$max
-  if [ "$max" -gt 32 ] || [ "$max" -gt "$first_max" ]; then
+  # Sampling every 0.2 s sometimes lands in the instant a child is being
+  # spawned, when the write ends of its stdout and stderr pipes are still
+  # open in the driver: 2 more than its steady count. A leak grows by at
+  # least one per invocation (hundreds per run), far beyond that.
+  if [ "$max" -gt 32 ] || [ "$max" -gt $((first_max + 2)) ]; then
     problem "run $i: the driver had $max descriptors open (first run: $first_max): $maxlist"
   fi
 
