@@ -111,7 +111,10 @@ class Side:
         self.label = label
         self.runs = list(runs)
         self.cases = pool_cases(self.runs, warn)
-        self.id = ",".join(sorted(r.run_id for r in self.runs)) or label
+        # Seeds the side's bootstrap stream: the label too, so that two sides
+        # built from copies of one run (same run ids) still resample
+        # independently instead of in lockstep.
+        self.id = label + "|" + ",".join(sorted(r.run_id for r in self.runs))
         self._boot = {}
 
     @classmethod
