@@ -10,6 +10,8 @@ import math
 from dataclasses import dataclass, field
 
 from . import stats
+from .counters import LABELS as COUNTER_LABELS, changes as counter_changes
+from .counters import fmt as counter_fmt, fmt_change as counter_fmt_change
 from .load import natural_key, pool_cases, meta_text
 
 CATEGORIES = [
@@ -330,6 +332,17 @@ def format_report(rep, changed_only=False, opts=None):
         out.append(f"== {cat} ({direction})")
         cells = [row_cells(r) for r in rows]
         out.append(table(headers, [[c[k] for k in keys] for c in cells], right={1, 2, 5, 8}))
+    crows = []
+    for r in rep.rows:
+        if changed_only and not r.cmp.significant:
+            continue
+        for k, a, b, pct in counter_changes(rep.base.cases.get(r.case), rep.other.cases.get(r.case)):
+            crows.append([r.case, COUNTER_LABELS[k], counter_fmt(a), counter_fmt(b), counter_fmt_change(pct)])
+    if crows:
+        out.append("")
+        out.append("== counters per operation (median over reps; the time's verdict above is the one that "
+                   "counts: counters explain it)")
+        out.append(table(["case", "counter", "base", "other", "change"], crows, right={2, 3}))
     out.append("")
     order = [stats.FASTER, stats.SLOWER, stats.SAME, stats.FEW, stats.MISSING, stats.UNDEFINED]
     out.append("Summary: " + ", ".join(f"{counts[v]} {v}" for v in order if counts.get(v)))

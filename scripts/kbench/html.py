@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import stats
+from . import counters, stats
 from .compare import CATEGORIES, RUN_ONLY_KEYS, case_sort_key, category_of, flatten_meta
 from .load import META, RUNS, SAMPLES, meta_text
 from .tables import column_unit
@@ -290,6 +290,41 @@ def _raw_files(m, out_dir):
     return out
 
 
+def _counters(m):
+    """Counters per operation (runs made with --counters), one row per case
+    and kernel; other kernels' cells carry the change against the baseline
+    in their title."""
+    per_case = {}
+    for g in m.groups:
+        for c in g.cases.values():
+            if c.counters:
+                per_case.setdefault(c.name, []).append((g, c))
+    if not per_case:
+        return []
+    vals = {(g.key, c.name): counters.headlines(c) for rows in per_case.values() for g, c in rows}
+    cols = counters.columns(list(vals.values()))
+    out = ["<h2 id='counters'>Counters per operation</h2>",
+           "<p class='note'>From runs made with <code>--counters</code>: each counter's total over a sample "
+           "divided by its operations, the median over reps of each rep's median; IPC = instructions / "
+           "cycles.  A counter the machine lacks is left blank, never shown as zero.  Hover a cell for the "
+           "change against the baseline.</p>",
+           "<table class='sort'><thead><tr><th>case</th><th>kernel</th>"
+           + "".join(f"<th>{esc(counters.LABELS[k])}</th>" for k in cols) + "</tr></thead><tbody>"]
+    for name in sorted(per_case, key=lambda n: case_sort_key(per_case[n][0][1])):
+        base_vals = vals.get((m.baseline.key, name), {})
+        for g, c in per_case[name]:
+            v = vals[(g.key, name)]
+            cells = []
+            for k in cols:
+                title = ""
+                if g.key != m.baseline.key and k in v and k in base_vals and base_vals[k] > 0:
+                    title = f" title='{esc(counters.fmt_change((v[k] / base_vals[k] - 1) * 100))} than the baseline'"
+                cells.append(f"<td class='num'{title}>{esc(counters.fmt(v.get(k, math.nan)))}</td>")
+            out.append(f"<tr><td>{esc(name)}</td><td>{esc(g.label)}</td>" + "".join(cells) + "</tr>")
+    out.append("</tbody></table>")
+    return out
+
+
 def _problems(m):
     from .summary import problems
     items = []
@@ -365,6 +400,7 @@ def render(m, out_path):
     parts += _summary_tables(m)
     parts += _charts(m, out_dir)
     parts += _all_cases(m, out_dir)
+    parts += _counters(m)
     parts += _problems(m)
     parts += _meta_table(m)
     parts += _raw_files(m, out_dir)

@@ -44,11 +44,19 @@ class Warnings:
             self.sink(msg)
 
 
+# Per-sample perf counters (--counters): totals over one sample; per
+# operation = value / iters. A counter the machine lacks is null: skipped.
+COUNTER_KEYS = ("instructions", "cycles", "branches", "branch_misses", "cache_references",
+                "cache_misses", "l1d_read_misses", "dtlb_misses", "task_clock_ns",
+                "context_switches", "cpu_migrations", "page_faults")
+
+
 @dataclass
 class Case:
     """All samples of one case, keyed by rep: (run_id, rep_idx) -> values.
 
-    values are ns per op for latency, MB/s for bandwidth.
+    values are ns per op for latency, MB/s for bandwidth. counters: counter
+    name -> {rep key -> [count per operation, one per sample]}.
     """
     name: str
     bench: str
@@ -57,6 +65,7 @@ class Case:
     placement: str
     metric: str
     reps: dict = field(default_factory=dict)
+    counters: dict = field(default_factory=dict)
 
     @property
     def param_dict(self):
@@ -428,6 +437,12 @@ def read_samples(path, run_id, warn):
         if not isinstance(rid, str) or not rid:
             rid = run_id
         c.reps.setdefault((rid, rep), []).append(value)
+        iters = obj.get("iters")
+        if _is_int(iters) and iters > 0:
+            for k in COUNTER_KEYS:
+                v = obj.get(k)
+                if _is_num(v) and math.isfinite(v) and v >= 0:
+                    c.counters.setdefault(k, {}).setdefault((rid, rep), []).append(v / iters)
     return cases, counter["bad"]
 
 
@@ -546,6 +561,9 @@ def pool_cases(runs, warn=None):
                              f"another directory (a copied run?); counted once")
                     continue
                 p.reps[k] = list(v)
+                for name_, by_rep in c.counters.items():
+                    if k in by_rep:
+                        p.counters.setdefault(name_, {})[k] = list(by_rep[k])
     return pooled
 
 

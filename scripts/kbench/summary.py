@@ -2,7 +2,7 @@
 import csv
 import math
 
-from . import stats
+from . import counters, stats
 from .compare import CATEGORIES, case_sort_key, category_of
 from .text import table
 
@@ -87,6 +87,13 @@ def format_group(group):
         out.append("")
         out.append(f"== {cat}")
         out.append(table(HEADERS, cells, right={1, 2, 3, 4, 5, 7}))
+    counted = [c for c, _ in rows if c.counters]
+    if counted:
+        headers, cells = counters.table_rows(counted)
+        out.append("")
+        out.append("== counters per operation (median over reps of each rep's median of count/iters; "
+                   "IPC = instructions/cycles; a counter this machine lacks is left out)")
+        out.append(table(headers, cells, right=set(range(1, len(headers)))))
     probs = problems(group)
     if probs:
         out.append("")
