@@ -118,6 +118,18 @@ def _open_out(path):
     return open(p, "w", encoding="utf-8", newline=""), True
 
 
+def _write_csv(path, write, items):
+    """write(items, file) to PATH ('-': stdout), if a path was given."""
+    if not path:
+        return
+    f, close = _open_out(path)
+    try:
+        write(items, f)
+    finally:
+        if close:
+            f.close()
+
+
 def _resolve(path_text, results):
     """A directory argument: as given, else under the results root."""
     p = Path(path_text)
@@ -152,15 +164,8 @@ def _summarize(argv):
             groups.append(g)
     else:
         groups = load.group_runs(runs, _warn)
-    texts = [summary.format_group(g) for g in groups]
-    print("\n\n".join(texts))
-    if a.csv:
-        f, close = _open_out(a.csv)
-        try:
-            summary.write_csv(groups, f)
-        finally:
-            if close:
-                f.close()
+    print("\n\n".join(summary.format_group(g) for g in groups))
+    _write_csv(a.csv, summary.write_csv, groups)
     return 0
 
 
@@ -218,15 +223,8 @@ def _compare(argv):
                 base.label = f"{base_label} [{_short_id(base)}]"
                 side.label = f"{side.label} [{_short_id(side)}]"
             reports.append(compare.run_compare(base, side, opts))
-    texts = [compare.format_report(r, a.changed, opts) for r in reports]
-    print("\n\n".join(texts))
-    if a.csv:
-        f, close = _open_out(a.csv)
-        try:
-            compare.write_csv(reports, f)
-        finally:
-            if close:
-                f.close()
+    print("\n\n".join(compare.format_report(r, a.changed, opts) for r in reports))
+    _write_csv(a.csv, compare.write_csv, reports)
     return 0
 
 

@@ -56,6 +56,20 @@ class Table:
     columns: list
 
 
+def _matching_params(c, bench, variant, want, placement):
+    """The parameters of case c if it is bench/variant with samples, the
+    placement (when one is required) and every parameter of `want`; else
+    None."""
+    if c.bench != bench or c.variant != variant or not c.reps:
+        return None
+    if placement is not None and c.placement != placement:
+        return None
+    p = parse_params(c.params)
+    if any(p.get(k) != v for k, v in want.items()):
+        return None
+    return p
+
+
 def find_case(group, bench, variant, params=None, placement=None):
     """The case of `group` with this bench and variant whose params include
     `params` (a dict); placement: required placement or None for any.  The
@@ -63,12 +77,8 @@ def find_case(group, bench, variant, params=None, placement=None):
     want = {k: str(v) for k, v in (params or {}).items()}
     best = None
     for c in group.cases.values():
-        if c.bench != bench or c.variant != variant or not c.reps:
-            continue
-        if placement is not None and c.placement != placement:
-            continue
-        p = parse_params(c.params)
-        if any(p.get(k) != v for k, v in want.items()):
+        p = _matching_params(c, bench, variant, want, placement)
+        if p is None:
             continue
         extra = len(p) - len(want)
         if best is None or (extra, c.name) < best[0]:
@@ -83,12 +93,8 @@ def param_values(groups, bench, variant, key, params=None, placement=None):
     out = set()
     for g in groups:
         for c in g.cases.values():
-            if c.bench != bench or c.variant != variant or not c.reps:
-                continue
-            if placement is not None and c.placement != placement:
-                continue
-            p = parse_params(c.params)
-            if any(p.get(k) != v for k, v in want.items()):
+            p = _matching_params(c, bench, variant, want, placement)
+            if p is None:
                 continue
             try:
                 out.add(int(p[key]))
