@@ -38,8 +38,7 @@ class MemBw final : public kbench::Fixture {
   explicit MemBw(Op op) : op_(op) {}
 
   void setup(kbench::Context& ctx) override {
-    const std::uint64_t kb = ctx.param_u64("size_kb");
-    if (kb == 0 || kb > (64ull << 20)) kbench::bad_param("size_kb must be between 1 and 67108864");
+    const std::uint64_t kb = ctx.param_u64("size_kb", 1, 67108864);
     size_ = kb * 1024;
     const bool two = op_ == Op::cp || op_ == Op::bcopy;
     kbench::require_memory(size_ * (two ? 2 : 1), "bw_mem " + ctx.variant());

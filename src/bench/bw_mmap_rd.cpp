@@ -34,8 +34,7 @@ class MmapRead final : public kbench::Fixture {
   explicit MmapRead(bool open_each) : open_each_(open_each) {}
 
   void setup(kbench::Context& ctx) override {
-    const std::uint64_t kb = ctx.param_u64("size_kb");
-    if (kb == 0 || kb > (16ull << 20)) kbench::bad_param("size_kb must be between 1 and 16777216");
+    const std::uint64_t kb = ctx.param_u64("size_kb", 1, 16777216);
     size_ = kb * 1024;
     kbench::require_memory(size_, "bw_mmap_rd (the file must stay in the page cache)");
     path_ = ctx.temp_dir() + "/data";

@@ -60,15 +60,11 @@ class WorkingSet {
 };
 
 std::uint64_t procs_param(const kbench::Context& ctx) {
-  const std::uint64_t p = ctx.param_u64("procs");
-  if (p < 2 || p > 256) kbench::bad_param("procs must be between 2 and 256");
-  return p;
+  return ctx.param_u64("procs", 2, 256);
 }
 
 std::uint64_t size_param(const kbench::Context& ctx) {
-  const std::uint64_t kb = ctx.param_u64("size_kb");
-  if (kb > 1024 * 1024) kbench::bad_param("size_kb must be at most 1048576");
-  return kb;
+  return ctx.param_u64("size_kb", 0, 1048576);
 }
 
 class Ring final : public kbench::Fixture {

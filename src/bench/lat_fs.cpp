@@ -61,8 +61,7 @@ class FsOps final : public kbench::Fixture {
 
   void setup(kbench::Context& ctx) override {
     fresh_ = ctx.param_choice("mode", {"fresh", "reuse"}) == "fresh";
-    const std::uint64_t kb = ctx.param_u64("size_kb");
-    if (kb > 65536) kbench::bad_param("size_kb must be at most 65536");
+    const std::uint64_t kb = ctx.param_u64("size_kb", 0, 65536);
     data_.assign(kb * 1024, 'x');
     const std::string& dir = ctx.param("dir");
     if (dir.find_first_of(",=") != std::string::npos) kbench::die("dir must not contain ',' or '='");

@@ -33,13 +33,12 @@ class Chase final : public kbench::Fixture {
   explicit Chase(bool random) : random_(random) {}
 
   void setup(kbench::Context& ctx) override {
-    const std::uint64_t kb = ctx.param_u64("size_kb");
+    const std::uint64_t kb = ctx.param_u64("size_kb", 1, 64ull << 20);
     const std::uint64_t stride = random_ ? kLine : ctx.param_u64("stride");
     if (stride < sizeof(void*) || stride % sizeof(void*) != 0)
       kbench::bad_param("stride must be a multiple of " + std::to_string(sizeof(void*)));
-    if (kb == 0 || kb > (64ull << 20)) kbench::bad_param("size_kb must be between 1 and 67108864");
     const std::size_t size = kb * 1024;
-    if (size < 2 * stride) kbench::die("size_kb must hold at least two strides");
+    if (size < 2 * stride) kbench::bad_param("size_kb must hold at least two strides");
     kbench::require_memory(size + (random_ ? size / kLine * sizeof(std::uint32_t) : 0),
                            "lat_mem_rd " + ctx.variant());
     buf_ = kbench::Buffer(size, 0);

@@ -36,10 +36,8 @@ class PathWalk final : public kbench::Fixture {
   explicit PathWalk(bool positive) : positive_(positive) {}
 
   void setup(kbench::Context& ctx) override {
-    const std::uint64_t depth = ctx.param_u64("depth");
-    const std::uint64_t len = ctx.param_u64("name_len");
-    if (depth < 1 || depth > 64) kbench::bad_param("depth must be between 1 and 64");
-    if (len < 1 || len > NAME_MAX) kbench::bad_param("name_len must be between 1 and " + std::to_string(NAME_MAX));
+    const std::uint64_t depth = ctx.param_u64("depth", 1, 64);
+    const std::uint64_t len = ctx.param_u64("name_len", 1, NAME_MAX);
     if (depth * (len + 1) >= PATH_MAX) kbench::bad_param("depth * (name_len + 1) must be below PATH_MAX");
     const std::string& root = ctx.temp_dir();
     ctx.set_info("fs_type", kbench::fs_type_of(root));

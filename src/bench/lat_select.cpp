@@ -51,9 +51,8 @@ class Select final : public kbench::Fixture {
   explicit Select(Call call) : call_(call) {}
 
   void setup(kbench::Context& ctx) override {
-    n_ = ctx.param_u64("fds");
+    n_ = ctx.param_u64("fds", 1, 100000);
     const bool tcp = ctx.param_choice("type", {"file", "tcp"}) == "tcp";
-    if (n_ < 1 || n_ > 100000) kbench::bad_param("fds must be between 1 and 100000");
     if (call_ == Call::epoll && !tcp) kbench::skip("epoll cannot watch regular files (epoll_ctl fails with EPERM)");
     if (call_ == Call::select && n_ > FD_SETSIZE)
       kbench::skip("select handles at most FD_SETSIZE = " + std::to_string(FD_SETSIZE) + " descriptors");

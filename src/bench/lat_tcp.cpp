@@ -23,8 +23,7 @@ class TcpRoundTrip final : public kbench::ipc::RoundTrip {
     theirs = {p.b, p.b};
   }
   std::size_t message_size(kbench::Context& ctx) override {
-    const std::uint64_t n = ctx.param_u64("size");
-    if (n < 1 || n > (1u << 24)) kbench::bad_param("size must be between 1 and 16777216 bytes");
+    const std::uint64_t n = ctx.param_u64("size", 1, 16777216);
     return static_cast<std::size_t>(n);
   }
 };

@@ -27,8 +27,7 @@ class UdpRoundTrip final : public kbench::ipc::RoundTrip {
     theirs = {p.b, p.b};
   }
   std::size_t message_size(kbench::Context& ctx) override {
-    const std::uint64_t n = ctx.param_u64("size");
-    if (n < 1 || n > 65507) kbench::bad_param("size must be between 1 and 65507 bytes");
+    const std::uint64_t n = ctx.param_u64("size", 1, 65507);
     return static_cast<std::size_t>(n);
   }
   bool datagram() const override { return true; }

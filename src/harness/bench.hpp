@@ -44,6 +44,9 @@ class Context {
   const std::string& param(const std::string& key) const;
   // The parameter as a whole number; a bad value is a usage error (exit 2).
   std::uint64_t param_u64(const std::string& key) const;
+  // The same, and outside [lo, hi] a usage error: "KEY must be between LO
+  // and HI" (exit 2).
+  std::uint64_t param_u64(const std::string& key, std::uint64_t lo, std::uint64_t hi) const;
   // The parameter as one of the allowed words; otherwise exit 2.
   const std::string& param_choice(const std::string& key, const std::vector<std::string>& allowed) const;
 

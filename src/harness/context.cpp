@@ -22,6 +22,13 @@ std::uint64_t Context::param_u64(const std::string& key) const {
   return v;
 }
 
+std::uint64_t Context::param_u64(const std::string& key, std::uint64_t lo, std::uint64_t hi) const {
+  const std::uint64_t v = param_u64(key);
+  if (v < lo || v > hi)
+    bad_param(key + " must be between " + std::to_string(lo) + " and " + std::to_string(hi));
+  return v;
+}
+
 const std::string& Context::param_choice(const std::string& key,
                                          const std::vector<std::string>& allowed) const {
   const std::string& v = param(key);

@@ -172,8 +172,7 @@ void RoundTrip::teardown() {
 // ---- Stream ----------------------------------------------------------------
 
 void Stream::setup(Context& ctx) {
-  const std::uint64_t kb = ctx.param_u64("chunk_kb");
-  if (kb < 1 || kb > 1024 * 1024) bad_param("chunk_kb must be between 1 and 1048576");
+  const std::uint64_t kb = ctx.param_u64("chunk_kb", 1, 1048576);
   chunk_ = static_cast<std::size_t>(kb) * 1024;
   ctx.set_bytes_per_op(chunk_);
   buf_.assign(chunk_, 'b');  // written now, so no page is first touched in run()
