@@ -72,7 +72,10 @@ def changes(base_case, other_case):
     out = []
     for k in columns([a, b]):
         if k in a and k in b:
-            pct = (b[k] / a[k] - 1.0) * 100.0 if a[k] > 0 else math.nan
+            if a[k] > 0:
+                pct = (b[k] / a[k] - 1.0) * 100.0
+            else:
+                pct = 0.0 if b[k] == 0 else math.nan  # none before: no percentage
             out.append((k, a[k], b[k], pct))
     return out
 

@@ -66,6 +66,8 @@ def test_compare_shows_counter_changes(tmp_path, gen, capsys):
     section = out.split("== counters per operation", 1)[1]
     assert f"{PIPE}  instr" in section and "10.0% more" in section
     assert "ctx-sw" in section and "same" in section
+    faults = next(line for line in section.splitlines() if line.startswith(f"{PIPE}  faults"))
+    assert faults.split()[-1] == "same"  # 0 and 0
 
 
 def test_report_has_a_counter_table(tmp_path, gen):
