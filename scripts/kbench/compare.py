@@ -309,6 +309,10 @@ def format_report(rep, changed_only=False, opts=None):
     out.append(f"p = t-test on the log rep medians{adj}.  Significant = CI excludes 1 and "
                f"p < {1 - opts.level:.2g}; faster/slower also needs a change of at least "
                f"{opts.min_effect * 100:g}%.")
+    if len(rep.base.runs) == 1 or len(rep.other.runs) == 1:
+        out.append("note: a side with one run: the intervals hold the noise between its reps, not a drift of "
+                   "the machine between the two runs (on a shared VM a case has moved 6% between two runs minutes "
+                   "apart); pool two or more runs per kernel, interleaved, before trusting a small change.")
     if rep.differences:
         out.append("")
         out.append("WARNING: the two sides differ in more than the kernel:")

@@ -187,3 +187,17 @@ def test_summarize_tiny_run(tmp_path, gen, capsys):
     out = capsys.readouterr().out
     line = next(ln for ln in out.splitlines() if ln.startswith("lat_syscall null"))
     assert line.split()[2:4] == ["1", "2"] and " - " in line  # no between-rep spread with one rep
+
+
+def test_single_run_sides_get_the_drift_note(tmp_path, gen, capsys):
+    """One run per side cannot show drift between runs: compare says so,
+    and stops saying it once both sides pool two runs."""
+    for kernel, seeds in (("a", (1, 2)), ("b", (3, 4))):
+        for s in seeds:
+            gen.make_run(tmp_path, "h", kernel, seed=s, reps=3, samples=3, cases="small", run_id=f"r{s}")
+    one_a = next((tmp_path / "h" / "a").iterdir())
+    one_b = next((tmp_path / "h" / "b").iterdir())
+    assert compare_main([str(one_a), str(one_b), "--boot", "100"]) == 0
+    assert "note: a side with one run" in capsys.readouterr().out
+    assert compare_main([str(tmp_path / "h" / "a"), str(tmp_path / "h" / "b"), "--boot", "100"]) == 0
+    assert "note: a side with one run" not in capsys.readouterr().out
