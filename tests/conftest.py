@@ -26,3 +26,12 @@ def build_dir():
 @pytest.fixture(scope="session")
 def bin_dir(build_dir):
     return build_dir / "bin"
+
+
+@pytest.fixture(scope="session")
+def driver(bin_dir):
+    """build/bin/kbench-run (the driver tests and the fault tests use it)."""
+    path = bin_dir / "kbench-run"
+    if not path.exists():
+        pytest.fail(f"{path} does not exist: run `make` first")
+    return path

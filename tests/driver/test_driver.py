@@ -35,14 +35,6 @@ ALL_CASES = {"fake_good a", "fake_good b size=64", "fake_fail open", "fake_skip 
              "fake_hang pipe @same", "fake_crash null"}
 
 
-@pytest.fixture(scope="session")
-def driver(build_dir):
-    path = build_dir / "bin" / "kbench-run"
-    if not path.exists():
-        pytest.fail(f"{path} does not exist: run `make` first")
-    return path
-
-
 def run_driver(driver, *args, bin_dir=FAKES, env=None, timeout=60):
     cmd = [str(driver)] + (["--bin-dir", str(bin_dir)] if bin_dir else []) + [str(a) for a in args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,

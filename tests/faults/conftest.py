@@ -21,14 +21,6 @@ from faultlib import FAKES, IS_ROOT, NOBODY, Tmpfs, drop_privileges, unprivilege
 
 
 @pytest.fixture(scope="session")
-def driver(build_dir):
-    path = build_dir / "bin" / "kbench-run"
-    if not path.exists():
-        pytest.fail(f"{path} does not exist: run `make` first")
-    return path
-
-
-@pytest.fixture(scope="session")
 def fakes():
     return FAKES
 
