@@ -19,6 +19,7 @@
 
 #include "driver/json_value.hpp"
 #include "driver/options.hpp"
+#include "fuzz_args.hpp"
 
 namespace {
 
@@ -97,17 +98,7 @@ void check_round_trip(const Options& o) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size > 1024) return 0;
-  std::vector<std::string> args;
-  std::string cur;
-  for (std::size_t i = 0; i < size; ++i) {
-    if (data[i] == '\0') {
-      args.push_back(cur);
-      cur.clear();
-    } else {
-      cur += static_cast<char>(data[i]);
-    }
-  }
-  if (size > 0) args.push_back(cur);
+  const std::vector<std::string> args = fuzz_args(data, size);
 
   if (big_repetition(args)) return 0;
   Options o;

@@ -25,6 +25,7 @@
 #include "harness/counters.hpp"
 #include "harness/json.hpp"
 #include "harness/options.hpp"
+#include "fuzz_args.hpp"
 
 namespace {
 
@@ -134,17 +135,7 @@ void check_accepted(const kbench::Options& o) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size > 4096) return 0;  // longer inputs only slow the search down
-  std::vector<std::string> args;
-  std::string cur;
-  for (std::size_t i = 0; i < size; ++i) {
-    if (data[i] == '\0') {
-      args.push_back(cur);
-      cur.clear();
-    } else {
-      cur += static_cast<char>(data[i]);
-    }
-  }
-  if (size > 0) args.push_back(cur);
+  const std::vector<std::string> args = fuzz_args(data, size);
 
   for (const auto& a : args) {
     check_u64(a);
