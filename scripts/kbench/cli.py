@@ -302,18 +302,25 @@ def _make_plots(groups, baseline, comparisons, out_dir, formats, strips=True):
     return bars, curves, strip
 
 
+def _add_chart_options(ap):
+    """What plot and report share: the runs, the baseline, the charts, and
+    the statistics options."""
+    ap.add_argument("dirs", nargs="*", metavar="DIR")
+    ap.add_argument("--baseline", metavar="HOST/KERNEL", help="the kernel the others are compared with "
+                    "(default: the first in natural order)")
+    ap.add_argument("--formats", type=_formats, default=("png", "svg"),
+                    help="chart formats, comma-separated: png,svg,pdf (default png,svg)")
+    ap.add_argument("--no-samples", action="store_true", help="skip the raw-sample charts (the slow part)")
+    _add_stats_options(ap)
+
+
 def _plot(argv):
     ap = _Parser(prog="plot", description=(
         "Charts of the runs under DIRs (default: results/): per category, bars of each kernel relative to "
         "the baseline with confidence intervals; per bench and variant, every raw sample of every kernel; "
         "lat_mem_rd, bw_mem and bw_file_rd against size."))
-    ap.add_argument("dirs", nargs="*", metavar="DIR")
     ap.add_argument("--out", default=str(ROOT / "plots"), help="directory for the charts (default plots/)")
-    ap.add_argument("--baseline", metavar="HOST/KERNEL", help="the kernel the others are compared with "
-                    "(default: the first in natural order)")
-    ap.add_argument("--formats", type=_formats, default=("png", "svg"), help="comma-separated: png,svg,pdf")
-    ap.add_argument("--no-samples", action="store_true", help="skip the raw-sample charts (the slow part)")
-    _add_stats_options(ap)
+    _add_chart_options(ap)
     a = ap.parse_args(argv)
     dirs = a.dirs or [str(ROOT / "results")]
     groups, baseline, _, comparisons, _ = _analyse(dirs, a.baseline, _options(a))
@@ -336,14 +343,9 @@ def _report(argv):
         "Find every run under DIRs (default: results/), write the charts to plots/ and one self-contained "
         "HTML page with the summary tables (coloured against the baseline), every case, the machines' "
         "metadata and links to the raw files."))
-    ap.add_argument("dirs", nargs="*", metavar="DIR")
     ap.add_argument("--out", default=str(ROOT / "results" / "index.html"), help="the page (default results/index.html)")
     ap.add_argument("--plots", default=None, help="directory for the charts (default plots/)")
-    ap.add_argument("--baseline", metavar="HOST/KERNEL", help="the kernel the others are compared with "
-                    "(default: the first in natural order)")
-    ap.add_argument("--formats", type=_formats, default=("png", "svg"), help="chart formats (default png,svg)")
-    ap.add_argument("--no-samples", action="store_true", help="skip the raw-sample charts (the slow part)")
-    _add_stats_options(ap)
+    _add_chart_options(ap)
     a = ap.parse_args(argv)
     dirs = a.dirs or [str(ROOT / "results")]
     opts = _options(a)
