@@ -92,7 +92,19 @@ struct CaseSpec {
   Metric metric = Metric::latency;
   bool two_party = false;
   std::function<std::unique_ptr<Fixture>()> make;
+  // A control: an operation whose cost no kernel can change (no system call,
+  // no fault, no TLB miss in run()). The driver interleaves controls through
+  // a run so that a change of the machine's own speed (frequency, a noisy
+  // host, steal) can be told apart from a change of the kernel. Last member,
+  // so that brace-initialised specs elsewhere stay non-controls.
+  bool control = false;
 };
+
+// The same case marked as a control (see CaseSpec::control).
+inline CaseSpec as_control(CaseSpec c) {
+  c.control = true;
+  return c;
+}
 
 // A case whose fixture type is F (default-constructible).
 template <typename F>

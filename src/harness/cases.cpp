@@ -103,6 +103,7 @@ std::vector<std::string> list_lines(const std::string& bench, const std::vector<
           .add("case", case_name(bench, spec.variant, spec.params, spec.two_party, placement))
           .add("metric", metric_name(spec.metric))
           .add("two_party", spec.two_party)
+          .add("control", spec.control)
           .add("args", args);
       out.push_back(o.str());
     }

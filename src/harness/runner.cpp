@@ -185,6 +185,7 @@ int run_main(const char* name, const std::vector<CaseSpec>& specs, const std::ve
         .add("placement", placement)
         .add("case", case_id)
         .add("metric", metric_name(spec->metric))
+        .add("control", spec->control)
         .add("rep_idx", opt.rep)
         .add("sample_idx", i)
         .add("iters", iters)

@@ -14,7 +14,7 @@ import pytest
 
 REQUIRED = {
     "schema": int, "run_id": str, "bench": str, "variant": str, "params": str,
-    "placement": str, "case": str, "metric": str, "rep_idx": int,
+    "placement": str, "case": str, "metric": str, "control": bool, "rep_idx": int,
     "sample_idx": int, "iters": int, "elapsed_ns": int, "ns_per_op": (int, float),
     "t_start_ns": int, "utime_ns": int, "stime_ns": int, "nvcsw": int,
     "nivcsw": int, "minflt": int, "majflt": int,
@@ -65,6 +65,7 @@ def check_result(case, args, proc):
         assert s["case"] == case["case"] and s["bench"] == case["bench"]
         assert s["variant"] == case["variant"] and s["params"] == case["params"]
         assert s["placement"] == case["placement"] and s["metric"] == case["metric"]
+        assert s["control"] is case["control"]
         assert s["run_id"] == "smoke" and s["rep_idx"] == 1 and s["sample_idx"] == i
         assert s["iters"] == ITERS
         assert s["elapsed_ns"] >= 0
@@ -124,6 +125,26 @@ def test_list_names_cases_consistently(bin_dir):
                 expect += " @" + c["placement"]
             assert c["case"] == expect
             assert c["args"][0] == c["variant"]
+
+
+# Controls (work no kernel can change, see src/bench/ctl_machine.cpp) are
+# exactly ctl_machine's cases: the driver interleaves whatever says control.
+CONTROLS = {"ctl_machine": {"chain", "alu", "copy"}}
+
+
+def test_control_cases_are_exactly_the_machine_controls(bin_dir):
+    names = {b.name for b in bench_binaries(bin_dir)}
+    assert set(CONTROLS) <= names, "ctl_machine not built"
+    for b in bench_binaries(bin_dir):
+        cases = list_cases(b)
+        for c in cases:
+            assert isinstance(c.get("control"), bool), f"{b.name}: {c}"
+        if b.name in CONTROLS:
+            assert {c["variant"] for c in cases} == CONTROLS[b.name]
+            assert all(c["control"] is True for c in cases), b.name
+            assert all(not c["two_party"] and c["metric"] == "latency" for c in cases), b.name
+        else:
+            assert all(c["control"] is False for c in cases), b.name
 
 
 @pytest.mark.parametrize("args", [

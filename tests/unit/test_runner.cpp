@@ -64,7 +64,7 @@ std::string slurp(FILE* f) {
   return s;
 }
 
-Result run(std::vector<std::string> args) {
+Result run(std::vector<std::string> args, const std::vector<kbench::CaseSpec>& cases = specs()) {
   g = Counts{};
   FILE* out = std::tmpfile();
   FILE* err = std::tmpfile();
@@ -73,7 +73,7 @@ Result run(std::vector<std::string> args) {
   std::fflush(stderr);
   const int saved = dup(2);
   dup2(fileno(err), 2);
-  const int code = kbench::run_main("t_bench", specs(), args, out);
+  const int code = kbench::run_main("t_bench", cases, args, out);
   std::fflush(stderr);
   dup2(saved, 2);
   close(saved);
@@ -114,7 +114,7 @@ TEST_CASE("--iters 123 --samples 7 performs exactly 7 x 123 operations, one setu
     CHECK(has(l, "\"variant\":\"count\""));
     CHECK(has(l, "\"params\":\"\""));
     CHECK(has(l, "\"case\":\"t_bench count\""));
-    CHECK(has(l, "\"metric\":\"latency\""));
+    CHECK(has(l, "\"metric\":\"latency\",\"control\":false,"));
     CHECK(has(l, "\"rep_idx\":3,"));
     CHECK(has(l, "\"sample_idx\":" + std::to_string(i) + ","));
     CHECK(has(l, "\"iters\":123,"));
@@ -196,6 +196,23 @@ TEST_CASE("--list prints every case, two-party ones in three placements") {
   CHECK(has(r.lines[5], "\"args\":[\"pair\"]"));
   CHECK(has(r.lines[6], "\"metric\":\"bandwidth\""));
   CHECK(g.setups == 0);
+}
+
+TEST_CASE("a control case says so in --list and in every sample, other cases say false") {
+  const std::vector<kbench::CaseSpec> s = {kbench::as_control(kbench::make_case<Counting>("ctl")),
+                                           kbench::make_case<Counting>("plain")};
+  Result r = run({"--list"}, s);
+  REQUIRE(r.code == 0);
+  REQUIRE(r.lines.size() == 2);
+  CHECK(has(r.lines[0], "\"two_party\":false,\"control\":true,"));
+  CHECK(has(r.lines[1], "\"two_party\":false,\"control\":false,"));
+  r = run({"ctl", "--iters", "2", "--samples", "2"}, s);
+  REQUIRE(r.code == 0);
+  REQUIRE(r.lines.size() == 2);
+  for (const auto& l : r.lines) CHECK(has(l, "\"metric\":\"latency\",\"control\":true,"));
+  r = run({"plain", "--iters", "2", "--samples", "1"}, s);
+  REQUIRE(r.code == 0);
+  CHECK(has(r.lines.at(0), "\"control\":false,"));
 }
 
 TEST_CASE("usage errors exit 2 with one clear line and the usage") {

@@ -1,0 +1,152 @@
+// ctl_machine — control cases: user-space work whose cost no kernel can
+// change, run through a whole suite run to track the machine's own speed.
+//
+// One op    = chain: one load whose address comes from the previous load, in
+//             a random cycle over 64 cache lines (one 4 KB buffer): the L1
+//             load-to-use latency;
+//             alu:   one step x = x * A + C of a 64-bit multiply-add chain,
+//             each step depending on the previous one (multiply latency
+//             plus an add);
+//             copy:  one memcpy of a 16 KB source to a 16 KB destination
+//             (32 KB in all: L1 on some CPUs, L2 on every current one).
+// Timed     = run() only. The buffers are mapped, written (every page
+//             faulted in) and the chain linked in setup, which then does one
+//             run(1) so the lines are in the cache and the code is warm.
+// Placement = unpinned unless --cpu. Every case is marked control: the
+//             driver runs them interleaved with the other cases.
+// Why no kernel can change them: run() makes no system call, so there is no
+//             kernel entry and no mitigation on that path; the pages were
+//             faulted in by setup, so run() takes no page fault; 4 KB (one
+//             page) and 32 KB (eight pages) are far below any TLB's reach,
+//             so there is no TLB miss whose walk the kernel's page tables
+//             could make longer; alu touches no memory at all. What is left is
+//             the core and its L1/L2 caches.
+// Caveats   = which is what they are for: interrupts, preemption, a busy SMT
+//             sibling, another VM on the host (steal) and the CPU's clock
+//             (governor, boost, thermal limits) still change them; the
+//             nivcsw key of each sample shows preemption. The kernel does set some of the
+//             machine's speed: the frequency policy, and per-task
+//             speculation controls (SSBD slows loads that follow stores, so
+//             copy more than chain) — meta.json records governor and
+//             mitigations. NUMA balancing, compaction or swap could still
+//             unmap a buffer page; a sample's minflt/majflt would show it.
+//             copy uses libc's memcpy, picked by the CPU's features (which a
+//             kernel booted with clearcpuid= could hide), and the L2 is
+//             physically indexed, so the pages the kernel hands out decide
+//             set conflicts — negligible for eight pages in a multi-way L2.
+#include <cstring>
+#include <vector>
+
+#include "harness/bench.hpp"
+#include "harness/memory.hpp"
+
+namespace {
+
+constexpr std::size_t kLine = 64;
+constexpr std::size_t kChainBytes = 4096;       // 64 lines: in L1 on every CPU
+constexpr std::size_t kCopyBytes = 16 * 1024;   // per buffer; 32 KB touched
+
+class Chain final : public kbench::Fixture {
+ public:
+  void setup(kbench::Context&) override {
+    buf_ = kbench::Buffer(kChainBytes, 0);
+    constexpr std::size_t n = kChainBytes / kLine;
+    // Sattolo's algorithm with a fixed seed: one random cycle through every
+    // line, the same in every run, so that the control never changes.
+    std::vector<std::size_t> next(n);
+    for (std::size_t i = 0; i < n; ++i) next[i] = i;
+    std::uint64_t state = 0x9e3779b97f4a7c15ull;
+    for (std::size_t i = n - 1; i > 0; --i) {
+      state ^= state << 13;
+      state ^= state >> 7;
+      state ^= state << 17;
+      std::swap(next[i], next[static_cast<std::size_t>(state % i)]);  // j < i
+    }
+    char* base = buf_.data();
+    for (std::size_t i = 0; i < n; ++i)
+      *reinterpret_cast<void**>(base + i * kLine) = base + next[i] * kLine;
+    cur_ = reinterpret_cast<void**>(base);
+    run(1);
+  }
+
+  void run(std::uint64_t iters) override {
+    void** p = cur_;
+    // Unrolled so the loop's own branch is negligible next to the loads.
+    for (; iters >= 8; iters -= 8) {
+      p = static_cast<void**>(*p);
+      p = static_cast<void**>(*p);
+      p = static_cast<void**>(*p);
+      p = static_cast<void**>(*p);
+      p = static_cast<void**>(*p);
+      p = static_cast<void**>(*p);
+      p = static_cast<void**>(*p);
+      p = static_cast<void**>(*p);
+    }
+    while (iters--) p = static_cast<void**>(*p);
+    // The end of the walk is used, so the loads cannot be dropped; the walk
+    // goes on from here next time.
+    kbench::do_not_optimize(p);
+    cur_ = p;
+  }
+
+ private:
+  kbench::Buffer buf_;
+  void** cur_ = nullptr;
+};
+
+class Alu final : public kbench::Fixture {
+ public:
+  void setup(kbench::Context&) override { run(1); }
+
+  void run(std::uint64_t iters) override {
+    // Knuth's MMIX LCG constants: an odd multiplier keeps the chain from
+    // collapsing to a constant. The multiplier sits in a register (opaque),
+    // so each step is one imul and one add.
+    const std::uint64_t a = kbench::opaque<std::uint64_t>(6364136223846793005ull);
+    std::uint64_t x = x_;
+    while (iters--) {
+      x = x * a + 1442695040888963407ull;
+      // An empty asm on x: no instruction, but the compiler can no longer
+      // fold several steps into one (x * a^2 + ...) or skip any.
+      asm volatile("" : "+r"(x));
+    }
+    x_ = x;
+    kbench::do_not_optimize(x_);
+  }
+
+ private:
+  std::uint64_t x_ = 1;
+};
+
+class Copy final : public kbench::Fixture {
+ public:
+  void setup(kbench::Context&) override {
+    src_ = kbench::Buffer(kCopyBytes, 0x5a);
+    dst_ = kbench::Buffer(kCopyBytes, 0);
+    run(1);
+  }
+
+  void run(std::uint64_t iters) override {
+    char* dst = dst_.data();
+    const char* src = src_.data();
+    while (iters--) {
+      std::memcpy(dst, src, kCopyBytes);
+      // dst escapes and memory is clobbered: every copy is observable, so
+      // none of them is dropped as a dead store of the next one.
+      kbench::do_not_optimize(dst);
+    }
+  }
+
+ private:
+  kbench::Buffer src_, dst_;
+};
+
+std::vector<kbench::CaseSpec> make_cases() {
+  return {kbench::as_control(kbench::make_case<Chain>("chain")),
+          kbench::as_control(kbench::make_case<Alu>("alu")),
+          kbench::as_control(kbench::make_case<Copy>("copy"))};
+}
+
+}  // namespace
+
+KBENCH_MAIN("ctl_machine", make_cases())
