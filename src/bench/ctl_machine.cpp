@@ -21,10 +21,11 @@
 //             so there is no TLB miss whose walk the kernel's page tables
 //             could make longer; alu touches no memory at all. What is left is
 //             the core and its L1/L2 caches.
-// Caveats   = which is what they are for: interrupts, preemption, a busy SMT
-//             sibling, another VM on the host (steal) and the CPU's clock
-//             (governor, boost, thermal limits) still change them; the
-//             nivcsw key of each sample shows preemption. The kernel does set some of the
+// Caveats   = interrupts, preemption, a busy SMT sibling, another VM on the
+//             host (steal) and the CPU's clock (governor, boost, thermal
+//             limits) still change them, which is exactly what they are for;
+//             the run_delay_ns, steal_ns, migrations and nivcsw keys of each
+//             sample show the first ones. The kernel does set some of the
 //             machine's speed: the frequency policy, and per-task
 //             speculation controls (SSBD slows loads that follow stores, so
 //             copy more than chain) — meta.json records governor and

@@ -2,7 +2,8 @@
 //
 // The order of a case: pin, setup, warm-up, calibration, samples, teardown.
 // Each sample is one timed run(iters) between two monotonic-clock reads;
-// rusage snapshots are taken just outside that window. Every sample line is
+// rusage snapshots and the noise markers (run-queue delay, steal,
+// migrations) are taken just outside that window. Every sample line is
 // flushed as soon as it is written, so an interrupted run keeps its samples.
 #include <algorithm>
 #include <cinttypes>
@@ -15,6 +16,7 @@
 #include "harness/cases.hpp"
 #include "harness/counters.hpp"
 #include "harness/json.hpp"
+#include "harness/noise.hpp"
 #include "harness/options.hpp"
 #include "harness/usage.hpp"
 
@@ -64,6 +66,7 @@ struct Measured {
   std::uint64_t t_start_ns, elapsed_ns;
   Usage usage;
   std::vector<std::optional<std::int64_t>> counters;
+  NoiseDelta noise;
 };
 
 }  // namespace
@@ -138,10 +141,16 @@ int run_main(const char* name, const std::vector<CaseSpec>& specs, const std::ve
   fixture->setup(ctx);
   if (spec->metric == Metric::bandwidth && !ctx.bytes_per_op())
     die("internal error: bandwidth case did not set bytes_per_op");
+  // Opened after setup, so partners forked there do not inherit the fds
+  // (O_CLOEXEC keeps them from exec'd programs).
+  NoiseMarkers noise(opt.cpu);
 
   auto timed = [&](std::uint64_t iters) -> Measured {
     fixture->before_sample(iters);
     const auto partners = partner_pids();
+    // Outermost, so the /proc reads cost nothing inside the window and the
+    // perf counters do not count them.
+    const NoiseSnapshot n0 = noise.read();
     const Usage u0 = usage_snapshot(partners);
     const auto c0 = counters.read();
     const std::uint64_t t0 = now_ns();
@@ -149,11 +158,12 @@ int run_main(const char* name, const std::vector<CaseSpec>& specs, const std::ve
     const std::uint64_t t1 = now_ns();
     const auto c1 = counters.read();
     const Usage u1 = usage_snapshot(partners);
+    const NoiseSnapshot n1 = noise.read();
     fixture->after_sample();
     std::vector<std::optional<std::int64_t>> deltas(c0.size());
     for (std::size_t i = 0; i < c0.size(); ++i)
       if (c0[i] && c1[i]) deltas[i] = static_cast<std::int64_t>(*c1[i] - *c0[i]);
-    return {t0, t1 - t0, u1 - u0, deltas};
+    return {t0, t1 - t0, u1 - u0, deltas, noise.delta(n0, n1)};
   };
 
   // Warm-up: off by default in --iters mode, so counts stay exact.
@@ -200,7 +210,10 @@ int run_main(const char* name, const std::vector<CaseSpec>& specs, const std::ve
         .add("nvcsw", m.usage.nvcsw)
         .add("nivcsw", m.usage.nivcsw)
         .add("minflt", m.usage.minflt)
-        .add("majflt", m.usage.majflt);
+        .add("majflt", m.usage.majflt)
+        .add("run_delay_ns", m.noise.run_delay_ns)
+        .add("steal_ns", m.noise.steal_ns)
+        .add("migrations", m.noise.migrations);
     if (counters.active()) {
       o.add("counter_scope", counters.scope());
       for (std::size_t c = 0; c < counters.names().size(); ++c) o.add(counters.names()[c], m.counters[c]);

@@ -19,6 +19,10 @@ REQUIRED = {
     "t_start_ns": int, "utime_ns": int, "stime_ns": int, "nvcsw": int,
     "nivcsw": int, "minflt": int, "majflt": int,
 }
+# Noise markers (src/harness/noise.hpp): an int where the kernel has the
+# file they come from, else null.
+NOISE = {"run_delay_ns": "/proc/self/schedstat", "steal_ns": "/proc/stat",
+         "migrations": "/proc/self/sched"}
 FORBIDDEN = {"sample", "count", "min", "size"}  # shadow pandas attributes
 ITERS = 3
 SAMPLES = 2
@@ -60,6 +64,12 @@ def check_result(case, args, proc):
         for key, typ in REQUIRED.items():
             assert key in s, f"{where}: no {key}"
             assert isinstance(s[key], typ), f"{where}: {key}={s[key]!r}"
+        for key, path in NOISE.items():
+            assert key in s, f"{where}: no {key}"
+            if os.path.exists(path):
+                assert isinstance(s[key], int) and s[key] >= 0, f"{where}: {key}={s[key]!r}"
+            else:
+                assert s[key] is None, f"{where}: {key}={s[key]!r}"
         assert not FORBIDDEN & set(s), f"{where}: forbidden key"
         assert s["schema"] == 1
         assert s["case"] == case["case"] and s["bench"] == case["bench"]

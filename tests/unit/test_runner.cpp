@@ -120,8 +120,13 @@ TEST_CASE("--iters 123 --samples 7 performs exactly 7 x 123 operations, one setu
     CHECK(has(l, "\"iters\":123,"));
     CHECK(has(l, "\"placement\":\"unpinned\""));
     CHECK(has(l, "\"cpu\":null"));
-    for (const char* k : {"elapsed_ns", "ns_per_op", "t_start_ns", "utime_ns", "stime_ns", "nvcsw", "nivcsw", "minflt", "majflt"})
+    for (const char* k : {"elapsed_ns", "ns_per_op", "t_start_ns", "utime_ns", "stime_ns", "nvcsw", "nivcsw", "minflt", "majflt",
+                        "run_delay_ns", "steal_ns", "migrations"})
       CHECK(has(l, std::string("\"") + k + "\":"));
+    // The noise markers follow the rusage counts.
+    CHECK(l.find("\"majflt\":") < l.find("\"run_delay_ns\":"));
+    CHECK(l.find("\"run_delay_ns\":") < l.find("\"steal_ns\":"));
+    CHECK(l.find("\"steal_ns\":") < l.find("\"migrations\":"));
     CHECK_FALSE(has(l, "bytes_per_op"));
     CHECK(l.front() == '{');
     CHECK(l.back() == '}');
