@@ -66,6 +66,8 @@ std::string parse_case(const std::string& line, Case& c) {
     *f.into = *s;
   }
   if (c.name.empty()) return "empty \"case\"";
+  // Optional: binaries older than control cases do not say.
+  if (const JsonValue* ctl = v->find("control")) c.control = ctl->as_bool();
   const JsonValue* args = v->find("args");
   if (!args || !args->is_array()) return "no \"args\" array";
   for (const auto& a : args->items()) {

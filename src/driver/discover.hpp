@@ -14,6 +14,7 @@ struct Case {
   std::string bench, variant, params, placement, name, metric;  // name = "case"
   std::string binary;                  // full path
   std::vector<std::string> args;       // after the binary name
+  bool control = false;                // "control": true in --list: the kernel cannot change it
 };
 
 struct ListFailure {

@@ -11,8 +11,11 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -22,9 +25,11 @@
 #include <vector>
 
 #include "driver/discover.hpp"
+#include "harness/affinity.hpp"
 #include "driver/json_value.hpp"
 #include "driver/meta.hpp"
 #include "driver/options.hpp"
+#include "driver/plan.hpp"
 #include "driver/progress.hpp"
 #include "driver/results.hpp"
 #include "driver/rundir.hpp"
@@ -38,6 +43,48 @@ namespace kbench::driver {
 namespace {
 
 void say(const std::string& msg) { std::fprintf(stderr, "kbench-run: %s\n", msg.c_str()); }
+
+// A case never gets more reps than this from the budget.
+constexpr int kMaxReps = 60;
+
+double monotonic_s() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
+std::string format_percent(double f) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g%%", f * 100.0);
+  return buf;
+}
+
+// The cases this run will invoke: the selected ones, plus the control cases
+// (never filtered by --only: they measure the machine, whatever is run),
+// with one-party cases pinned to one CPU. Pinning them takes away a
+// per-process lottery of where the scheduler puts a process (and, on hybrid
+// CPUs, which kind of core); the CPU is recorded in the options.
+std::vector<Case> runnable_cases(const std::vector<Case>& found, Options& o) {
+  std::vector<Case> out;
+  for (const auto& c : select_cases(found, o.only, o.skip))
+    if (!c.control) out.push_back(c);
+  if (o.controls)
+    for (const auto& c : select_cases(found, "", o.skip))
+      if (c.control) out.push_back(c);
+  if (o.pin && o.pin_cpu < 0) {
+    const auto& cpus = kbench::allowed_cpus();
+    o.pin_cpu = cpus.empty() ? 0 : cpus.back();
+  }
+  if (!o.pin) return out;
+  for (auto& c : out) {
+    const bool one_party = c.name.find(" @") == std::string::npos;
+    const bool has_cpu = std::find(c.args.begin(), c.args.end(), "--cpu") != c.args.end();
+    if (!one_party || has_cpu) continue;
+    c.args.insert(c.args.end(), {"--cpu", std::to_string(o.pin_cpu)});
+    c.placement = "pinned";
+  }
+  return out;
+}
 
 std::string default_bin_dir(const char* argv0) {
   char buf[PATH_MAX];
@@ -133,7 +180,8 @@ int run(int argc, char** argv) {
   if (interrupt_signal()) return 128 + interrupt_signal();
   for (const auto& f : found.failures)
     say(f.binary + " --list: " + f.status + ": " + f.reason);
-  const std::vector<Case> cases = select_cases(found.cases, o.only, o.skip);
+  if (!o.samples) o.samples = kDefaultSamples;  // recorded resolved, for --resume
+  std::vector<Case> cases = runnable_cases(found.cases, o);
   if (o.list) return print_list(o, cases);
   if (cases.empty()) {
     say("no cases to run in " + o.bin_dir +
@@ -179,6 +227,7 @@ int run(int argc, char** argv) {
   }
   write_file_atomic(run_dir + "/meta.json", json_dump(meta, true) + "\n");
 
+  if (o.resume.empty() || !meta.find("driver_seconds")) meta.set("driver_seconds", JsonValue::real(0));
   const std::string runs_path = run_dir + "/runs.jsonl";
   const std::string samples_path = run_dir + "/samples.jsonl";
   std::map<CaseRep, std::string> done = finished_invocations(runs_path);
@@ -190,59 +239,114 @@ int run(int argc, char** argv) {
   samples_file.open(samples_path);
   runs_file.open(runs_path);
 
+  std::vector<std::size_t> measured, controls;
+  for (std::size_t i = 0; i < cases.size(); ++i) (cases[i].control ? controls : measured).push_back(i);
+  const std::vector<Invocation> plan = first_pass(measured, controls, o.reps, seed, o.control_every);
   int to_run = 0;
-  for (int rep = 0; rep < o.reps; ++rep)
-    for (const auto& c : cases) to_run += done.count({c.name, rep}) ? 0 : 1;
+  for (const auto& inv : plan) to_run += done.count({cases[inv.case_index].name, inv.rep}) ? 0 : 1;
   if (!o.resume.empty())
-    say("resuming " + run_id + ": " + std::to_string(to_run) + " invocations left");
+    say("resuming " + run_id + ": " + std::to_string(to_run) + " invocations of the first pass left");
+
+  const double session_start = monotonic_s();
+  const double spent_before = meta.find("driver_seconds") && meta.find("driver_seconds")->as_double()
+                                  ? *meta.find("driver_seconds")->as_double()
+                                  : 0.0;
+  auto spent = [&] { return spent_before + (monotonic_s() - session_start); };
 
   const std::vector<std::string> extra = extra_bench_args(o);
   ScratchDir scratch;
   bool scratch_warned = false;
-  Progress progress(to_run, o.reps, static_cast<int>(cases.size()));
   int ran = 0;
-  for (int rep = 0; rep < o.reps && !interrupt_signal(); ++rep) {
-    const auto order = rep_order(cases.size(), seed, rep);
-    int ran_this_rep = 0;
-    for (std::size_t i = 0; i < order.size() && !interrupt_signal(); ++i) {
-      const Case& c = cases[order[i]];
-      if (done.count({c.name, rep})) continue;
-      std::vector<std::string> argv_full{c.binary};
-      argv_full.insert(argv_full.end(), c.args.begin(), c.args.end());
-      argv_full.insert(argv_full.end(), {"--run-id", run_id, "--rep", std::to_string(rep)});
-      argv_full.insert(argv_full.end(), extra.begin(), extra.end());
-      progress.starting(c.name, rep, static_cast<int>(i));
-      std::string scratch_error;
-      if (!scratch.prepare(&scratch_error) && !scratch_warned) {
-        say("warning: " + scratch_error + "; files of killed benchmarks may be left behind");
-        scratch_warned = true;
-      }
-      const SpawnResult r = spawn_and_wait(argv_full, o.timeout_s);
-      Outcome out = judge(r, o.timeout_s);
-      out.temp_left = scratch.sweep();
-      if (out.temp_left != 0 && out.status == "ok")
-        say("warning: " + c.name + " (rep " + std::to_string(rep) + ") left " +
-            (out.temp_left < 0 ? std::string("a temporary directory that could not be removed")
-                               : std::to_string(out.temp_left) + " temporary entries") + " behind");
-      // Samples first, then the record: a record is the promise that its
-      // samples are complete.
-      if (!out.samples.empty()) samples_file.append(out.samples);
-      runs_file.append(runs_record(run_id, c, rep,
-                                   std::vector<std::string>(argv_full.begin() + 1, argv_full.end()),
-                                   r, out));
-      if (out.status != "interrupted") {
-        done[{c.name, rep}] = out.status;
-        ++ran;
-        ++ran_this_rep;
-      }
-      progress.finished(c.name, rep, out.status, out.reason, r.duration_ms / 1000.0);
+  // Runs one invocation and records it; false once interrupted.
+  auto run_one = [&](const Invocation& inv, Progress& progress, int index_in_rep) {
+    const Case& c = cases[inv.case_index];
+    std::vector<std::string> argv_full{c.binary};
+    argv_full.insert(argv_full.end(), c.args.begin(), c.args.end());
+    argv_full.insert(argv_full.end(), {"--run-id", run_id, "--rep", std::to_string(inv.rep)});
+    argv_full.insert(argv_full.end(), extra.begin(), extra.end());
+    progress.starting(c.name, inv.round ? 0 : inv.rep, index_in_rep);
+    std::string scratch_error;
+    if (!scratch.prepare(&scratch_error) && !scratch_warned) {
+      say("warning: " + scratch_error + "; files of killed benchmarks may be left behind");
+      scratch_warned = true;
     }
-    if (ran_this_rep > 0 && !interrupt_signal()) progress.rep_done(rep);
+    const SpawnResult r = spawn_and_wait(argv_full, o.timeout_s);
+    Outcome out = judge(r, o.timeout_s);
+    out.temp_left = scratch.sweep();
+    if (out.temp_left != 0 && out.status == "ok")
+      say("warning: " + c.name + " (rep " + std::to_string(inv.rep) + ") left " +
+          (out.temp_left < 0 ? std::string("a temporary directory that could not be removed")
+                             : std::to_string(out.temp_left) + " temporary entries") + " behind");
+    // Samples first, then the record: a record is the promise that its
+    // samples are complete.
+    if (!out.samples.empty()) samples_file.append(out.samples);
+    runs_file.append(runs_record(run_id, c, inv.rep, inv.round,
+                                 std::vector<std::string>(argv_full.begin() + 1, argv_full.end()), r, out));
+    if (out.status != "interrupted") {
+      done[{c.name, inv.rep}] = out.status;
+      ++ran;
+    }
+    progress.finished(c.name, inv.round ? 0 : inv.rep, out.status, out.reason, r.duration_ms / 1000.0);
+  };
+
+  {
+    Progress progress(to_run, o.reps, static_cast<int>(measured.size()));
+    int index_in_rep = 0, current_rep = -1, ran_this_rep = 0;
+    for (const auto& inv : plan) {
+      if (interrupt_signal()) break;
+      if (!inv.control && inv.rep != current_rep) {
+        if (ran_this_rep > 0) progress.rep_done(current_rep);
+        current_rep = inv.rep;
+        index_in_rep = 0;
+        ran_this_rep = 0;
+      }
+      if (!inv.control) ++index_in_rep;
+      if (done.count({cases[inv.case_index].name, inv.rep})) continue;
+      run_one(inv, progress, index_in_rep - 1);
+      ++ran_this_rep;
+    }
+    if (ran_this_rep > 0 && !interrupt_signal()) progress.rep_done(current_rep);
+    progress.clear();
   }
-  progress.clear();
+
+  // Budget rounds: one more rep of the cases whose intervals are still too
+  // wide, best gain per second first, until the budget is spent.
+  int rounds = 0;
+  while (o.budget_s && !interrupt_signal()) {
+    const double left = *o.budget_s - spent();
+    if (left < 1.0) break;
+    const SoFar sf = read_so_far(runs_path, samples_path, cases);
+    const auto chosen = choose_round(sf.cases, o.target_change, std::max(left / 3.0, std::min(left, 10.0)),
+                                     kMaxReps);
+    if (chosen.empty()) {
+      say("every case can detect a change of " + format_percent(o.target_change) + " or less: no more rounds");
+      break;
+    }
+    std::vector<int> next_rep;
+    for (std::size_t i : chosen) next_rep.push_back(sf.next_rep[i]);
+    const int round = sf.max_round + 1;
+    const int first_slot = std::max(sf.next_control_slot,
+                                    o.reps * control_slots_per_rep(measured.size(), o.control_every));
+    const auto rp = round_plan(chosen, next_rep, controls, seed, round, o.control_every, first_slot);
+    say("round " + std::to_string(round) + ": one more rep of " + std::to_string(chosen.size()) + " case" +
+        (chosen.size() == 1 ? "" : "s") + ", " + format_duration(left) + " of the budget left");
+    Progress progress(static_cast<int>(rp.size()), 1, static_cast<int>(chosen.size()));
+    int index = 0;
+    for (const auto& inv : rp) {
+      if (interrupt_signal()) break;
+      if (!inv.control) ++index;
+      if (done.count({cases[inv.case_index].name, inv.rep})) continue;
+      run_one(inv, progress, index - 1);
+    }
+    progress.clear();
+    ++rounds;
+  }
 
   const int sig = interrupt_signal();
   meta.set("ended_utc", JsonValue::string(utc_now_iso()));
+  meta.set("driver_seconds", JsonValue::real(std::round(spent() * 10) / 10));
+  if (const JsonValue* r = meta.find("budget_rounds"); r && r->as_int()) rounds += static_cast<int>(*r->as_int());
+  meta.set("budget_rounds", JsonValue::integer(rounds));
   meta.set("loadavg_after", read_loadavg());
   meta.set("busy_processes_after", busy_processes(0.5, 5));
   meta.set("swap_after", read_swap_counters());

@@ -29,8 +29,13 @@ namespace {
 const char kUsage[] =
     "usage: kbench-run [options]\n"
     "  --bin-dir DIR    benchmark binaries (default: the directory of kbench-run)\n"
-    "  --reps R         process runs of every case (default 5)\n"
-    "  --samples N      pass --samples N to every binary (default: its own)\n"
+    "  --reps R         process runs of every case in the first pass (default 5)\n"
+    "  --budget SEC     total time: after the first pass, add reps (in shuffled rounds)\n"
+    "                   to the cases whose intervals are widest per second of work\n"
+    "  --samples N      pass --samples N to every binary (default 3)\n"
+    "  --pin-cpu C|none CPU for one-party cases (default: the last one allowed)\n"
+    "  --control-every K a control case between every K cases (default 10)\n"
+    "  --no-controls    run no control cases\n"
     "  --quick          short check: --reps 2 --timeout 20, and --samples 3\n"
     "                   --min-sample-ms 1 --warmup-ms 1 for every binary\n"
     "  --counters[=LIST] pass --counters[=LIST] to every binary (perf counters per sample)\n"
@@ -131,6 +136,27 @@ Options parse_options(const std::vector<std::string>& args) {
       if (o.bin_dir.empty()) throw UsageError{"--bin-dir: empty directory name"};
     } else if (name == "--reps") {
       o.reps = static_cast<int>(parse_integer(name, value(), 1, 100000));
+    } else if (name == "--budget") {
+      const std::string v = value();
+      char* end = nullptr;
+      errno = 0;
+      const double t = std::strtod(v.c_str(), &end);
+      if (v.empty() || errno != 0 || *end != '\0' || !std::isfinite(t) || t <= 0 || t > 1e7)
+        throw UsageError{"--budget: expected a number of seconds > 0, got '" + v + "'"};
+      o.budget_s = t;
+    } else if (name == "--pin-cpu") {
+      const std::string v = value();
+      if (v == "none") {
+        o.pin = false;
+      } else {
+        o.pin = true;
+        o.pin_cpu = static_cast<int>(parse_integer(name, v, 0, 1 << 20));
+      }
+    } else if (name == "--control-every") {
+      o.control_every = static_cast<int>(parse_integer(name, value(), 1, 100000));
+    } else if (name == "--no-controls") {
+      no_value();
+      o.controls = false;
     } else if (name == "--samples") {
       o.samples = static_cast<int>(parse_integer(name, value(), 1, 1000000));
     } else if (name == "--quick") {
@@ -208,13 +234,8 @@ Options parse_options(const std::vector<std::string>& args) {
 
 std::vector<std::string> extra_bench_args(const Options& o) {
   std::vector<std::string> a;
-  if (o.samples) {
-    a.push_back("--samples");
-    a.push_back(std::to_string(*o.samples));
-  } else if (o.quick) {
-    a.push_back("--samples");
-    a.push_back("3");
-  }
+  a.push_back("--samples");
+  a.push_back(std::to_string(o.samples ? *o.samples : kDefaultSamples));
   if (o.quick) {
     a.insert(a.end(), {"--min-sample-ms", "1", "--warmup-ms", "1"});
   }
@@ -236,6 +257,10 @@ JsonValue options_to_json(const Options& o) {
   JsonValue extra = JsonValue::array();
   for (const auto& a : extra_bench_args(o)) extra.push(JsonValue::string(a));
   j.set("bench_args", extra);
+  j.set("budget_s", o.budget_s ? JsonValue::real(*o.budget_s) : JsonValue());
+  j.set("pin_cpu", o.pin ? JsonValue::integer(o.pin_cpu) : JsonValue());
+  j.set("control_every", o.controls ? JsonValue::integer(o.control_every) : JsonValue());
+  j.set("target_change", JsonValue::real(o.target_change));
   return j;
 }
 
@@ -256,6 +281,21 @@ void options_from_json(const JsonValue& j, Options& o) {
   if (auto s = j.get_string("out")) o.out = *s;
   if (const JsonValue* v = j.find("timeout_s"); v && v->as_double() && *v->as_double() > 0)
     o.timeout_s = *v->as_double();
+  if (const JsonValue* v = j.find("budget_s"); v && v->as_double() && *v->as_double() > 0)
+    o.budget_s = *v->as_double();
+  // Runs recorded before pinning and controls existed had neither.
+  if (const JsonValue* v = j.find("pin_cpu"); v && v->as_int() && *v->as_int() >= 0 && *v->as_int() <= (1 << 20)) {
+    o.pin = true;
+    o.pin_cpu = static_cast<int>(*v->as_int());
+  } else {
+    o.pin = false;
+  }
+  if (const JsonValue* v = j.find("control_every"); v && v->as_int() && *v->as_int() >= 1 && *v->as_int() <= 100000) {
+    o.controls = true;
+    o.control_every = static_cast<int>(*v->as_int());
+  } else {
+    o.controls = false;
+  }
 }
 
 }  // namespace kbench::driver

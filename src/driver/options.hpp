@@ -30,6 +30,12 @@ struct Options {
   std::string resume;                // run directory to resume; "" = new run
   bool table = true;
   bool help = false;
+  std::optional<double> budget_s;    // total time; extra reps where they narrow intervals most
+  int pin_cpu = -1;                  // one-party cases' CPU; -1 = chosen (last allowed)
+  bool pin = true;                   // false: --pin-cpu none, one-party cases unpinned
+  int control_every = 10;            // a control invocation per this many cases
+  bool controls = true;              // --no-controls
+  double target_change = 0.03;       // budget rounds stop at this detectable change
 };
 
 // Thrown for a usage error; main prints it with the usage and exits 2.
@@ -39,6 +45,10 @@ struct UsageError {
 
 Options parse_options(const std::vector<std::string>& args);
 const char* usage_text();
+
+// Samples per process when --samples is not given: reps spread in time,
+// not samples inside one process, are what narrow an interval here.
+constexpr int kDefaultSamples = 3;
 
 // The extra arguments every invocation gets after the case's own args
 // (besides --run-id/--rep): --samples and the --quick settings.

@@ -9,6 +9,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <algorithm>
+#include <map>
 #include <set>
 #include <stdexcept>
 
@@ -112,7 +114,7 @@ Outcome judge(const SpawnResult& r, double timeout_s) {
   return o;
 }
 
-std::string runs_record(const std::string& run_id, const Case& c, int rep,
+std::string runs_record(const std::string& run_id, const Case& c, int rep, int round,
                         const std::vector<std::string>& argv_tail, const SpawnResult& r,
                         const Outcome& o) {
   JsonValue j = JsonValue::object();
@@ -142,6 +144,8 @@ std::string runs_record(const std::string& run_id, const Case& c, int rep,
   j.set("temp_left_behind", JsonValue::integer(o.temp_left));
   j.set("stdout_truncated", JsonValue::boolean(r.out_truncated));
   j.set("ended_utc", JsonValue::string(utc_now_iso()));
+  j.set("round", JsonValue::integer(round));
+  j.set("control", JsonValue::boolean(c.control));
   return json_dump(j) + "\n";
 }
 
@@ -218,6 +222,54 @@ std::map<std::string, std::string> case_statuses(const std::string& runs_path,
     if (reasons && out[name] != "ok") (*reasons)[name] = why[name];
   }
   return out;
+}
+
+SoFar read_so_far(const std::string& runs_path, const std::string& samples_path, const std::vector<Case>& cases) {
+  SoFar sf;
+  sf.cases.resize(cases.size());
+  sf.next_rep.assign(cases.size(), 0);
+  std::map<std::string, std::size_t> index;
+  for (std::size_t i = 0; i < cases.size(); ++i) index[cases[i].name] = i;
+  auto lines = [](const std::string& path, auto f) {
+    if (access(path.c_str(), F_OK) != 0) return;
+    const std::string text = read_whole_file(path);
+    for_each_line(text, complete_part(text), [&](const std::string& line) {
+      auto v = json_parse(line);
+      if (v && v->is_object()) f(*v);
+    });
+  };
+  lines(runs_path, [&](const JsonValue& v) {
+    auto name = v.get_string("case");
+    auto status = v.get_string("status");
+    const JsonValue* rep = v.find("rep_idx");
+    if (!name || !status || !rep || !rep->as_int() || *status == "interrupted") return;
+    if (const JsonValue* r = v.find("round"); r && r->as_int()) sf.max_round = std::max(sf.max_round, static_cast<int>(*r->as_int()));
+    auto it = index.find(*name);
+    if (it == index.end()) return;
+    const int rep_idx = static_cast<int>(*rep->as_int());
+    if (cases[it->second].control) sf.next_control_slot = std::max(sf.next_control_slot, rep_idx + 1);
+    CaseSoFar& c = sf.cases[it->second];
+    sf.next_rep[it->second] = std::max(sf.next_rep[it->second], rep_idx + 1);
+    ++c.invocations;
+    if (const JsonValue* d = v.find("duration_ms"); d && d->as_double()) c.seconds += *d->as_double() / 1000.0;
+    if (*status != "ok") c.usable = false;
+  });
+  std::map<std::pair<std::size_t, int>, std::vector<double>> per_rep;
+  lines(samples_path, [&](const JsonValue& v) {
+    auto name = v.get_string("case");
+    const JsonValue* rep = v.find("rep_idx");
+    const JsonValue* ns = v.find("ns_per_op");
+    if (!name || !rep || !rep->as_int() || !ns || !ns->as_double()) return;
+    auto it = index.find(*name);
+    if (it == index.end()) return;
+    per_rep[{it->second, static_cast<int>(*rep->as_int())}].push_back(*ns->as_double());
+  });
+  for (auto& [key, v] : per_rep) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    sf.cases[key.first].rep_values.push_back(n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2);
+  }
+  return sf;
 }
 
 }  // namespace kbench::driver

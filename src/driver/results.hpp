@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "driver/discover.hpp"
+#include "driver/plan.hpp"
 #include "driver/spawn.hpp"
 
 namespace kbench::driver {
@@ -33,7 +34,8 @@ Outcome judge(const SpawnResult& r, double timeout_s);
 
 // One runs.jsonl line (with its newline). `argv_tail` is everything after
 // the binary name that the invocation was given.
-std::string runs_record(const std::string& run_id, const Case& c, int rep,
+// `round`: 0 for the first pass, k for the k-th budget round.
+std::string runs_record(const std::string& run_id, const Case& c, int rep, int round,
                         const std::vector<std::string>& argv_tail, const SpawnResult& r,
                         const Outcome& o);
 
@@ -53,5 +55,17 @@ int repair_samples(const std::string& samples_path, const std::map<CaseRep, std:
 // interrupted invocations are left out.
 std::map<std::string, std::string> case_statuses(const std::string& runs_path,
                                                  std::map<std::string, std::string>* reasons);
+
+// What the budget rounds need to know of a run so far, read back from its
+// files (so a resumed run decides as an uninterrupted one would): per case
+// (indexes into `cases`) the median ns/op of each ok rep, the time spent,
+// the next free rep index; the last round and control slot used.
+struct SoFar {
+  std::vector<CaseSoFar> cases;
+  std::vector<int> next_rep;
+  int max_round = 0;
+  int next_control_slot = 0;
+};
+SoFar read_so_far(const std::string& runs_path, const std::string& samples_path, const std::vector<Case>& cases);
 
 }  // namespace kbench::driver

@@ -110,7 +110,14 @@ def test_runs_statuses_and_exit(full_run):
         for key, typ in RUN_KEYS.items():
             assert isinstance(r[key], typ), (key, r)
         assert r["run_id"] == meta["run_id"]
-        assert r["args"][-4:] == ["--run-id", meta["run_id"], "--rep", str(r["rep_idx"])]
+        # The driver's default of 3 samples per process (reps, not samples, buy power).
+        assert r["args"][-6:] == ["--run-id", meta["run_id"], "--rep", str(r["rep_idx"]), "--samples", "3"]
+        # One-party cases are pinned to the CPU the driver chose and recorded.
+        one_party = " @" not in r["case"]
+        assert ("--cpu" in r["args"]) == one_party
+        if one_party:
+            assert r["args"][r["args"].index("--cpu") + 1] == str(meta["options"]["pin_cpu"])
+            assert r["placement"] == "pinned"
     by_case = {}
     for r in runs:
         by_case.setdefault(r["case"], []).append(r)
@@ -354,3 +361,143 @@ def test_json_reading_and_args_intact(driver, tmp_path):
     # "hello..." and "[1,2,3]" are not sample objects; the blank line is ignored.
     assert r["status"] == "ok" and r["n_samples"] == 1 and r["dropped_lines"] == 2
     assert [s["case"] for s in samples] == [r["case"]]
+
+
+# ---------------------------------------------------------------- controls and budget
+
+FAKE_TEMPLATE = r'''#!/bin/sh
+# A fake for the control/budget tests: cases from $LIST, ns/op from $VALUE
+# (an expression of the rep index r).
+if [ "$1" = "--list" ]; then
+  cat <<'LIST'
+@LIST@
+LIST
+  exit 0
+fi
+variant=$1; shift
+run_id=""; rep=0; samples=3
+while [ $# -gt 0 ]; do
+  case $1 in
+    --run-id) run_id=$2; shift ;;
+    --rep) rep=$2; shift ;;
+    --samples) samples=$2; shift ;;
+  esac
+  shift
+done
+r=$rep
+ns=$((@VALUE@))
+i=0
+while [ $i -lt "$samples" ]; do
+  echo "{\"schema\":1,\"run_id\":\"$run_id\",\"bench\":\"@BENCH@\",\"variant\":\"$variant\",\"params\":\"\",\"placement\":\"pinned\",\"case\":\"@BENCH@ $variant\",\"metric\":\"latency\",\"control\":@CONTROL@,\"rep_idx\":$rep,\"sample_idx\":$i,\"iters\":1000,\"elapsed_ns\":$((ns * 1000)),\"ns_per_op\":$ns,\"cpu\":0,\"partner_cpu\":null,\"t_start_ns\":$i}"
+  i=$((i + 1))
+done
+exit 0
+'''
+
+
+def write_fake(bin_dir, bench, variants, control, value):
+    lines = "\n".join(json.dumps({"bench": bench, "variant": v, "params": "", "placement": "unpinned",
+                                  "case": f"{bench} {v}", "metric": "latency", "control": control,
+                                  "args": [v]}) for v in variants)
+    text = (FAKE_TEMPLATE.replace("@LIST@", lines).replace("@VALUE@", value).replace("@BENCH@", bench)
+            .replace("@CONTROL@", "true" if control else "false"))
+    path = bin_dir / bench
+    path.write_text(text)
+    path.chmod(0o755)
+
+
+@pytest.fixture
+def ctl_bins(tmp_path):
+    """Two measured cases (m a, m b; their value grows with the rep) and two
+    control cases (ctl x, ctl y)."""
+    bins = tmp_path / "bin"
+    bins.mkdir()
+    write_fake(bins, "m", ["a", "b"], False, "100 + r")
+    write_fake(bins, "ctl", ["x", "y"], True, "50")
+    return bins
+
+
+def test_controls_threaded_through_every_rep(driver, ctl_bins, tmp_path):
+    proc = run_driver(driver, "--reps", 3, "--control-every", 1, "--seed", 7, "--out", tmp_path / "o",
+                      bin_dir=ctl_bins)
+    assert proc.returncode == 0, proc.stderr
+    meta, runs, samples = load_run(run_dir_of(proc))
+    assert meta["options"]["control_every"] == 1
+    seq = [(r["case"], r["rep_idx"], r["control"], r["round"]) for r in runs]
+    measured = [s for s in seq if not s[2]]
+    controls = [s for s in seq if s[2]]
+    assert sorted(measured) == sorted((c, rep, False, 0) for c in ("m a", "m b") for rep in range(3))
+    # 2 cases per rep, one control before each and one after the last:
+    # 3 slots per rep, numbered 0..8 through the run, cycling x, y.
+    assert [s[1] for s in controls] == list(range(9))
+    assert [s[0] for s in controls] == ["ctl x" if i % 2 == 0 else "ctl y" for i in range(9)]
+    # In the order they ran: control, case, control, case, control per rep.
+    kinds = ["c" if s[2] else "m" for s in seq]
+    assert kinds == ["c", "m", "c", "m", "c"] * 3
+    # Their samples carry the flag and are in samples.jsonl like any case's.
+    assert {s["case"] for s in samples if s.get("control")} == {"ctl x", "ctl y"}
+
+
+def test_only_keeps_controls_and_no_controls_drops_them(driver, ctl_bins, tmp_path):
+    proc = run_driver(driver, "--reps", 1, "--only", "^m a$", "--out", tmp_path / "o", bin_dir=ctl_bins)
+    assert proc.returncode == 0, proc.stderr
+    _, runs, _ = load_run(run_dir_of(proc))
+    assert {r["case"] for r in runs} == {"m a", "ctl x", "ctl y"}
+    proc = run_driver(driver, "--reps", 1, "--no-controls", "--out", tmp_path / "p", bin_dir=ctl_bins)
+    assert proc.returncode == 0, proc.stderr
+    meta, runs, _ = load_run(run_dir_of(proc))
+    assert {r["case"] for r in runs} == {"m a", "m b"}
+    assert meta["options"]["control_every"] is None
+
+
+def test_pin_cpu_none_leaves_one_party_cases_unpinned(driver, ctl_bins, tmp_path):
+    proc = run_driver(driver, "--reps", 1, "--pin-cpu", "none", "--out", tmp_path / "o", bin_dir=ctl_bins)
+    assert proc.returncode == 0, proc.stderr
+    meta, runs, _ = load_run(run_dir_of(proc))
+    assert meta["options"]["pin_cpu"] is None
+    assert all("--cpu" not in r["args"] for r in runs)
+
+
+def test_budget_adds_reps_to_noisy_cases_only(driver, tmp_path):
+    bins = tmp_path / "bin"
+    bins.mkdir()
+    # "noisy a" alternates 100 / 150 ns between reps: it can never detect 3%
+    # with few reps; "steady s" gives 100 ns every rep: nothing to gain.
+    write_fake(bins, "noisy", ["a"], False, "100 + (r % 2) * 50")
+    write_fake(bins, "steady", ["s"], False, "100")
+    proc = run_driver(driver, "--reps", 3, "--budget", 3, "--no-controls", "--out", tmp_path / "o",
+                      bin_dir=bins)
+    assert proc.returncode == 0, proc.stderr
+    meta, runs, _ = load_run(run_dir_of(proc))
+    reps = {}
+    for r in runs:
+        reps.setdefault(r["case"], []).append(r["rep_idx"])
+    assert sorted(reps["steady s"]) == [0, 1, 2]
+    assert len(reps["noisy a"]) > 3 and sorted(reps["noisy a"]) == list(range(len(reps["noisy a"])))
+    assert meta["budget_rounds"] >= 1 and meta["options"]["budget_s"] == 3
+    assert {r["round"] for r in runs if r["case"] == "noisy a"} == set(range(meta["budget_rounds"] + 1))
+    assert "round 1: one more rep of 1 case" in proc.stderr
+
+
+def test_budget_stops_when_every_case_is_precise(driver, tmp_path):
+    bins = tmp_path / "bin"
+    bins.mkdir()
+    write_fake(bins, "steady", ["s", "t"], False, "100")
+    proc = run_driver(driver, "--reps", 3, "--budget", 30, "--no-controls", "--out", tmp_path / "o",
+                      bin_dir=bins)
+    assert proc.returncode == 0, proc.stderr
+    meta, runs, _ = load_run(run_dir_of(proc))
+    assert len(runs) == 6 and meta["budget_rounds"] == 0
+    assert "no more rounds" in proc.stderr
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["--budget", "0"], "--budget: expected a number of seconds > 0"),
+    (["--budget", "x"], "--budget: expected a number of seconds > 0"),
+    (["--pin-cpu", "-1"], "--pin-cpu: expected an integer"),
+    (["--control-every", "0"], "--control-every: expected an integer"),
+    (["--no-controls=1"], "--no-controls: takes no value"),
+])
+def test_new_option_errors(driver, args, msg, tmp_path):
+    proc = run_driver(driver, *args, "--out", tmp_path)
+    assert proc.returncode == 2 and msg in proc.stderr

@@ -1,0 +1,128 @@
+// plan.cpp — the first pass, control slots and budget rounds (see plan.hpp).
+#include "driver/plan.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "driver/schedule.hpp"
+
+namespace kbench::driver {
+
+namespace {
+
+// A round's shuffle must not repeat a first-pass rep's: its own stream.
+constexpr int kRoundSeedOffset = 1000000;
+
+// Appends `order` (indexes into `items`) with a control before every block
+// of `every` items and one after the last; slots numbered from `slot`.
+void thread_controls(std::vector<Invocation>& out, const std::vector<Invocation>& items,
+                     const std::vector<std::size_t>& controls, int every, int slot, int round) {
+  const bool with = !controls.empty() && every > 0;
+  auto control = [&] {
+    const std::size_t c = controls[static_cast<std::size_t>(slot) % controls.size()];
+    out.push_back({c, slot, round, true});
+    ++slot;
+  };
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (with && i % static_cast<std::size_t>(every) == 0) control();
+    out.push_back(items[i]);
+  }
+  if (with) control();
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
+
+int control_slots_per_rep(std::size_t n_measured, int control_every) {
+  if (control_every <= 0) return 0;
+  const std::size_t every = static_cast<std::size_t>(control_every);
+  return static_cast<int>((n_measured + every - 1) / every) + 1;
+}
+
+std::vector<Invocation> first_pass(const std::vector<std::size_t>& measured,
+                                   const std::vector<std::size_t>& controls, int reps,
+                                   std::uint64_t seed, int control_every) {
+  std::vector<Invocation> out;
+  const int per_rep = controls.empty() ? 0 : control_slots_per_rep(measured.size(), control_every);
+  for (int rep = 0; rep < reps; ++rep) {
+    const auto order = rep_order(measured.size(), seed, rep);
+    std::vector<Invocation> items;
+    items.reserve(order.size());
+    for (std::size_t i : order) items.push_back({measured[i], rep, 0, false});
+    thread_controls(out, items, controls, control_every, rep * per_rep, 0);
+  }
+  return out;
+}
+
+std::vector<Invocation> round_plan(const std::vector<std::size_t>& chosen, const std::vector<int>& next_rep,
+                                   const std::vector<std::size_t>& controls, std::uint64_t seed, int round,
+                                   int control_every, int first_slot) {
+  const auto order = rep_order(chosen.size(), seed, kRoundSeedOffset + round);
+  std::vector<Invocation> items;
+  items.reserve(order.size());
+  for (std::size_t i : order) items.push_back({chosen[i], next_rep[i], round, false});
+  std::vector<Invocation> out;
+  thread_controls(out, items, controls, control_every, first_slot, round);
+  return out;
+}
+
+double detectable_change(const std::vector<double>& rep_values) {
+  std::vector<double> logs;
+  for (double v : rep_values)
+    if (v > 0 && std::isfinite(v)) logs.push_back(std::log(v));
+  const std::size_t n = logs.size();
+  if (n < 2) return std::numeric_limits<double>::infinity();
+  const double med = median_of(logs);
+  std::vector<double> dev;
+  double mean = 0;
+  for (double x : logs) {
+    dev.push_back(std::fabs(x - med));
+    mean += x;
+  }
+  mean /= double(n);
+  double ss = 0;
+  for (double x : logs) ss += (x - mean) * (x - mean);
+  const double sd = std::sqrt(ss / double(n - 1));
+  const double s = std::max(1.4826 * median_of(dev), 0.5 * sd);
+  return std::expm1((1.96 + 0.84) * std::sqrt(2.0) * s / std::sqrt(double(n)));
+}
+
+std::vector<std::size_t> choose_round(const std::vector<CaseSoFar>& cases, double target, double seconds,
+                                      int max_reps) {
+  struct Cand {
+    std::size_t index;
+    double gain, cost;
+  };
+  std::vector<Cand> cands;
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const CaseSoFar& c = cases[i];
+    const int n = static_cast<int>(c.rep_values.size());
+    if (!c.usable || n < 2 || n >= max_reps || c.invocations == 0) continue;
+    const double mde = detectable_change(c.rep_values);
+    if (!(mde > target)) continue;
+    const double cost = std::max(c.seconds / c.invocations, 1e-3);
+    // Variance of the mean of n reps falls by s^2 (1/n - 1/(n+1)) with one
+    // more; relative to the target, per second it costs.
+    const double rel = std::log1p(mde) / std::log1p(target);
+    const double gain = rel * rel * (1.0 / n - 1.0 / (n + 1)) / cost;
+    cands.push_back({i, gain, cost});
+  }
+  std::stable_sort(cands.begin(), cands.end(), [](const Cand& a, const Cand& b) { return a.gain > b.gain; });
+  std::vector<std::size_t> out;
+  double used = 0;
+  for (const auto& c : cands) {
+    if (!out.empty() && used + c.cost > seconds) continue;
+    out.push_back(c.index);
+    used += c.cost;
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace kbench::driver

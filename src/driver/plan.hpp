@@ -1,0 +1,73 @@
+// plan.hpp — which invocations run, in what order: the first pass, the
+// control cases threaded through it, and the extra rounds a time budget buys.
+//
+// Why this shape: on a shared machine the speed drifts over seconds to
+// minutes, so a case's reps (separate processes) are the observations that
+// matter, and they are worth most when spread over the whole run. Samples
+// inside one process are nearly redundant. So:
+//   - the first pass runs every case `reps` times, each rep in its own
+//     shuffled order (schedule.hpp);
+//   - control cases (whose cost no kernel can change) run between blocks of
+//     `control_every` cases, cycling through the controls, so that they
+//     trace the machine's speed over the whole run;
+//   - with a budget, further rounds add one rep to the cases whose interval
+//     is still too wide for the minimum effect, best gain per second first,
+//     each round shuffled and threaded with controls like a rep.
+// Everything here is a pure function of its inputs, so --resume rebuilds the
+// same first pass and the tests can check the plan without timings.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace kbench::driver {
+
+struct Invocation {
+  std::size_t case_index;  // into the run's case list
+  int rep;                 // rep_idx stamped into its samples
+  int round;               // 0 = first pass, k = k-th budget round
+  bool control;
+};
+
+// The first pass. `measured` and `controls` are indexes into the case list;
+// `reps` reps of every measured case; controls before every block of
+// `control_every` cases and after the last one of each rep (none when
+// `controls` is empty or control_every is 0). A control's rep index is its
+// slot number in the run (unique, not contiguous).
+std::vector<Invocation> first_pass(const std::vector<std::size_t>& measured,
+                                   const std::vector<std::size_t>& controls, int reps,
+                                   std::uint64_t seed, int control_every);
+
+// Control slots one first-pass rep uses (so a round's slots start after them).
+int control_slots_per_rep(std::size_t n_measured, int control_every);
+
+// One budget round: one more rep of each chosen case (`next_rep[i]` is the
+// rep index for chosen[i]), shuffled by (seed, round), controls threaded
+// through from slot `first_slot` on.
+std::vector<Invocation> round_plan(const std::vector<std::size_t>& chosen, const std::vector<int>& next_rep,
+                                   const std::vector<std::size_t>& controls, std::uint64_t seed, int round,
+                                   int control_every, int first_slot);
+
+// What the budget logic knows of a case so far.
+struct CaseSoFar {
+  std::vector<double> rep_values;  // per-rep median ns/op of its ok reps
+  double seconds = 0;              // total duration of its invocations
+  int invocations = 0;
+  bool usable = true;              // false: it failed or skipped somewhere
+};
+
+// The smallest relative change a comparison of two runs like this one
+// could detect (two-sided 5%, power 80%), from the spread of the log rep
+// values: (1.96 + 0.84) * sqrt(2) * s / sqrt(n). A robust s (the median
+// absolute deviation, scaled), floored at the standard deviation's half so
+// that two clusters of reps are not read as no spread. Infinite below 2 reps.
+double detectable_change(const std::vector<double>& rep_values);
+
+// The cases worth another rep: detectable_change above `target`, fewer than
+// `max_reps` reps, usable; ordered by the gain in precision per second of
+// machine time; as many as fit in `seconds` (at least one if any qualifies).
+std::vector<std::size_t> choose_round(const std::vector<CaseSoFar>& cases, double target, double seconds,
+                                      int max_reps);
+
+}  // namespace kbench::driver
