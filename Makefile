@@ -105,6 +105,9 @@ check-deps:
 
 # Extra kbench-run options, e.g. make run RUN_ARGS="--only lat_syscall".
 RUN_ARGS ?=
+# make run's time budget in seconds: a first pass of 5 reps of every case,
+# then more reps where the intervals are widest (kbench-run --budget).
+BUDGET ?= 300
 
 # The driver prints the run directory on stdout (its only stdout); with
 # Python and scripts/summarize present, their table replaces the driver's
@@ -119,7 +122,7 @@ define run_suite
 endef
 
 run: all
-	$(call run_suite,)
+	$(call run_suite,--budget $(BUDGET))
 
 quick: all
 	$(call run_suite,--quick)

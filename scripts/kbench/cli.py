@@ -101,12 +101,18 @@ def _add_stats_options(ap):
                     help="fewer reps on a side than this gives 'too few reps' (default 3)")
     ap.add_argument("--no-adjust", action="store_true",
                     help="judge each case on its own instead of adjusting for the number of cases")
+    ap.add_argument("--estimator", choices=("low", "median"), default="low",
+                    help="a case's value over its reps: low = Harrell-Davis 20th percentile of the reps' "
+                         "times (default: noise only adds time), median = median of the rep medians")
+    ap.add_argument("--shift-threshold", type=_min_effect, default=0.02, metavar="PCT",
+                    help="a control case moving significantly by at least this %% is a machine shift "
+                         "(default 2)")
 
 
 def _options(a):
     from .compare import Options
     return Options(min_effect=a.min_effect, n_boot=a.boot, seed=a.seed, min_reps=a.min_reps,
-                   adjust=not a.no_adjust)
+                   adjust=not a.no_adjust, estimator=a.estimator, shift_threshold=a.shift_threshold)
 
 
 def _open_out(path):
@@ -145,12 +151,16 @@ def _resolve(path_text, results):
 def _summarize(argv):
     from . import summary
     ap = _Parser(prog="summarize", description=(
-        "Per-case summary of runs: reps, samples, headline (median of the rep medians), best sample, "
+        "Per-case summary of runs: reps, samples, headline (by default the 20th percentile of the reps' "
+        "times), median of the rep medians, best sample, smallest detectable change (mde), "
         "spread between reps (CV and min..max of the rep medians) and within reps (median of the "
         "per-rep CV), unit.  Runs of one host and kernel are pooled unless --per-run."))
     ap.add_argument("dirs", nargs="+", metavar="DIR", help="run directory, kernel directory or any directory above runs")
     ap.add_argument("--csv", metavar="FILE", help="also write the summary as CSV ('-' for stdout)")
     ap.add_argument("--per-run", action="store_true", help="one table per run instead of per kernel")
+    ap.add_argument("--estimator", choices=("low", "median"), default="low",
+                    help="the headline over reps: low = Harrell-Davis 20th percentile of the reps' times "
+                         "(default), median = median of the rep medians")
     ap.add_argument("--results", default=str(ROOT / "results"), help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     runs = load.load_runs([_resolve(d, a.results) for d in a.dirs], _warn)
@@ -164,7 +174,7 @@ def _summarize(argv):
             groups.append(g)
     else:
         groups = load.group_runs(runs, _warn)
-    print("\n\n".join(summary.format_group(g) for g in groups))
+    print("\n\n".join(summary.format_group(g, a.estimator) for g in groups))
     _write_csv(a.csv, summary.write_csv, groups)
     return 0
 
@@ -210,13 +220,13 @@ def _compare(argv):
     base = bases[0]
     only = _regex(a.only)
     if only is not None:
-        base.cases = {k: v for k, v in base.cases.items() if only.search(k)}
+        base.cases = {k: v for k, v in base.cases.items() if v.control or only.search(k)}
     base_label = base.label
     reports = []
     for o in a.others:
         for side in _sides_of(o, a.results, "OTHER"):
             if only is not None:
-                side.cases = {k: v for k, v in side.cases.items() if only.search(k)}
+                side.cases = {k: v for k, v in side.cases.items() if v.control or only.search(k)}
             if side.id == base.id:
                 _warn(f"{o}: the same runs as BASE; comparing them with themselves")
             if side.label == base_label:

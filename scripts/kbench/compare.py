@@ -2,8 +2,11 @@
 
 A side is a set of runs whose reps are pooled per case: usually every run
 of one (host, kernel).  Comparing `other` against `base` gives, per case,
-the ratio of headline values, its bootstrap confidence interval, a rank
-test and a verdict (see stats.compare).
+the ratio of headline values, its confidence interval and p from one model,
+the smallest change it could have detected, and a verdict (see
+stats.compare).  The control cases (which no kernel can change) are
+compared first: if they moved, the machine changed between the sides and
+no case is called faster or slower.
 """
 import csv
 import math
@@ -102,6 +105,8 @@ class Options:
     level: float = stats.LEVEL
     min_reps: int = stats.DEFAULT_MIN_REPS
     adjust: bool = True
+    estimator: str = stats.DEFAULT_ESTIMATOR
+    shift_threshold: float = 0.02   # a control moving this much (and significantly) = a machine shift
 
 
 class Side:
@@ -136,28 +141,36 @@ class Side:
             keys.update(c.reps)
         return len(keys)
 
-    def series(self, name):
+    def series(self, name, estimator=None):
         c = self.cases.get(name)
         if c is None or not c.reps:
             return None
-        return stats.Series.single(c.rep_arrays(), c.metric, name)
+        return stats.Series.single(c.rep_arrays(), c.metric, name, units=c.rep_units(), estimator=estimator)
 
-    def boot(self, key, series, opts):
-        """Bootstrap headlines of a series, cached by key."""
-        k = (key, opts.n_boot, opts.seed)
-        b = self._boot.get(k)
-        if b is None:
-            b = series.boot_headlines(opts.n_boot, stats.seeded_rng(opts.seed, self.id, key))
-            self._boot[k] = b
-        return b
+    def estimate(self, key, series, opts):
+        """The side's estimate of a series (bootstrap standard error), cached
+        by key, so that comparing several kernels with one baseline
+        resamples the baseline once."""
+        k = (key, opts.n_boot, opts.seed, opts.estimator)
+        e = self._boot.get(k)
+        if e is None:
+            e = stats.side_estimate(series, opts.n_boot, stats.seeded_rng(opts.seed, self.id, key),
+                                    opts.estimator)
+            self._boot[k] = e
+        return e
+
+    def control_names(self):
+        return sorted(n for n, c in self.cases.items() if c.control)
 
 
 def compare_series(base_side, other_side, key, base_series, other_series, opts):
     """Compare two series of the two sides (either may be None)."""
-    kw = dict(n_boot=opts.n_boot, seed=opts.seed, level=opts.level, min_reps=opts.min_reps)
+    kw = dict(n_boot=opts.n_boot, seed=opts.seed, level=opts.level, min_reps=opts.min_reps,
+              estimator=opts.estimator)
     if base_series is not None and other_series is not None and base_series.n_reps and other_series.n_reps:
-        kw["base_boot"] = base_side.boot(key, base_series, opts)
-        kw["other_boot"] = other_side.boot(key, other_series, opts)
+        base_series.estimator = other_series.estimator = opts.estimator
+        kw["base_est"] = base_side.estimate(key, base_series, opts)
+        kw["other_est"] = other_side.estimate(key, other_series, opts)
     return stats.compare(base_series, other_series, **kw)
 
 
@@ -169,15 +182,58 @@ class Row:
     cmp: stats.Comparison
 
 
-def compare_sides(base, other, opts=None, extra=None):
-    """One Row per case present on either side, in category order.
+@dataclass
+class MachineShift:
+    """The control cases compared between the sides."""
+    rows: list            # Row per control present on both sides
+    shifted: bool         # a control moved significantly and by >= the threshold
+    ratio: float          # geometric mean of the controls' ratios (time: >1 = slower)
+    threshold: float
+
+    @property
+    def change_text(self):
+        return stats.change_text(stats.speed_change(self.ratio, "latency"))
+
+
+def compare_controls(base, other, opts=None):
+    """Compare the control cases present on both sides; None if there are none."""
+    opts = opts or Options()
+    names = [n for n in base.control_names() if n in other.cases and other.cases[n].control]
+    if not names:
+        return None
+    rows = []
+    for n in names:
+        cmp = compare_series(base, other, n, base.series(n), other.series(n), opts)
+        rows.append(Row(n, "controls", base.cases[n].metric, cmp))
+    live = [r.cmp for r in rows if r.cmp.comparable]
+    qs = stats.bh_adjust([c.p for c in live])
+    shifted = False
+    for c, q in zip(live, qs):
+        c.q = float(q)
+        moved = abs(math.log(c.ratio)) >= math.log1p(opts.shift_threshold)
+        c.verdict = (stats.SLOWER if c.change < 0 else stats.FASTER) if (q < 1 - opts.level and moved) \
+            else stats.SAME
+        shifted = shifted or c.significant
+    ratios = [c.ratio for c in live if c.ratio > 0]
+    ratio = math.exp(sum(math.log(r) for r in ratios) / len(ratios)) if ratios else math.nan
+    return MachineShift(rows, shifted, ratio, opts.shift_threshold)
+
+
+def compare_sides(base, other, opts=None, extra=None, shift=None):
+    """One Row per (non-control) case present on either side, in category
+    order.
 
     extra: optional [(key, base Series or None, other Series or None)]
     (derived table cells): compared too and judged in the same family as
     the cases; with extra, returns (rows, [Comparison per extra item]).
+    shift: the MachineShift of the sides (computed when None); when the
+    controls moved, nothing is called faster or slower.
     """
     opts = opts or Options()
-    names = set(base.cases) | set(other.cases)
+    if shift is None:
+        shift = compare_controls(base, other, opts)
+    names = {n for n, c in base.cases.items() if not c.control} | \
+        {n for n, c in other.cases.items() if not c.control}
     cases = [base.cases.get(n) or other.cases.get(n) for n in names]
     cases.sort(key=case_sort_key)
     rows = []
@@ -192,13 +248,13 @@ def compare_sides(base, other, opts=None, extra=None):
         rows.append(Row(c.name, category_of(c), c.metric, cmp))
     extra_cmps = [compare_series(base, other, key, bs, os_, opts) for key, bs, os_ in (extra or [])]
     stats.decide([r.cmp for r in rows] + extra_cmps, min_effect=opts.min_effect, level=opts.level,
-                 adjust=opts.adjust)
+                 adjust=opts.adjust, machine_shift=bool(shift and shift.shifted))
     if extra is None:
         return rows
     return rows, extra_cmps
 
 
-def compare_tables(base, other, tables, base_key, other_key, opts=None):
+def compare_tables(base, other, tables, base_key, other_key, opts=None, shift=None):
     """Compare two kernels' cases and summary-table cells together.
 
     Returns (rows, {(table index, column index): Comparison}).  A cell that
@@ -218,7 +274,7 @@ def compare_tables(base, other, tables, base_key, other_key, opts=None):
                           a.series() if a is not None else None,
                           b.series() if b is not None else None))
             where.append((ti, ci, ("extra", len(extra) - 1)))
-    rows, extra_cmps = compare_sides(base, other, opts, extra)
+    rows, extra_cmps = compare_sides(base, other, opts, extra, shift)
     by_case = {r.case: r.cmp for r in rows}
     cells = {}
     for ti, ci, (kind, ref) in where:
@@ -257,16 +313,25 @@ class Report:
     other: Side
     rows: list
     differences: list = field(default_factory=list)
+    shift: MachineShift = None
 
 
 def run_compare(base, other, opts=None):
-    return Report(base, other, compare_sides(base, other, opts), meta_differences(base.meta, other.meta))
+    shift = compare_controls(base, other, opts)
+    return Report(base, other, compare_sides(base, other, opts, shift=shift),
+                  meta_differences(base.meta, other.meta), shift)
 
 
 def value_text(v, unit, div):
     if v is None or math.isnan(v):
         return "-"
     return stats.fmt_num(v / div)
+
+
+ESTIMATOR_TEXT = {
+    "low": "20th percentile of the reps' times (Harrell-Davis)",
+    "median": "median of the rep medians",
+}
 
 
 def row_cells(row):
@@ -283,6 +348,7 @@ def row_cells(row):
         "ratio": "-" if math.isnan(c.ratio) else f"{c.ratio:.3f}",
         "ci": c.ci_text,
         "p": _p_text(c.q if not math.isnan(c.q) else c.p),
+        "mde": c.mde_text,
         "reps": f"{c.base_reps}/{c.other_reps}",
         "verdict": c.verdict + (" (?)" if c.unresolved else ""),
     }
@@ -294,6 +360,57 @@ def _p_text(p):
     return "<0.001" if p < 0.001 else f"{p:.3f}"
 
 
+def shift_lines(rep, opts):
+    """The control cases' verdict on the machine, for the top of a report."""
+    sh = rep.shift
+    if sh is None:
+        return ["note: no control cases on both sides (runs made before kbench had them): a shift of the "
+                "whole machine between the runs cannot be told from a change of the kernel."]
+    from .text import table
+    out = []
+    if sh.shifted:
+        moved = [r for r in sh.rows if r.cmp.significant]
+        worst = max(moved, key=lambda r: abs(math.log(r.cmp.ratio)))
+        out.append(f"WARNING: MACHINE SHIFT. The control cases, which no kernel can change, moved between the "
+                   f"sides: the machine ran {worst.cmp.change_text.replace('faster', 'faster').replace('slower', 'slower')} "
+                   f"during {rep.other.label} than during {rep.base.label} ({worst.case}). The verdicts below "
+                   f"are not about the kernel: no case is called faster or slower on this evidence. Run both "
+                   f"kernels again, interleaved, on a quieter machine.")
+    else:
+        out.append(f"Machine check: the control cases did not move between the sides (overall "
+                   f"{sh.change_text if sh.change_text != '-' else 'n/a'}; a shift = significant and at "
+                   f"least {sh.threshold * 100:g}%).")
+    cells = [row_cells(r) for r in sh.rows]
+    keys = ["case", "base", "other", "unit", "change", "ci", "p", "reps", "verdict"]
+    out.append(table(["control", "base", "other", "unit", "change", f"{opts.level * 100:.0f}% CI", "p", "reps",
+                      "moved?"], [[c[k] for k in keys] for c in cells], right={1, 2, 7}))
+    return out
+
+
+def run_effect_lines(rep):
+    """Runs of one side that disagree beyond their reps (drift between runs)."""
+    out = []
+    for side, attr in ((rep.base, "base_run_p"), (rep.other, "other_run_p")):
+        if len(side.runs) < 2:
+            continue
+        ps = [getattr(r.cmp, attr) for r in rep.rows if not math.isnan(getattr(r.cmp, attr))]
+        if not ps:
+            continue
+        qs = stats.bh_adjust(ps)
+        n = int(sum(q < 0.05 for q in qs))
+        raw = int(sum(p < 0.05 for p in ps))
+        if n:
+            out.append(f"WARNING: the {len(side.runs)} runs of {side.label} disagree on {n} of {len(ps)} cases "
+                       f"beyond their reps' noise ({raw} at p < 0.05 before adjusting; about {0.05 * len(ps):.0f} "
+                       f"expected by chance): the machine drifted between runs. Those cases' intervals treat the "
+                       f"run as the unit (wider, honest).")
+        else:
+            out.append(f"Runs of {side.label}: {len(side.runs)}, no case differs between them beyond its reps' "
+                       f"noise after adjusting ({raw} of {len(ps)} at p < 0.05, about {0.05 * len(ps):.0f} "
+                       f"expected by chance).")
+    return out
+
+
 def format_report(rep, changed_only=False, opts=None):
     """The terminal text of one comparison."""
     from .text import table
@@ -301,33 +418,35 @@ def format_report(rep, changed_only=False, opts=None):
     out = []
     out.append(f"Comparing {rep.other.label} ({len(rep.other.runs)} run(s), {rep.other.n_reps} reps) "
                f"against baseline {rep.base.label} ({len(rep.base.runs)} run(s), {rep.base.n_reps} reps)")
+    out += shift_lines(rep, opts)
     n = sum(1 for r in rep.rows if not math.isnan(r.cmp.q))
     adj = f", adjusted for the {n} cases compared" if opts.adjust else ""
-    out.append(f"ratio = other/base of the headlines (median of rep medians; time for latency, MB/s for "
-               f"bandwidth); {opts.level * 100:.0f}% CI of the ratio by hierarchical bootstrap (reps, then "
-               f"samples);")
-    out.append(f"p = t-test on the log rep medians{adj}.  Significant = CI excludes 1 and "
-               f"p < {1 - opts.level:.2g}; faster/slower also needs a change of at least "
-               f"{opts.min_effect * 100:g}%.")
+    out.append("")
+    out.append(f"value = {ESTIMATOR_TEXT.get(opts.estimator, opts.estimator)}; ratio = other/base (time for "
+               f"latency, MB/s for bandwidth); the {opts.level * 100:.0f}% CI and p come from one model (the "
+               f"difference of the log values, bootstrap standard errors, Welch t){adj}.")
+    out.append(f"Faster/slower = p < {1 - opts.level:.2g} and a change of at least {opts.min_effect * 100:g}%. "
+               f"mde = the smallest change this comparison could detect (80% power); 'inconclusive' = no "
+               f"significant change but mde above {opts.min_effect * 100:g}%: more reps would tell.")
     if len(rep.base.runs) == 1 or len(rep.other.runs) == 1:
-        out.append("note: a side with one run: the intervals hold the noise between its reps, not a drift of "
-                   "the machine between the two runs (on a shared VM a case has moved 6% between two runs minutes "
-                   "apart); pool two or more runs per kernel, interleaved, before trusting a small change.")
+        out.append("note: a side with one run: its interval holds the noise between its reps, not a drift of "
+                   "the machine between the two runs; the control cases above are the check for that.")
+    out += run_effect_lines(rep)
     if rep.differences:
         out.append("")
         out.append("WARNING: the two sides differ in more than the kernel:")
         for k, a, b in rep.differences:
             out.append(f"  {k}: {a}  ->  {b}")
-    headers = ["case", "base", "other", "unit", "change", "ratio", f"{opts.level * 100:.0f}% CI", "p",
+    headers = ["case", "base", "other", "unit", "change", "ratio", f"{opts.level * 100:.0f}% CI", "p", "mde",
                "reps", "verdict"]
-    keys = ["case", "base", "other", "unit", "change", "ratio", "ci", "p", "reps", "verdict"]
+    keys = ["case", "base", "other", "unit", "change", "ratio", "ci", "p", "mde", "reps", "verdict"]
     counts = {}
     for cat in CATEGORIES:
         rows = [r for r in rep.rows if r.category == cat]
         for r in rows:
             counts[r.cmp.verdict] = counts.get(r.cmp.verdict, 0) + 1
         if changed_only:
-            rows = [r for r in rows if r.cmp.significant]
+            rows = [r for r in rows if r.cmp.significant or r.cmp.verdict == stats.MACHINE]
         if not rows:
             continue
         lat = {r.metric for r in rows}
@@ -335,7 +454,7 @@ def format_report(rep, changed_only=False, opts=None):
         out.append("")
         out.append(f"== {cat} ({direction})")
         cells = [row_cells(r) for r in rows]
-        out.append(table(headers, [[c[k] for k in keys] for c in cells], right={1, 2, 5, 8}))
+        out.append(table(headers, [[c[k] for k in keys] for c in cells], right={1, 2, 5, 8, 9}))
     crows = []
     for r in rep.rows:
         if changed_only and not r.cmp.significant:
@@ -348,15 +467,25 @@ def format_report(rep, changed_only=False, opts=None):
                    "counts: counters explain it)")
         out.append(table(["case", "counter", "base", "other", "change"], crows, right={2, 3}))
     out.append("")
-    order = [stats.FASTER, stats.SLOWER, stats.SAME, stats.FEW, stats.MISSING, stats.UNDEFINED]
+    order = [stats.FASTER, stats.SLOWER, stats.MACHINE, stats.SAME, stats.INCONCLUSIVE, stats.FEW, stats.MISSING,
+             stats.UNDEFINED]
     out.append("Summary: " + ", ".join(f"{counts[v]} {v}" for v in order if counts.get(v)))
+    live = [r.cmp for r in rep.rows if r.cmp.comparable and not math.isnan(r.cmp.mde)]
+    if live:
+        mdes = sorted(c.mde for c in live)
+        med = mdes[len(mdes) // 2]
+        within = sum(m <= opts.min_effect for m in mdes)
+        out.append(f"Power: median mde {med * 100:.1f}%; {within} of {len(mdes)} cases could detect a "
+                   f"{opts.min_effect * 100:g}% change.")
+    if not any(r.cmp.comparable for r in rep.rows):
+        out.append("Nothing could be tested: every case lacks reps or a side (see 'too few reps' / 'missing').")
     if changed_only and not any(r.cmp.significant for r in rep.rows):
         out.append("No case changed significantly.")
     n_unres = sum(r.cmp.unresolved for r in rep.rows)
     if n_unres:
-        out.append(f"(?) {n_unres} case(s): the interval excludes 1 and the change is large enough, but "
-                   f"the t-test is not significant after adjusting for the number of cases: more reps "
-                   f"(pool several runs) or fewer cases (--only) would tell.")
+        out.append(f"(?) {n_unres} case(s): p < {1 - opts.level:.2g} and the change is large enough, but not "
+                   f"significant after adjusting for the number of cases: more reps (pool several runs) or "
+                   f"fewer cases (--only) would tell.")
         if changed_only:
             out += [f"    {r.case}: {r.cmp.change_text}, CI {r.cmp.ci_text}" for r in rep.rows if r.cmp.unresolved]
     return "\n".join(out)
@@ -364,12 +493,12 @@ def format_report(rep, changed_only=False, opts=None):
 
 CSV_FIELDS = ["base", "other", "category", "case", "metric", "base_value", "other_value", "unit",
               "ratio", "ci_low", "ci_high", "p_t", "p_adjusted", "p_rank", "change_pct", "change", "verdict",
-              "unresolved", "base_reps",
+              "unresolved", "mde_pct", "estimator", "base_reps",
               "other_reps", "base_samples", "other_samples"]
 
 
 def csv_rows(rep):
-    for r in rep.rows:
+    for r in list(rep.shift.rows if rep.shift else []) + list(rep.rows):
         c = r.cmp
         unit = "MB/s" if r.metric == "bandwidth" else "ns"
         yield {
@@ -379,6 +508,7 @@ def csv_rows(rep):
             "p_adjusted": _num(c.q), "p_rank": _num(c.p_rank),
             "change_pct": _num(c.change), "change": c.change_text, "verdict": c.verdict,
             "unresolved": "yes" if c.unresolved else "",
+            "mde_pct": _num(c.mde * 100 if not math.isnan(c.mde) else math.nan), "estimator": c.estimator,
             "base_reps": c.base_reps, "other_reps": c.other_reps, "base_samples": c.base_samples,
             "other_samples": c.other_samples,
         }

@@ -66,6 +66,8 @@ class Case:
     metric: str
     reps: dict = field(default_factory=dict)
     counters: dict = field(default_factory=dict)
+    control: bool = False       # a control case: measures the machine, not the kernel
+    rep_start: dict = field(default_factory=dict)   # rep key -> first t_start_ns (CLOCK_MONOTONIC)
 
     @property
     def param_dict(self):
@@ -85,6 +87,10 @@ class Case:
 
     def rep_keys(self):
         return sorted(self.reps, key=_rep_sort_key)
+
+    def rep_units(self):
+        """The run of each rep, in rep_arrays() order."""
+        return [k[0] for k in self.rep_keys()]
 
 
 def _rep_sort_key(k):
@@ -437,6 +443,12 @@ def read_samples(path, run_id, warn):
         if not isinstance(rid, str) or not rid:
             rid = run_id
         c.reps.setdefault((rid, rep), []).append(value)
+        if obj.get("control") is True:
+            c.control = True
+        t0 = obj.get("t_start_ns")
+        if _is_int(t0) and t0 >= 0:
+            prev = c.rep_start.get((rid, rep))
+            c.rep_start[(rid, rep)] = t0 if prev is None else min(prev, t0)
         iters = obj.get("iters")
         if _is_int(iters) and iters > 0:
             for k in COUNTER_KEYS:
@@ -548,7 +560,8 @@ def pool_cases(runs, warn=None):
         for name, c in run.cases.items():
             p = pooled.get(name)
             if p is None:
-                p = pooled[name] = Case(c.name, c.bench, c.variant, c.params, c.placement, c.metric)
+                p = pooled[name] = Case(c.name, c.bench, c.variant, c.params, c.placement, c.metric,
+                                        control=c.control)
             elif p.metric != c.metric:
                 if warn:
                     warn(f"{run.path}: case {name!r} is {c.metric} here but {p.metric} in another run; "
@@ -561,6 +574,8 @@ def pool_cases(runs, warn=None):
                              f"another directory (a copied run?); counted once")
                     continue
                 p.reps[k] = list(v)
+                if k in c.rep_start:
+                    p.rep_start[k] = c.rep_start[k]
                 for name_, by_rep in c.counters.items():
                     if k in by_rep:
                         p.counters.setdefault(name_, {})[k] = list(by_rep[k])

@@ -1,7 +1,13 @@
 """Pure statistics: no I/O, no plotting.
 
-The independent observation is a rep (one process run).  A case's headline
-is the median over reps of each rep's median.  Derived quantities (a
+The observation is a rep (one process run): its value is the median of its
+samples.  A case's headline is an estimate over the rep values: by default
+(`low`) the Harrell-Davis estimate of the 20th percentile of the reps' times
+(noise on a shared machine only ever adds time, and reps fall into fast and
+slow stretches of the machine: the low quantile follows the fast stretch,
+where the median jumps between the two); `median` is the median of the rep
+values.  Levels of variation: runs (a stretch of the machine's time) above
+reps above samples; see `side_estimate` for how runs enter.  Derived quantities (a
 context switch = ring time - working-set time, null I/O = mean of read and
 write) are computed per rep from the medians of their component cases in
 that rep, so every statistic below works on a `Series`: a list of reps,
@@ -19,11 +25,17 @@ ALPHA = 0.05
 DEFAULT_BOOT = 2000
 DEFAULT_MIN_EFFECT = 0.03
 DEFAULT_MIN_REPS = 3
+ESTIMATORS = ("low", "median")
+DEFAULT_ESTIMATOR = "low"
+LOW_Q = 0.2          # the quantile of the reps' times that `low` estimates
+POWER = 0.80         # for the minimum detectable effect
 
 FASTER = "significantly faster"
 SLOWER = "significantly slower"
 SAME = "no significant change"
 FEW = "too few reps"
+INCONCLUSIVE = "inconclusive"          # not significant, and could not have seen min_effect
+MACHINE = "not judged: machine shift"  # the controls moved: the change may be the machine's
 MISSING = "missing"
 UNDEFINED = "not comparable"
 
@@ -41,16 +53,24 @@ class Series:
     component); combine(list of per-component medians) -> rep value, applied
     element-wise (the medians may be arrays).  None = the single component."""
 
-    def __init__(self, reps, combine=None, metric="latency", label=""):
-        self.reps = [tuple(np.asarray(a, dtype=float) for a in r) for r in reps]
-        self.reps = [r for r in self.reps if all(len(a) for a in r)]
+    def __init__(self, reps, combine=None, metric="latency", label="", units=None, estimator=None):
+        units = list(units) if units is not None else [""] * len(reps)
+        kept = [(tuple(np.asarray(a, dtype=float) for a in r), u) for r, u in zip(reps, units)]
+        kept = [(r, u) for r, u in kept if all(len(a) for a in r)]
+        self.reps = [r for r, _ in kept]
+        self.units = [u for _, u in kept]   # the run of each rep
         self.combine = combine
         self.metric = metric
         self.label = label
+        self.estimator = estimator or DEFAULT_ESTIMATOR
 
     @classmethod
-    def single(cls, rep_arrays, metric="latency", label=""):
-        return cls([(a,) for a in rep_arrays], None, metric, label)
+    def single(cls, rep_arrays, metric="latency", label="", units=None, estimator=None):
+        return cls([(a,) for a in rep_arrays], None, metric, label, units, estimator)
+
+    @property
+    def n_units(self):
+        return len(set(self.units))
 
     @property
     def n_reps(self):
@@ -70,8 +90,18 @@ class Series:
         return np.array([self._combine([np.median(a) for a in r]) for r in self.reps], dtype=float)
 
     def headline(self):
-        v = self.rep_values()
-        return float(np.median(v)) if len(v) else math.nan
+        """The case's value: the estimator over the rep values (ns or MB/s)."""
+        y = self.log_times()
+        if not len(y):
+            return math.nan
+        if np.any(np.isnan(y)):  # derived values that are not positive: plain median
+            return float(np.median(self.rep_values()))
+        return from_log_time(estimate(y, self.estimator), self.metric)
+
+    def log_times(self):
+        """log of each rep's time per unit of work (ns/op; for bandwidth
+        1/MB/s), so that lower is always faster; nan where not positive."""
+        return to_log_time(self.rep_values(), self.metric)
 
     def all_samples(self):
         """Every sample of a plain series (derived ones have no samples of
@@ -80,26 +110,162 @@ class Series:
             return np.concatenate([r[0] for r in self.reps]) if self.reps else np.array([])
         return self.rep_values()
 
-    def boot_rep_matrix(self, n_boot, rng):
-        """(n_reps, n_boot): each rep's value recomputed from samples drawn
-        with replacement within that rep."""
-        out = np.empty((self.n_reps, n_boot))
-        for i, r in enumerate(self.reps):
-            meds = []
-            for a in r:
-                idx = rng.integers(0, len(a), size=(n_boot, len(a)))
-                meds.append(np.median(a[idx], axis=1))
-            out[i] = self._combine(meds)
-        return out
 
-    def boot_headlines(self, n_boot, rng):
-        """Hierarchical bootstrap of the headline: draw reps with
-        replacement, then samples within each drawn rep."""
-        n = self.n_reps
-        m = self.boot_rep_matrix(n_boot, rng)
-        ri = rng.integers(0, n, size=(n_boot, n))
-        ci = rng.integers(0, n_boot, size=(n_boot, n))
-        return np.median(m[ri, ci], axis=1)
+def to_log_time(values, metric):
+    v = np.asarray(values, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        y = np.where(v > 0, np.log(np.where(v > 0, v, 1.0)), math.nan)
+    return y if lower_is_better(metric) else -y
+
+
+def from_log_time(y, metric):
+    return float(math.exp(y if lower_is_better(metric) else -y))
+
+
+_HD_CACHE = {}
+
+
+def hd_weights(n, q):
+    """Harrell-Davis weights of the sorted values for quantile q: a smooth
+    weighted average of every order statistic (less jumpy than one order
+    statistic with few reps)."""
+    key = (n, q)
+    w = _HD_CACHE.get(key)
+    if w is None:
+        a, b = q * (n + 1), (1 - q) * (n + 1)
+        cdf = np.array([betainc(a, b, i / n) for i in range(n + 1)])
+        w = _HD_CACHE[key] = np.diff(cdf)
+    return w
+
+
+def estimate(y, estimator=DEFAULT_ESTIMATOR, axis=-1):
+    """The estimator over log times (last axis): 'low' or 'median'."""
+    y = np.asarray(y, dtype=float)
+    if estimator == "median":
+        return np.median(y, axis=axis)
+    if estimator != "low":
+        raise ValueError(f"unknown estimator {estimator!r}")
+    ys = np.sort(y, axis=axis)
+    return ys @ hd_weights(ys.shape[axis], LOW_Q)
+
+
+def t_quantile(p_two_sided, df):
+    """t such that a two-sided test with df degrees of freedom has p."""
+    if math.isinf(df) or df > 1e6:
+        df = 1e6
+    lo, hi = 0.0, 1.0
+    while t_two_sided_p(hi, df) > p_two_sided and hi < 1e6:
+        hi *= 2.0
+    for _ in range(80):
+        mid = (lo + hi) / 2.0
+        if t_two_sided_p(mid, df) > p_two_sided:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2.0
+
+
+def one_way_p(y, units):
+    """One-way ANOVA p of the log times between runs (nan with one run or
+    no replication inside runs): do the runs disagree beyond their reps?"""
+    groups = {}
+    for v, u in zip(y, units):
+        groups.setdefault(u, []).append(v)
+    k = len(groups)
+    n = sum(len(g) for g in groups.values())
+    if k < 2 or n - k < 1:
+        return math.nan
+    grand = float(np.mean(y))
+    ssb = sum(len(g) * (float(np.mean(g)) - grand) ** 2 for g in groups.values())
+    ssw = sum(float(np.sum((np.asarray(g) - np.mean(g)) ** 2)) for g in groups.values())
+    if ssw <= 0:
+        return 0.0 if ssb > 0 else 1.0
+    f = (ssb / (k - 1)) / (ssw / (n - k))
+    d1, d2 = k - 1, n - k
+    # F survival function through the incomplete beta.
+    return float(betainc(d2 / 2.0, d1 / 2.0, d2 / (d2 + d1 * f)))
+
+
+@dataclass
+class SideEstimate:
+    theta: float      # the estimator on log times
+    se: float         # its standard error
+    df: float         # degrees of freedom of se
+    n: int            # reps
+    runs: int
+    run_p: float      # one-way test of the runs (nan: one run)
+    run_unit: bool    # True: the runs disagree, so the run is the unit
+
+
+def boot_se(b):
+    """Standard error from bootstrap estimates: the geometric mean of the
+    standard deviation and the interquartile range / 1.349.  With bimodal
+    reps the bootstrap distribution has a long tail (resamples short of
+    fast reps): the sd alone over-covers, the IQR alone under-covers at
+    3 reps; tested on synthetic data (tests/scripts/test_kb_power.py)."""
+    b = b[np.isfinite(b)]
+    if len(b) < 2:
+        return math.nan
+    sd = float(np.std(b, ddof=1))
+    q1, q3 = np.percentile(b, [25, 75])
+    iqr = float(q3 - q1) / 1.349
+    return math.sqrt(sd * iqr) if sd > 0 and iqr > 0 else max(sd, iqr)
+
+
+def side_estimate(series, n_boot, rng, estimator=None):
+    """The estimator of one side with its standard error.
+
+    Reps are resampled with replacement; where the side has several runs
+    and a one-way test says they disagree (p < 0.05: a drift of the machine
+    between runs), runs are resampled first, then reps inside them, and
+    the degrees of freedom are the runs' (k - 1): the runs, not the reps,
+    are then the independent observations.  With one run, nothing in the
+    data can show a drift between runs: the interval holds the reps' noise
+    only (the controls are there for that).
+    """
+    estimator = estimator or series.estimator
+    y = series.log_times()
+    units = np.asarray(series.units, dtype=object)
+    ok = ~np.isnan(y)
+    y, units = y[ok], units[ok]
+    n = len(y)
+    if n == 0:
+        return SideEstimate(math.nan, math.nan, math.nan, 0, 0, math.nan, False)
+    theta = float(estimate(y, estimator))
+    runs = len(set(units.tolist()))
+    run_p = one_way_p(y, units.tolist()) if runs > 1 else math.nan
+    run_unit = runs > 2 and not math.isnan(run_p) and run_p < ALPHA
+    if n < 2:
+        return SideEstimate(theta, math.nan, math.nan, n, runs, run_p, run_unit)
+    if run_unit:
+        by = {}
+        for v, u in zip(y, units.tolist()):
+            by.setdefault(u, []).append(v)
+        groups = [np.asarray(g) for g in by.values()]
+        k = len(groups)
+        picks = rng.integers(0, k, size=(n_boot, k))
+        b = np.empty(n_boot)
+        for i in range(n_boot):
+            draw = [g[rng.integers(0, len(g), size=len(g))] for g in (groups[j] for j in picks[i])]
+            b[i] = estimate(np.concatenate(draw), estimator)
+        se = boot_se(b) * math.sqrt(k / (k - 1))
+        df = float(k - 1)
+    else:
+        idx = rng.integers(0, n, size=(n_boot, n))
+        b = estimate(y[idx], estimator)
+        # The bootstrap's variance is (n-1)/n of the estimator's.
+        se = boot_se(b) * math.sqrt(n / (n - 1))
+        df = float(n - 1)
+    return SideEstimate(theta, se, df, n, runs, run_p, run_unit)
+
+
+def detectable_change(se, df, level=LEVEL, power=POWER):
+    """The smallest relative change (a ratio - 1 > 0) that a difference
+    with this standard error would detect at `level` with `power`."""
+    if math.isnan(se) or math.isnan(df) or df <= 0:
+        return math.nan
+    k = t_quantile(1.0 - level, df) + t_quantile(2.0 * (1.0 - power), df)
+    return math.expm1(k * se)
 
 
 def cv_percent(x):
@@ -124,13 +290,19 @@ class Summary:
     rep_max: float       # largest rep median
     between_cv: float    # CV% of the rep medians
     within_cv: float     # median over reps of each rep's CV%
+    median: float = math.nan   # median of the rep medians
+    mde: float = math.nan      # smallest change a comparison with a run like this could detect
+    runs: int = 0
+    run_p: float = math.nan    # the runs disagree (one-way test); nan: one run
 
 
-def summarize(series):
+def summarize(series, n_boot=DEFAULT_BOOT, seed=1):
     """Per-case summary of a plain (single-component) series."""
     rv = series.rep_values()
     if not len(rv):
         return Summary(series.metric, 0, 0, math.nan, math.nan, math.nan, math.nan, math.nan, math.nan)
+    est = side_estimate(series, n_boot, seeded_rng(seed, "summary", series.label))
+    mde = detectable_change(est.se * math.sqrt(2.0), est.df) if est.n >= 2 else math.nan
     samples = series.all_samples()
     best = float(np.min(samples)) if lower_is_better(series.metric) else float(np.max(samples))
     within = [cv_percent(r[0]) for r in series.reps if len(r[0]) >= 2]
@@ -139,12 +311,16 @@ def summarize(series):
         metric=series.metric,
         n_reps=series.n_reps,
         n_samples=series.n_samples,
-        headline=float(np.median(rv)),
+        headline=series.headline(),
         best=best,
         rep_min=float(np.min(rv)),
         rep_max=float(np.max(rv)),
         between_cv=cv_percent(rv),
         within_cv=float(np.median(within)) if within else math.nan,
+        median=float(np.median(rv)),
+        mde=mde,
+        runs=est.runs,
+        run_p=est.run_p,
     )
 
 
@@ -343,9 +519,9 @@ class Comparison:
     base: float
     other: float
     ratio: float          # other / base (time for latency, MB/s for bandwidth)
-    lo: float             # bootstrap confidence interval of the ratio
+    lo: float             # confidence interval of the ratio (same model as p)
     hi: float
-    p: float              # Welch t-test on log rep values
+    p: float              # t-test of the difference of the estimators (log scale)
     p_rank: float         # Mann-Whitney on rep values (shown, not decisive)
     base_reps: int
     other_reps: int
@@ -354,8 +530,15 @@ class Comparison:
     verdict: str
     change: float         # % faster (>0) or slower (<0); nan if undefined
     q: float = math.nan   # p adjusted for the number of cases compared
-    unresolved: bool = False  # looks like a change (CI excludes 1, big enough) but
-                              # not significant after the adjustment: more reps needed
+    unresolved: bool = False  # p < alpha and the change is large enough, but not
+                              # significant after the adjustment: more reps needed
+    mde: float = math.nan     # smallest change (ratio - 1) this comparison could detect
+    estimator: str = DEFAULT_ESTIMATOR
+    df: float = math.nan
+    base_run_p: float = math.nan   # runs of a side disagree (one-way test), nan: one run
+    other_run_p: float = math.nan
+    base_runs: int = 0
+    other_runs: int = 0
 
     @property
     def significant(self):
@@ -374,6 +557,18 @@ class Comparison:
         if math.isnan(self.lo) or math.isnan(self.hi):
             return "-"
         return f"{self.lo:.3f}..{self.hi:.3f}"
+
+    @property
+    def mde_text(self):
+        return mde_text(self.mde)
+
+
+def mde_text(mde):
+    if mde is None or math.isnan(mde):
+        return "-"
+    if mde > 9.99:
+        return ">999%"
+    return f"{mde * 100:.1f}%"
 
 
 def speed_change(ratio, metric):
@@ -402,59 +597,84 @@ def seeded_rng(seed, *parts):
     return np.random.default_rng([int(seed) & 0xFFFFFFFF, h])
 
 
+def welch_df(va, dfa, vb, dfb):
+    num = (va + vb) ** 2
+    den = (va * va / dfa if va > 0 else 0.0) + (vb * vb / dfb if vb > 0 else 0.0)
+    return num / den if den > 0 else math.inf
+
+
 def compare(base, other, *, n_boot=DEFAULT_BOOT, seed=1, level=LEVEL, min_reps=DEFAULT_MIN_REPS,
-            base_boot=None, other_boot=None, base_id="base", other_id="other"):
+            base_est=None, other_est=None, base_id="base", other_id="other", estimator=None):
     """Compare two Series (base = baseline, other = the one judged), without
     a final verdict for comparable cases: see `decide`.
 
-    The ratio is other/base of the headlines; its interval comes from a
-    hierarchical bootstrap of both sides (precomputed bootstrap headlines
-    may be passed in).  p is Welch's t-test on the log rep values, p_rank
-    the Mann-Whitney test on the rep values.
+    One model gives the ratio, its interval and p: the difference d of the
+    two sides' estimators on log times, with a standard error from each
+    side's bootstrap (`side_estimate`) and Welch's degrees of freedom;
+    interval = d +- t * se, p from t = d / se.  So the interval excludes 1
+    exactly when p < 1 - level.  `mde` is the smallest change this
+    comparison could have detected at that level with 80% power.
     """
     metric = base.metric if base is not None else (other.metric if other is not None else "latency")
     nan = math.nan
     nb = base.n_reps if base is not None else 0
     no = other.n_reps if other is not None else 0
     counts = (nb, no, base.n_samples if nb else 0, other.n_samples if no else 0)
+    est_name = estimator or (base.estimator if base is not None else DEFAULT_ESTIMATOR)
+    if nb and estimator:
+        base.estimator = estimator
+    if no and estimator:
+        other.estimator = estimator
     a = base.headline() if nb else nan
     b = other.headline() if no else nan
     if nb == 0 or no == 0:
-        return Comparison(metric, a, b, nan, nan, nan, nan, nan, *counts, MISSING, nan)
+        return Comparison(metric, a, b, nan, nan, nan, nan, nan, *counts, MISSING, nan, estimator=est_name)
     if math.isnan(a) or math.isnan(b) or not (a > 0 and b > 0):
-        return Comparison(metric, a, b, nan, nan, nan, nan, nan, *counts, UNDEFINED, nan)
+        return Comparison(metric, a, b, nan, nan, nan, nan, nan, *counts, UNDEFINED, nan, estimator=est_name)
     ratio = b / a
     change = speed_change(ratio, metric)
     if nb < min_reps or no < min_reps:
-        return Comparison(metric, a, b, ratio, nan, nan, nan, nan, *counts, FEW, change)
-    if base_boot is None:
-        base_boot = base.boot_headlines(n_boot, seeded_rng(seed, base_id, base.label))
-    if other_boot is None:
-        other_boot = other.boot_headlines(n_boot, seeded_rng(seed, other_id, other.label))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratios = other_boot / base_boot
-    ratios = ratios[np.isfinite(ratios)]
-    tail = (1.0 - level) / 2.0 * 100.0
-    if len(ratios):
-        lo, hi = (float(v) for v in np.percentile(ratios, [tail, 100.0 - tail]))
+        return Comparison(metric, a, b, ratio, nan, nan, nan, nan, *counts, FEW, change, estimator=est_name)
+    if base_est is None:
+        base_est = side_estimate(base, n_boot, seeded_rng(seed, base_id, base.label), est_name)
+    if other_est is None:
+        other_est = side_estimate(other, n_boot, seeded_rng(seed, other_id, other.label), est_name)
+    d = other_est.theta - base_est.theta
+    va, vb = base_est.se ** 2, other_est.se ** 2
+    se = math.sqrt(va + vb) if not (math.isnan(va) or math.isnan(vb)) else nan
+    df = welch_df(va, base_est.df, vb, other_est.df) if not math.isnan(se) else nan
+    if math.isnan(se):
+        lo = hi = p = mde = nan
+    elif se == 0:
+        lo = hi = ratio
+        p = 1.0 if d == 0 else 0.0
+        mde = 0.0
     else:
-        lo = hi = nan
-    bv, ov = base.rep_values(), other.rep_values()
-    p = log_welch_p(bv, ov)
-    _, p_rank = mann_whitney(ov, bv)
-    c = Comparison(metric, a, b, ratio, lo, hi, p, p_rank, *counts, SAME, change)
-    return c
+        t = t_quantile(1.0 - level, df)
+        lo_d, hi_d = d - t * se, d + t * se
+        if lower_is_better(metric):
+            lo, hi = math.exp(lo_d), math.exp(hi_d)
+        else:
+            lo, hi = math.exp(-hi_d), math.exp(-lo_d)
+        p = t_two_sided_p(d / se, df)
+        mde = detectable_change(se, df, level)
+    _, p_rank = mann_whitney(other.rep_values(), base.rep_values())
+    return Comparison(metric, a, b, ratio, lo, hi, p, p_rank, *counts, SAME, change, mde=mde,
+                      estimator=est_name, df=df, base_run_p=base_est.run_p, other_run_p=other_est.run_p,
+                      base_runs=base_est.runs, other_runs=other_est.runs)
 
 
-def decide(comparisons, *, min_effect=DEFAULT_MIN_EFFECT, level=LEVEL, adjust=True):
+def decide(comparisons, *, min_effect=DEFAULT_MIN_EFFECT, level=LEVEL, adjust=True, machine_shift=False):
     """Give each comparable Comparison its verdict, in place.
 
-    Significant = the bootstrap interval of the ratio excludes 1 and the
-    t-test's p, adjusted (Benjamini-Hochberg) for the number of cases
-    compared together, is below 1 - level.  A verdict of faster or slower
-    also needs |ratio - 1| >= min_effect.  Adjusting keeps an A/A
-    comparison of a few hundred cases free of false alarms; adjust=False
-    judges each case on its own.
+    Significant = p, adjusted (Benjamini-Hochberg) for the number of cases
+    compared together, is below 1 - level.  Faster or slower also needs
+    |ratio - 1| >= min_effect.  Otherwise: *inconclusive* when the
+    comparison could not have detected min_effect (its mde is larger),
+    else *no significant change*.  With machine_shift (the control cases
+    moved between the sides), nothing is called faster or slower: such a
+    case gets MACHINE.  Adjusting keeps an A/A comparison of a few hundred
+    cases free of false alarms; adjust=False judges each case on its own.
     """
     comparisons = list(comparisons)
     live = [c for c in comparisons if c.verdict not in (MISSING, UNDEFINED, FEW)]
@@ -463,15 +683,15 @@ def decide(comparisons, *, min_effect=DEFAULT_MIN_EFFECT, level=LEVEL, adjust=Tr
     alpha = 1.0 - level
     for c, q in zip(live, qs):
         c.q = float(q)
-        ci_excludes = not math.isnan(c.lo) and (c.lo > 1.0 or c.hi < 1.0)
-        significant = ci_excludes and not math.isnan(q) and q < alpha
+        significant = not math.isnan(q) and q < alpha
         big = abs(c.ratio - 1.0) >= min_effect
         c.unresolved = False
         if significant and big:
-            c.verdict = FASTER if c.change > 0 else SLOWER
+            c.verdict = MACHINE if machine_shift else (FASTER if c.change > 0 else SLOWER)
         else:
-            c.verdict = SAME
-            c.unresolved = ci_excludes and big
+            weak = math.isnan(c.mde) or c.mde > min_effect
+            c.verdict = INCONCLUSIVE if weak else SAME
+            c.unresolved = (not math.isnan(c.p)) and c.p < alpha and big and not significant
     return comparisons
 
 

@@ -2,18 +2,22 @@
 import csv
 import math
 
-from . import counters, stats
+from . import controls, counters, stats
 from .compare import CATEGORIES, case_sort_key, category_of
 from .text import table
 
 NOT_OK_ORDER = ("failed", "crashed", "timeout", "interrupted", "skipped")
 
 
-def summarize_group(group):
-    """[(Case, stats.Summary)] in category order."""
+def summarize_group(group, estimator=None, control=False):
+    """[(Case, stats.Summary)] in category order: the measured cases, or
+    with control=True the control cases."""
     out = []
     for c in sorted(group.cases.values(), key=case_sort_key):
-        s = stats.summarize(stats.Series.single(c.rep_arrays(), c.metric, c.name))
+        if c.control != control:
+            continue
+        s = stats.summarize(stats.Series.single(c.rep_arrays(), c.metric, c.name, units=c.rep_units(),
+                                                estimator=estimator))
         out.append((c, s))
     return out
 
@@ -50,16 +54,17 @@ def row_cells(case, s):
     unit, div = stats.unit_for(case.metric, s.headline)
     f = lambda v: stats.fmt_num(v / div) if not math.isnan(v) else "-"  # noqa: E731
     return [
-        case.name, str(s.n_reps), str(s.n_samples), f(s.headline), f(s.best),
+        case.name, str(s.n_reps), str(s.n_samples), f(s.headline), f(s.median), f(s.best),
         stats.fmt_pct(s.between_cv), f"{f(s.rep_min)}..{f(s.rep_max)}" if s.n_reps > 1 else "-",
-        stats.fmt_pct(s.within_cv), unit,
+        stats.fmt_pct(s.within_cv), stats.mde_text(s.mde), unit,
     ]
 
 
-HEADERS = ["case", "reps", "samples", "headline", "best", "between CV", "rep medians", "within CV", "unit"]
+HEADERS = ["case", "reps", "samples", "headline", "median", "best", "between CV", "rep medians", "within CV",
+           "mde", "unit"]
 
 
-def format_group(group):
+def format_group(group, estimator=None):
     """Terminal text for one group (one kernel, its runs pooled)."""
     out = []
     runs = group.runs
@@ -75,18 +80,43 @@ def format_group(group):
             out.append(f"  note: run {run.run_id} has status {run.status!r}")
         if run.bad_lines:
             out.append(f"  note: {run.bad_lines} damaged line(s) of {run.path}/samples.jsonl were skipped")
-    rows = summarize_group(group)
+    rows = summarize_group(group, estimator)
     if not rows:
         out.append("  no usable samples")
-    out.append("  headline = median of the rep medians; best = lowest latency / highest bandwidth of all "
-               "samples; CV = coefficient of variation")
+    what = ("the Harrell-Davis 20th percentile of the reps' times (noise only adds time)"
+            if (estimator or stats.DEFAULT_ESTIMATOR) == "low" else "the median of the rep medians")
+    out.append(f"  headline = {what}; median = median of the rep medians; best = lowest latency / highest "
+               f"bandwidth of all samples; CV = coefficient of variation; mde = the smallest change a "
+               f"comparison with another run like this could detect (95%, power 80%)")
     for cat in CATEGORIES:
         cells = [row_cells(c, s) for c, s in rows if category_of(c) == cat]
         if not cells:
             continue
         out.append("")
         out.append(f"== {cat}")
-        out.append(table(HEADERS, cells, right={1, 2, 3, 4, 5, 7}))
+        out.append(table(HEADERS, cells, right={1, 2, 3, 4, 5, 6, 8, 9}))
+    live = [s.mde for _, s in rows if not math.isnan(s.mde)]
+    if live:
+        live.sort()
+        out.append("")
+        out.append(f"Power: median mde {live[len(live) // 2] * 100:.1f}%; {sum(m <= 0.03 for m in live)} of "
+                   f"{len(live)} cases could detect a 3% change against another run like this one.")
+    ctl = summarize_group(group, estimator, control=True)
+    if ctl:
+        out.append("")
+        out.append("== controls (the machine, not the kernel: never in the tables above or in comparisons)")
+        out.append(table(HEADERS, [row_cells(c, s) for c, s in ctl], right={1, 2, 3, 4, 5, 6, 8, 9}))
+        for run in runs:
+            out += controls.describe(run)
+    if len(runs) > 1:
+        ps = [s.run_p for _, s in rows if not math.isnan(s.run_p)]
+        if ps:
+            n = int(sum(q < 0.05 for q in stats.bh_adjust(ps)))
+            out.append("")
+            out.append(f"Runs pooled: {len(runs)}; {n} of {len(ps)} cases differ between the runs beyond their "
+                       f"reps' noise (one-way test, adjusted)" +
+                       (": the machine drifted between runs; comparisons treat the run as the unit there."
+                        if n else "."))
     counted = [c for c, _ in rows if c.counters]
     if counted:
         headers, cells = counters.table_rows(counted)
@@ -106,14 +136,14 @@ def format_group(group):
 
 CSV_FIELDS = ["host", "kernel", "runs", "category", "case", "bench", "variant", "params", "placement",
               "metric", "unit", "reps", "samples", "headline", "best", "rep_min", "rep_max",
-              "between_cv_pct", "within_cv_pct"]
+              "between_cv_pct", "within_cv_pct", "median", "mde_pct", "control"]
 
 
 def write_csv(groups, f):
     w = csv.DictWriter(f, fieldnames=CSV_FIELDS)
     w.writeheader()
     for g in groups:
-        for c, s in summarize_group(g):
+        for c, s in summarize_group(g) + summarize_group(g, control=True):
             w.writerow({
                 "host": g.host, "kernel": g.kernel, "runs": ";".join(r.run_id for r in g.runs),
                 "category": category_of(c), "case": c.name, "bench": c.bench, "variant": c.variant,
@@ -122,6 +152,8 @@ def write_csv(groups, f):
                 "samples": s.n_samples, "headline": _num(s.headline), "best": _num(s.best),
                 "rep_min": _num(s.rep_min), "rep_max": _num(s.rep_max),
                 "between_cv_pct": _num(s.between_cv), "within_cv_pct": _num(s.within_cv),
+                "median": _num(s.median), "mde_pct": _num(s.mde * 100 if not math.isnan(s.mde) else math.nan),
+                "control": "yes" if c.control else "",
             })
 
 

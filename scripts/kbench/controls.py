@@ -1,0 +1,139 @@
+"""The machine's speed over a run, from its control cases.
+
+A control case (bench ctl_machine) costs the same on every kernel: a
+dependent-load chain in L1, an arithmetic chain, a copy within L2.  The
+driver runs one between every few cases, all through the run, so their rep
+values, placed at the time they ran, trace the speed of the machine itself.
+Pure functions, no I/O.
+"""
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+SPARK = "▁▂▃▄▅▆▇█"
+DISTURBED = 0.05   # a control this much slower than its run's median: the machine was off
+
+
+@dataclass
+class Point:
+    t_s: float        # seconds since the run's first sample
+    case: str
+    rel: float        # the control's time / its median over the run (>1 = slower)
+
+
+def run_start_ns(run):
+    starts = [t for c in run.cases.values() for t in c.rep_start.values()]
+    return min(starts) if starts else None
+
+
+def trace(run):
+    """Points of every control rep of one run, in time order."""
+    t0 = run_start_ns(run)
+    if t0 is None:
+        return []
+    pts = []
+    for c in run.cases.values():
+        if not c.control:
+            continue
+        vals = {k: float(np.median(v)) for k, v in c.reps.items() if v}
+        if not vals:
+            continue
+        med = float(np.median(list(vals.values())))
+        if med <= 0:
+            continue
+        for k, v in vals.items():
+            if k not in c.rep_start:
+                continue
+            rel = v / med if c.metric != "bandwidth" else med / v
+            pts.append(Point((c.rep_start[k] - t0) / 1e9, c.name, rel))
+    pts.sort(key=lambda p: p.t_s)
+    return pts
+
+
+def binned(points, n_bins):
+    """Median relative time of the controls in n_bins equal slices of the
+    run (nan where a slice has none)."""
+    if not points:
+        return []
+    end = max(p.t_s for p in points) or 1.0
+    bins = [[] for _ in range(n_bins)]
+    for p in points:
+        i = min(n_bins - 1, int(p.t_s / end * n_bins))
+        bins[i].append(p.rel)
+    return [float(np.median(b)) if b else math.nan for b in bins]
+
+
+def sparkline(values, lo=0.9, hi=1.3):
+    out = []
+    for v in values:
+        if math.isnan(v):
+            out.append(" ")
+            continue
+        f = (min(max(v, lo), hi) - lo) / (hi - lo)
+        out.append(SPARK[min(len(SPARK) - 1, int(f * len(SPARK)))])
+    return "".join(out)
+
+
+def disturbed_times(points, threshold=DISTURBED):
+    """[(start_s, end_s)] stretches where the controls ran more than
+    `threshold` slower than their run medians: from a disturbed control to
+    the next undisturbed one."""
+    out = []
+    start = None
+    for p in points:
+        if p.rel > 1.0 + threshold:
+            if start is None:
+                start = p.t_s
+        elif start is not None:
+            out.append((start, p.t_s))
+            start = None
+    if start is not None:
+        out.append((start, points[-1].t_s))
+    return out
+
+
+def marked_reps(run, points, threshold=DISTURBED):
+    """{case name: [rep keys]} of the (non-control) reps that started while
+    the nearest control in time ran more than `threshold` slow."""
+    if not points:
+        return {}
+    times = np.array([p.t_s for p in points])
+    rels = np.array([p.rel for p in points])
+    t0 = run_start_ns(run)
+    out = {}
+    for c in run.cases.values():
+        if c.control:
+            continue
+        for k, t in c.rep_start.items():
+            ts = (t - t0) / 1e9
+            i = int(np.argmin(np.abs(times - ts)))
+            if rels[i] > 1.0 + threshold:
+                out.setdefault(c.name, []).append(k)
+    return out
+
+
+def describe(run, n_bins=40):
+    """Text lines: the trace of one run's controls."""
+    pts = trace(run)
+    if not pts:
+        return []
+    dur = pts[-1].t_s
+    rels = np.array([p.rel for p in pts])
+    lines = [f"  machine speed over run {run.run_id} ({len(pts)} control reps over {dur:.0f} s; "
+             f"time / the control's run median, ▁ = 0.9 .. █ = 1.3):"]
+    lines.append(f"    |{sparkline(binned(pts, n_bins))}|  spread {np.min(rels):.2f}..{np.max(rels):.2f}")
+    bad = disturbed_times(pts)
+    if bad:
+        total = sum(b - a for a, b in bad)
+        lines.append(f"    the controls ran more than {DISTURBED * 100:.0f}% slow in {len(bad)} stretch(es), "
+                     f"{total:.0f} s of {dur:.0f} s: " +
+                     ", ".join(f"{a:.0f}-{b:.0f} s" for a, b in bad[:6]) + (" ..." if len(bad) > 6 else ""))
+        marks = marked_reps(run, pts)
+        n = sum(len(v) for v in marks.values())
+        if n:
+            lines.append(f"    {n} rep(s) of {len(marks)} case(s) started in those stretches (marked; the low "
+                         f"estimator already leans on the fast reps)")
+    else:
+        lines.append(f"    no stretch with the controls more than {DISTURBED * 100:.0f}% slow")
+    return lines
