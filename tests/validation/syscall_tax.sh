@@ -1,0 +1,119 @@
+#!/bin/sh
+# syscall_tax.sh — calibrate syscall_tax, the injected system-call slowdown.
+#
+# tests/validation/syscall_tax.c builds a wrapper, `syscall_tax N -- CMD...`,
+# that runs CMD (and everything it starts) under seccomp filters which always
+# allow but execute N BPF instructions on every system call: a known, uniform
+# slowdown of the syscall path without a new kernel.  Use it to check that the
+# suite's comparison flags an injected slowdown where it acts (cases making
+# system calls) and nowhere else (memory-bound cases), e.g.
+#     build/validation/syscall_tax 0   -- build/bin/kbench-run ...   # baseline
+#     build/validation/syscall_tax 800 -- build/bin/kbench-run ...   # taxed
+#
+#   tests/validation/syscall_tax.sh build
+#       build build/validation/syscall_tax (also done by calibrate if needed)
+#   tests/validation/syscall_tax.sh calibrate [N...]      (default: 1 100 300 1000)
+#       ROUNDS rounds of `0 N1 0 N2 ... 0 Nk`, one process each (CASE with
+#       --samples SAMPLES), each taxed run paired with the baseline run just
+#       before it, so that drift of the machine cancels out.  Prints every
+#       round's per-process medians, then per N: the median baseline, the
+#       median taxed value, the median of the paired differences (per op, in
+#       percent, and per system call = per op / OPS).
+#
+# Environment: CASE (default "lat_syscall null"; a binary in BIN and its
+# arguments), OPS (system calls per op of CASE, default 1: e.g. 2 for
+# "lat_syscall open", which is open+close), ROUNDS (default 5), SAMPLES
+# (default 5), BIN (default build/bin), CC (default cc).
+#
+# Takes about ROUNDS * 2 * (number of N) short processes: with the defaults,
+# 40 processes, 5 to 15 seconds on a 2-CPU VM.  Run on a quiet machine,
+# nothing else benchmarking.  The cost of a BPF instruction depends on
+# whether the filter is JIT-compiled (/proc/sys/net/core/bpf_jit_enable,
+# printed), and every filter also costs a fixed amount on every system call
+# (seccomp's slower entry path), so even N = 1 is a visible slowdown.
+set -eu
+cd "$(dirname "$0")/../.."
+BIN=${BIN:-build/bin}
+CASE=${CASE:-lat_syscall null}
+OPS=${OPS:-1}
+ROUNDS=${ROUNDS:-5}
+SAMPLES=${SAMPLES:-5}
+TAX=build/validation/syscall_tax
+SRC=tests/validation/syscall_tax.c
+
+die() { echo "syscall_tax.sh: $*" >&2; exit 1; }
+
+build() {
+  if [ ! -x "$TAX" ] || [ -n "$(find "$SRC" -newer "$TAX")" ]; then
+    mkdir -p build/validation
+    ${CC:-cc} -O2 -Wall -Wextra -Werror -o "$TAX" "$SRC" || die "building $TAX failed"
+  fi
+}
+
+# measure N -> "VALUE UNIT" of one process of CASE under `syscall_tax N`
+measure() {
+  # shellcheck disable=SC2086  # CASE is a command line, split on purpose
+  out=$("$TAX" "$1" -- "$BIN"/$CASE --samples "$SAMPLES" 2>&1 >/dev/null) ||
+    die "N=$1: $CASE failed: $out"
+  v=$(printf '%s\n' "$out" | sed -n 's/.*: median \([0-9.][0-9.e+-]*\) \([^,]*\),.*/\1 \2/p' | tail -n 1)
+  [ -n "$v" ] || die "N=$1: no 'median X UNIT' line from $CASE: $out"
+  echo "$v"
+}
+
+calibrate() {
+  build
+  [ $# -gt 0 ] || set -- 1 100 300 1000
+  for n in "$@"; do
+    case $n in '' | *[!0-9]*) die "N must be a non-negative integer, got '$n'" ;; esac
+  done
+  ns=$*
+  # shellcheck disable=SC2086
+  set -- $CASE
+  [ -x "$BIN/$1" ] || die "$BIN/$1 not found (run make first, or set BIN)"
+  # shellcheck disable=SC2086
+  set -- $ns
+  jit=$(cat /proc/sys/net/core/bpf_jit_enable 2>/dev/null || echo unknown)
+  echo "case: $CASE --samples $SAMPLES  ($OPS syscall(s) per op), $ROUNDS rounds of: $(for n in "$@"; do printf '0 %s ' "$n"; done)"
+  echo "kernel $(uname -r), bpf_jit_enable=$jit, $(grep '^Seccomp_filters' /proc/self/status 2>/dev/null | tr -s '\t' ' ' || echo 'Seccomp_filters: ?') already on this shell"
+  tmp=$(mktemp)
+  trap 'rm -f "$tmp"' EXIT
+  unit=
+  r=1
+  while [ "$r" -le "$ROUNDS" ]; do
+    line="round $r:"
+    for n in "$@"; do
+      b=$(measure 0); t=$(measure "$n")
+      unit=${b#* }
+      echo "$n ${b% *} ${t% *}" >> "$tmp"
+      line="$line  0:${b% *} $n:${t% *}"
+    done
+    echo "$line"
+    r=$((r + 1))
+  done
+  echo "per N, medians over $ROUNDS rounds ($unit; added = taxed minus the baseline run just before it):"
+  awk -v ops="$OPS" -v unit="$unit" -v order="$*" '
+    function median(a, k,   i, j, x) {
+      for (i = 2; i <= k; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
+      return (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
+    }
+    { k = ++cnt[$1]; B[$1, k] = $2 + 0; T[$1, k] = $3 + 0; D[$1, k] = $3 - $2; P[$1, k] = 100 * ($3 - $2) / $2 }
+    END {
+      printf "%8s %12s %12s %12s %9s %18s\n", "N", "baseline", "taxed", "added/op", "added%", "added ns/syscall"
+      m = split(order, ns, " ")
+      for (i = 1; i <= m; i++) {
+        n = ns[i]; k = cnt[n]
+        for (j = 1; j <= k; j++) { b[j] = B[n, j]; t[j] = T[n, j]; d[j] = D[n, j]; p[j] = P[n, j] }
+        dm = median(d, k)
+        per = (unit == "ns/op") ? sprintf("%+.4g", dm / ops) : "-"
+        printf "%8s %12.6g %12.6g %+12.4g %+8.1f%% %18s\n", n, median(b, k), median(t, k), dm, median(p, k), per
+      }
+    }' "$tmp"
+}
+
+cmd=${1:-}
+[ $# -gt 0 ] && shift
+case $cmd in
+  build) build ;;
+  calibrate) calibrate "$@" ;;
+  *) echo "usage: $0 build | calibrate [N...]   (env: CASE OPS ROUNDS SAMPLES BIN CC)" >&2; exit 2 ;;
+esac
