@@ -426,8 +426,8 @@ def format_report(rep, changed_only=False, opts=None):
                f"latency, MB/s for bandwidth); the {opts.level * 100:.0f}% CI and p come from one model (the "
                f"difference of the log values, bootstrap standard errors, Welch t){adj}.")
     out.append(f"Faster/slower = p < {1 - opts.level:.2g} and a change of at least {opts.min_effect * 100:g}%. "
-               f"mde = the smallest change this comparison could detect (80% power); 'inconclusive' = no "
-               f"significant change but mde above {opts.min_effect * 100:g}%: more reps would tell.")
+               f"mde = the smallest change this comparison could detect (80% power); 'inconclusive' = not "
+               f"significant, and the mde is above {opts.min_effect * 100:g}%: more reps would tell.")
     if len(rep.base.runs) == 1 or len(rep.other.runs) == 1:
         out.append("note: a side with one run: its interval holds the noise between its reps, not a drift of "
                    "the machine between the two runs; the control cases above are the check for that.")

@@ -7,12 +7,35 @@ import pytest
 from kbench import stats as S
 
 
-def series(reps, metric="latency"):
-    return S.Series.single([np.asarray(r, float) for r in reps], metric)
+def series(reps, metric="latency", estimator=None):
+    return S.Series.single([np.asarray(r, float) for r in reps], metric, estimator=estimator)
+
+
+def test_headline_low_is_harrell_davis_20th_percentile_of_rep_medians():
+    s = series([[1, 2, 3], [4, 5, 6, 100], [7, 8, 9]])
+    # n = 3, q = 0.2: Beta(0.8, 3.2) CDF at 1/3 and 2/3 gives the weights.
+    w = np.diff([0.0, S.betainc(0.8, 3.2, 1 / 3), S.betainc(0.8, 3.2, 2 / 3), 1.0])
+    assert w.sum() == pytest.approx(1.0) and w[0] > w[1] > w[2] > 0
+    assert s.headline() == pytest.approx(math.exp(np.dot(w, np.log([2, 5.5, 8]))))
+    # Bandwidth: noise lowers MB/s, so the estimate leans on the high reps.
+    b = series([[2], [5.5], [8]], "bandwidth")
+    assert b.headline() == pytest.approx(math.exp(np.dot(w, np.log([8, 5.5, 2]))))
+    assert b.headline() > 5.5
+
+
+def test_headline_low_ignores_a_slow_minority():
+    """Reps in fast (100) and slow (135) stretches of the machine: the median
+    follows whichever is the majority, the low estimator stays near 100."""
+    fast_major = series([[100]] * 6 + [[135]] * 4)
+    slow_major = series([[100]] * 4 + [[135]] * 6)
+    assert slow_major.headline() / fast_major.headline() < 1.03
+    m1 = series([[100]] * 6 + [[135]] * 4, estimator="median").headline()
+    m2 = series([[100]] * 4 + [[135]] * 6, estimator="median").headline()
+    assert m2 / m1 > 1.15
 
 
 def test_headline_is_median_of_rep_medians():
-    s = series([[1, 2, 3], [4, 5, 6, 100], [7, 8, 9]])
+    s = series([[1, 2, 3], [4, 5, 6, 100], [7, 8, 9]], estimator="median")
     assert list(s.rep_values()) == [2, 5.5, 8]
     assert s.headline() == 5.5
     sm = S.summarize(s)
@@ -25,8 +48,8 @@ def test_headline_is_median_of_rep_medians():
 
 
 def test_bandwidth_best_is_the_highest():
-    sm = S.summarize(series([[10, 20], [30, 40]], "bandwidth"))
-    assert sm.best == 40 and sm.headline == 25
+    sm = S.summarize(series([[10, 20], [30, 40]], "bandwidth", estimator="median"))
+    assert sm.best == 40 and sm.headline == 25 and sm.median == 25
 
 
 def test_single_rep_has_no_between_spread():
@@ -171,9 +194,9 @@ def test_units():
     assert S.fmt_num(12.34) == "12.3" and S.fmt_num(0.3123) == "0.312"
 
 
-def _cmp(ratio, lo, hi, p):
+def _cmp(ratio, lo, hi, p, mde=0.02):
     return S.Comparison("latency", 100.0, 100.0 * ratio, ratio, lo, hi, p, p, 5, 5, 50, 50, S.SAME,
-                        S.speed_change(ratio, "latency"))
+                        S.speed_change(ratio, "latency"), mde=mde)
 
 
 def test_adjustment_and_unresolved_changes():
@@ -185,7 +208,40 @@ def test_adjustment_and_unresolved_changes():
     assert not any(c.unresolved for c in cs[1:])
     S.decide(cs, adjust=False)
     assert cs[0].verdict == S.SLOWER and not cs[0].unresolved
-    # the interval must exclude 1 as well
-    lone = [_cmp(1.2, 0.99, 1.3, 0.001)]
-    S.decide(lone)
-    assert lone[0].verdict == S.SAME and not lone[0].unresolved
+    # significant but smaller than the minimum effect: no verdict of change
+    small = [_cmp(1.02, 1.01, 1.03, 0.001)]
+    S.decide(small)
+    assert small[0].verdict == S.SAME and not small[0].unresolved
+
+
+def test_inconclusive_when_the_minimum_effect_was_out_of_reach():
+    """Not significant and an mde above the minimum effect: 'inconclusive',
+    never 'no significant change'."""
+    weak = [_cmp(1.05, 0.9, 1.2, 0.4, mde=0.15)]
+    S.decide(weak)
+    assert weak[0].verdict == S.INCONCLUSIVE
+    strong = [_cmp(1.005, 0.99, 1.02, 0.4, mde=0.02)]
+    S.decide(strong)
+    assert strong[0].verdict == S.SAME
+    S.decide(weak, min_effect=0.2)
+    assert weak[0].verdict == S.SAME
+
+
+def test_machine_shift_suppresses_faster_and_slower():
+    cs = [_cmp(1.2, 1.1, 1.3, 0.0001), _cmp(1.0, 0.99, 1.01, 0.9)]
+    S.decide(cs, machine_shift=True)
+    assert cs[0].verdict == S.MACHINE and not cs[0].significant
+    assert cs[1].verdict == S.SAME
+
+
+def test_interval_and_p_come_from_one_model():
+    """The interval excludes 1 exactly when p < 0.05, on real comparisons."""
+    rng = np.random.default_rng(5)
+    for i in range(40):
+        a = _noisy(rng, 6, 100, between=0.04, within=0.01, m=3)
+        b = _noisy(rng, 6, 100 * (1 + 0.02 * (i % 5)), between=0.04, within=0.01, m=3)
+        c = S.compare(a, b, n_boot=200, seed=i)
+        excludes = c.lo > 1.0 or c.hi < 1.0
+        assert excludes == (c.p < 0.05), (c.lo, c.hi, c.p)
+        assert c.lo <= c.ratio <= c.hi
+        assert c.mde > 0
