@@ -140,10 +140,18 @@ std::optional<std::string_view> NoiseMarkers::read_file(int fd, std::vector<char
 
 NoiseSnapshot NoiseMarkers::read() {
   NoiseSnapshot s;
-  if (const auto t = read_file(schedstat_fd_, schedstat_buf_)) s.run_delay_ns = parse_schedstat_run_delay(*t);
+  read_steal_migrations(s);
+  read_run_delay(s);
+  return s;
+}
+
+void NoiseMarkers::read_steal_migrations(NoiseSnapshot& s) {
   if (const auto t = read_file(stat_fd_, stat_buf_)) s.steal_ticks = parse_proc_stat_steal(*t, cpu_);
   if (const auto t = read_file(sched_fd_, sched_buf_)) s.migrations = parse_sched_migrations(*t);
-  return s;
+}
+
+void NoiseMarkers::read_run_delay(NoiseSnapshot& s) {
+  if (const auto t = read_file(schedstat_fd_, schedstat_buf_)) s.run_delay_ns = parse_schedstat_run_delay(*t);
 }
 
 NoiseDelta NoiseMarkers::delta(const NoiseSnapshot& a, const NoiseSnapshot& b) const {

@@ -1,8 +1,8 @@
 // noise.hpp — per-sample markers of time the machine took away from us.
 //
-// What is measured: three counters read just outside each timed window (the
-// first before the rusage snapshot and t0, the second after t1 and the
-// rusage snapshot), reported as increases over the sample:
+// What is measured: three counters read just outside each timed window
+// (before t0 and after t1, like the rusage snapshot), reported as increases
+// over the sample:
 //   run_delay_ns  time the main thread spent runnable but waiting on a
 //                 runqueue (2nd field of /proc/self/schedstat, ns);
 //   steal_ns      time the hypervisor ran something else on our CPU (8th
@@ -11,11 +11,12 @@
 //   migrations    moves of the main thread between CPUs (se.nr_migrations
 //                 of /proc/self/sched).
 // Placement: the files are opened once and re-read with pread at offset 0,
-// so a snapshot costs a few small reads and no open; none of it is in the
-// timed window.
+// so a snapshot costs three small reads (about 10 us, mostly /proc/stat)
+// and no open; none of it is in the timed window. runner.cpp takes steal and
+// migrations outside the rusage snapshots and run delay inside them.
 // Caveats: a file the kernel lacks (schedstat needs CONFIG_SCHED_INFO, sched
-// needs CONFIG_SCHED_DEBUG, steal needs a hypervisor that reports it) gives
-// null, never an error. /proc/stat counts in USER_HZ ticks (usually 10 ms),
+// needs CONFIG_SCHED_DEBUG) gives null, never an error; steal stays 0
+// unless a hypervisor reports it. /proc/stat counts in USER_HZ ticks (usually 10 ms),
 // so steal_ns is coarse: most samples see 0 or one whole tick. The
 // aggregate cpu line sums every CPU, so unpinned steal can exceed the
 // sample's wall time. The /proc/self files describe the main thread only.
@@ -62,7 +63,14 @@ class NoiseMarkers {
   NoiseMarkers& operator=(const NoiseMarkers&) = delete;
   ~NoiseMarkers();
 
+  // Both parts below, the slower one first.
   NoiseSnapshot read();
+  // Steal and migrations into s: two reads, /proc/stat the costlier (it is
+  // built for every CPU and interrupt); taken outermost around a sample.
+  void read_steal_migrations(NoiseSnapshot& s);
+  // Run-queue delay into s: one small read, taken inside the rusage
+  // snapshots (see runner.cpp).
+  void read_run_delay(NoiseSnapshot& s);
   // The same as noise_delta with this machine's USER_HZ.
   NoiseDelta delta(const NoiseSnapshot& a, const NoiseSnapshot& b) const;
 

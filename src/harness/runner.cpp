@@ -148,17 +148,25 @@ int run_main(const char* name, const std::vector<CaseSpec>& specs, const std::ve
   auto timed = [&](std::uint64_t iters) -> Measured {
     fixture->before_sample(iters);
     const auto partners = partner_pids();
-    // Outermost, so the /proc reads cost nothing inside the window and the
-    // perf counters do not count them.
-    const NoiseSnapshot n0 = noise.read();
+    // Noise markers outside the perf counters, which must not count their
+    // reads. Run delay sits inside the rusage snapshots: a preemption shows
+    // up at the return of whichever system call it hits, and these reads
+    // attract them, so with it outermost some samples reported a wait that
+    // neither nivcsw nor the timed window saw. Nested this way, a wait in
+    // run_delay_ns is also a switch in nvcsw/nivcsw. Steal and migrations,
+    // the costlier reads, stay outermost, out of the rusage times.
+    NoiseSnapshot n0, n1;
+    noise.read_steal_migrations(n0);
     const Usage u0 = usage_snapshot(partners);
+    noise.read_run_delay(n0);
     const auto c0 = counters.read();
     const std::uint64_t t0 = now_ns();
     fixture->run(iters);
     const std::uint64_t t1 = now_ns();
     const auto c1 = counters.read();
+    noise.read_run_delay(n1);
     const Usage u1 = usage_snapshot(partners);
-    const NoiseSnapshot n1 = noise.read();
+    noise.read_steal_migrations(n1);
     fixture->after_sample();
     std::vector<std::optional<std::int64_t>> deltas(c0.size());
     for (std::size_t i = 0; i < c0.size(); ++i)
