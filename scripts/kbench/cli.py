@@ -104,9 +104,9 @@ def _add_stats_options(ap):
     ap.add_argument("--estimator", choices=("low", "median"), default="low",
                     help="a case's value over its reps: low = Harrell-Davis 20th percentile of the reps' "
                          "times (default: noise only adds time), median = median of the rep medians")
-    ap.add_argument("--shift-threshold", type=_min_effect, default=0.02, metavar="PCT",
+    ap.add_argument("--shift-threshold", type=_min_effect, default=0.05, metavar="PCT",
                     help="a control case moving significantly by at least this %% is a machine shift "
-                         "(default 2)")
+                         "(default 5)")
 
 
 def _options(a):
@@ -288,10 +288,12 @@ def _analyse(dirs, baseline_spec, opts):
     tabs = tables_mod.build_tables(groups)
     sides = {g.key: compare.Side.from_group(g, w) for g in groups}
     comparisons = {}
+    shifts = {}
     for g in groups[1:]:
+        shifts[g.key] = compare.compare_controls(sides[baseline.key], sides[g.key], opts)
         comparisons[g.key] = compare.compare_tables(sides[baseline.key], sides[g.key], tabs, baseline.key,
-                                                    g.key, opts)
-    return groups, baseline, tabs, comparisons, w.messages
+                                                    g.key, opts, shift=shifts[g.key])
+    return groups, baseline, tabs, comparisons, w.messages, shifts
 
 
 def _formats(text):
@@ -333,7 +335,7 @@ def _plot(argv):
     _add_chart_options(ap)
     a = ap.parse_args(argv)
     dirs = a.dirs or [str(ROOT / "results")]
-    groups, baseline, _, comparisons, _ = _analyse(dirs, a.baseline, _options(a))
+    groups, baseline, _, comparisons, _, _ = _analyse(dirs, a.baseline, _options(a))
     bars, curves, strips = _make_plots(groups, baseline, comparisons, a.out, a.formats, not a.no_samples)
     n = sum(len(v) for v in bars.values()) + sum(len(v) for v in curves.values()) \
         + len({str(p) for p in strips.values()}) * len(a.formats)
@@ -359,11 +361,11 @@ def _report(argv):
     a = ap.parse_args(argv)
     dirs = a.dirs or [str(ROOT / "results")]
     opts = _options(a)
-    groups, baseline, tabs, comparisons, warnings = _analyse(dirs, a.baseline, opts)
+    groups, baseline, tabs, comparisons, warnings, shifts = _analyse(dirs, a.baseline, opts)
     plots_dir = Path(a.plots) if a.plots else ROOT / "plots"
     bars, curves, strips = _make_plots(groups, baseline, comparisons, plots_dir, a.formats, not a.no_samples)
     model = html.Model(groups=groups, baseline=baseline, tables=tabs, comparisons=comparisons, opts=opts,
-                       bars=bars, strips=strips, curves=curves, warnings=warnings,
+                       bars=bars, strips=strips, curves=curves, warnings=warnings, shifts=shifts,
                        generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -376,7 +378,10 @@ def _report(argv):
         rows = comparisons[g.key][0]
         f = sum(r.cmp.verdict == "significantly faster" for r in rows)
         s = sum(r.cmp.verdict == "significantly slower" for r in rows)
-        print(f"  {g.label}: {f} case(s) significantly faster, {s} significantly slower, of {len(rows)}")
+        shift = shifts.get(g.key)
+        note = (f"; MACHINE SHIFT: the control cases ran {shift.change_text} (no verdicts)"
+                if shift is not None and shift.shifted else "")
+        print(f"  {g.label}: {f} case(s) significantly faster, {s} significantly slower, of {len(rows)}{note}")
     print(f"wrote {out} and charts in {plots_dir}")
     return 0
 

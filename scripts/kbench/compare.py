@@ -106,7 +106,7 @@ class Options:
     min_reps: int = stats.DEFAULT_MIN_REPS
     adjust: bool = True
     estimator: str = stats.DEFAULT_ESTIMATOR
-    shift_threshold: float = 0.02   # a control moving this much (and significantly) = a machine shift
+    shift_threshold: float = 0.05   # a control moving this much (and significantly) = a machine shift
 
 
 class Side:

@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import counters, stats
+from . import controls, counters, stats
 from .compare import CATEGORIES, RUN_ONLY_KEYS, case_sort_key, category_of, flatten_meta
 from .load import META, RUNS, SAMPLES, meta_text
 from .tables import column_unit
@@ -29,6 +29,7 @@ class Model:
     curves: dict = field(default_factory=dict)   # name -> [paths]
     warnings: list = field(default_factory=list)
     generated: str = ""
+    shifts: dict = field(default_factory=dict)   # other group key -> compare.MachineShift or None
 
 
 CSS = """
@@ -54,6 +55,9 @@ figure{display:inline-block;margin:.5em 1em .5em 0;vertical-align:top}
 figure img{max-width:100%;border:1px solid #ddd}
 figcaption{font-size:.85em;color:#444}
 details{margin:.5em 0}summary{cursor:pointer;font-weight:600}
+.alarm{background:#fde2e2;border:2px solid #c33;padding:.6em 1em;font-weight:600}
+svg.trace{border:1px solid #ddd;background:#fff;margin:.3em 1em .3em 0}
+svg.trace text{font-size:10px;fill:#444}
 th.sortable{cursor:pointer}th.sortable:after{content:" \\2195";color:#999;font-weight:normal}
 code{font-size:.92em}
 """
@@ -127,8 +131,8 @@ def _val(v, div):
 
 def _summary_tables(m):
     out = ["<h2 id='summary'>Summary tables</h2>",
-           "<p class='note'>One row per kernel; each cell is the headline value (median over reps of each "
-           "rep's median).  Cells are coloured against the baseline "
+           "<p class='note'>One row per kernel; each cell is the headline value (by default the Harrell-Davis "
+           "20th percentile of the reps' times: noise only adds time).  Cells are coloured against the baseline "
            f"<b>{esc(m.baseline.label)}</b>: "
            "<span class='legend'><span class='f1'>faster</span><span class='f2'>faster &ge;10%</span>"
            "<span class='f3'>faster &ge;30%</span><span class='s1'>slower</span><span class='s2'>slower "
@@ -184,16 +188,19 @@ def _all_cases(m, out_dir):
     out = ["<h2 id='cases'>Every case</h2>",
            "<p class='note'>Headline value per kernel; for each other kernel the change against the baseline "
            f"(ratio other/baseline, {m.opts.level * 100:.0f}% confidence interval from a hierarchical bootstrap "
-           "over reps and then samples).  A case is called faster or slower only when the interval excludes 1, "
-           "the t-test on the log rep medians is significant after adjusting for the number of cases compared, "
-           f"and the change is at least {m.opts.min_effect * 100:g}%.</p>"]
+           "from one model: the difference of the log estimates, bootstrap standard errors over reps, Welch t).  "
+           "A case is called faster or slower only when that is significant after adjusting for the number of "
+           f"cases compared and the change is at least {m.opts.min_effect * 100:g}%; <i>inconclusive</i> = "
+           "not significant, and the comparison could not have detected that minimum (mde = the smallest change "
+           "it could detect).  Control cases are in <a href='#machine'>the machine</a>, never here.</p>"]
     names = {}
     for g in m.groups:
         for c in g.cases.values():
-            names.setdefault(c.name, c)
+            if not c.control:
+                names.setdefault(c.name, c)
     head = ["case", "unit", f"{m.baseline.label} (baseline)"]
     for g in others:
-        head += [g.label, "change", "95% CI of ratio", "verdict"]
+        head += [g.label, "change", "95% CI of ratio", "mde", "verdict"]
     for cat in CATEGORIES:
         cases = sorted((c for c in names.values() if category_of(c) == cat), key=case_sort_key)
         if not cases:
@@ -222,10 +229,11 @@ def _all_cases(m, out_dir):
                 title = esc(cmp_title(cmp))
                 row.append(_num_cell(_headline(g.cases.get(c.name)), div, cls, title))
                 if cmp is None:
-                    row += ["<td></td>"] * 3
+                    row += ["<td></td>"] * 4
                     continue
                 row.append(f"<td class='{cls}' data-v='{_dv(cmp.change)}' title='{title}'>{esc(cmp.change_text)}</td>")
                 row.append(f"<td class='num'>{esc(cmp.ci_text)}</td>")
+                row.append(f"<td class='num' data-v='{_dv(cmp.mde)}'>{esc(cmp.mde_text)}</td>")
                 row.append(f"<td class='{cls}'>{esc(cmp.verdict)}"
                            + (" <small>(not resolved: more reps needed)</small>" if cmp.unresolved else "")
                            + "</td>")
@@ -242,6 +250,82 @@ def _headline(case):
     if case is None or not case.reps:
         return math.nan
     return stats.Series.single(case.rep_arrays(), case.metric).headline()
+
+
+def trace_svg(run, width=640, height=150):
+    """An inline SVG of one run's control trace: each control rep as a dot
+    at the time it ran (time / that control's run median), the median of
+    the controls per slice of the run as a line, stretches where they ran
+    more than 5% slow shaded."""
+    pts = controls.trace(run)
+    if not pts:
+        return ""
+    left, right, top, bottom = 40, 10, 10, 22
+    lo, hi = 0.9, 1.4
+    dur = max(p.t_s for p in pts) or 1.0
+    def x(t):
+        return left + (width - left - right) * t / dur
+    def y(v):
+        v = min(max(v, lo), hi)
+        return top + (height - top - bottom) * (hi - v) / (hi - lo)
+    out = [f"<svg class='trace' width='{width}' height='{height}' viewBox='0 0 {width} {height}' "
+           f"role='img' aria-label='control cases of run {esc(run.run_id)} over time'>"]
+    for a, b in controls.disturbed_times(pts):
+        out.append(f"<rect x='{x(a):.1f}' y='{top}' width='{max(1.0, x(b) - x(a)):.1f}' "
+                   f"height='{height - top - bottom}' fill='#fde2e2'/>")
+    for v in (1.0, 1.1, 1.2, 1.3):
+        out.append(f"<line x1='{left}' x2='{width - right}' y1='{y(v):.1f}' y2='{y(v):.1f}' "
+                   f"stroke='{'#888' if v == 1.0 else '#e4e4e4'}' stroke-width='1'/>")
+        out.append(f"<text x='{left - 4}' y='{y(v) + 3:.1f}' text-anchor='end'>{v:.1f}</text>")
+    colours = ["#1f5fa8", "#7a4ea3", "#b07000", "#2b8a3e"]
+    names = sorted({p.case for p in pts})
+    for p in pts:
+        c = colours[names.index(p.case) % len(colours)]
+        out.append(f"<circle cx='{x(p.t_s):.1f}' cy='{y(p.rel):.1f}' r='1.8' fill='{c}' fill-opacity='0.6'/>")
+    bins = controls.binned(pts, 40)
+    line = [f"{x((i + 0.5) * dur / len(bins)):.1f},{y(v):.1f}" for i, v in enumerate(bins) if not math.isnan(v)]
+    if len(line) > 1:
+        out.append(f"<polyline points='{' '.join(line)}' fill='none' stroke='#222' stroke-width='1.5'/>")
+    out.append(f"<text x='{left}' y='{height - 6}'>0 s</text>")
+    out.append(f"<text x='{width - right}' y='{height - 6}' text-anchor='end'>{dur:.0f} s</text>")
+    legend = ", ".join(f"{n.split()[-1]}" for n in names)
+    out.append(f"<text x='{(left + width) / 2:.0f}' y='{height - 6}' text-anchor='middle'>"
+               f"time / run median ({esc(legend)}; line = median per slice)</text>")
+    out.append("</svg>")
+    return "".join(out)
+
+
+def _machine(m):
+    """The machine's own speed: control traces per run, shifts per kernel."""
+    runs = [(g, r) for g in m.groups for r in g.runs if any(c.control for c in r.cases.values())]
+    out = ["<h2 id='machine'>The machine (control cases)</h2>",
+           "<p class='note'>Control cases (<code>ctl_machine</code>: an L1 load chain, an arithmetic chain, "
+           "a copy within L2) cost the same on every kernel; they run between the other cases all through a "
+           "run.  When they move between two kernels' runs, the machine changed, and no case is called "
+           "faster or slower on that evidence.</p>"]
+    if not runs:
+        out.append("<p>No run here has control cases (runs made before kbench had them): a shift of the "
+                   "machine between runs cannot be told from a change of the kernel.</p>")
+        return out
+    for g in m.groups[1:]:
+        sh = m.shifts.get(g.key)
+        if sh is None:
+            continue
+        rows = "".join(f"<tr><td>{esc(r.case)}</td><td class='num'>{r.cmp.ratio:.3f}</td>"
+                       f"<td class='num'>{esc(r.cmp.ci_text)}</td><td>{esc(r.cmp.change_text)}</td>"
+                       f"<td>{'moved' if r.cmp.significant else 'no'}</td></tr>" for r in sh.rows)
+        verdict = (f"<span class='s2'>machine shift: the controls ran {esc(sh.change_text)} than on the "
+                   "baseline's runs; no verdicts</span>" if sh.shifted else "the controls did not move")
+        out.append(f"<h3>{esc(g.label)} against {esc(m.baseline.label)}: {verdict}</h3>"
+                   "<table><thead><tr><th>control</th><th>ratio</th><th>95% CI</th><th>change</th>"
+                   f"<th>moved?</th></tr></thead><tbody>{rows}</tbody></table>")
+    out.append("<h3>Control speed over each run</h3>")
+    for g, r in runs:
+        svg = trace_svg(r)
+        lines = controls.describe(r)
+        note = esc(lines[-1].strip()) if lines else ""
+        out.append(f"<figure>{svg}<figcaption>{esc(g.label)}, run {esc(r.run_id)}: {note}</figcaption></figure>")
+    return out
 
 
 def _num_cell(v, div, cls="", title=""):
@@ -393,6 +477,13 @@ def render(m, out_path):
         parts.append("<div class='warn'><b>The kernels were not measured under the same conditions.</b> "
                      "Besides the kernel, these differ: " + ", ".join(f"<code>{esc(k)}</code>" for k in diffs)
                      + " (see <a href='#meta'>the table</a>).</div>")
+    for g in m.groups[1:]:
+        sh = m.shifts.get(g.key)
+        if sh is not None and sh.shifted:
+            parts.append(f"<div class='alarm'>Machine shift: the control cases, which no kernel can change, ran "
+                         f"{esc(sh.change_text)} during {esc(g.label)} than during {esc(m.baseline.label)}.  "
+                         "The verdicts for that kernel are not about the kernel: none is called faster or slower "
+                         "(see <a href='#machine'>the machine</a>).</div>")
     if m.warnings:
         parts.append("<details><summary>Warnings while reading the results "
                      f"({len(m.warnings)})</summary><ul>"
@@ -400,6 +491,7 @@ def render(m, out_path):
     parts += _summary_tables(m)
     parts += _charts(m, out_dir)
     parts += _all_cases(m, out_dir)
+    parts += _machine(m)
     parts += _counters(m)
     parts += _problems(m)
     parts += _meta_table(m)

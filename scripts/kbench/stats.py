@@ -190,12 +190,13 @@ def one_way_p(y, units):
 @dataclass
 class SideEstimate:
     theta: float      # the estimator on log times
-    se: float         # its standard error
+    se: float         # its standard error from the reps
     df: float         # degrees of freedom of se
     n: int            # reps
     runs: int
     run_p: float      # one-way test of the runs (nan: one run)
     run_unit: bool    # True: the runs disagree, so the run is the unit
+    run_thetas: tuple = ()   # the estimator of each run (with 2 runs or more)
 
 
 def boot_se(b):
@@ -228,51 +229,56 @@ def estimator_df(n, estimator):
 
 
 def side_estimate(series, n_boot, rng, estimator=None):
-    """The estimator of one side with its standard error.
-
-    Reps are resampled with replacement; where the side has several runs
-    and a one-way test says they disagree (p < 0.05: a drift of the machine
-    between runs), runs are resampled first, then reps inside them, and
-    the degrees of freedom are the runs' (k - 1): the runs, not the reps,
-    are then the independent observations.  With one run, nothing in the
-    data can show a drift between runs: the interval holds the reps' noise
-    only (the controls are there for that).
+    """The estimator of one side with its standard error from its reps
+    (resampled with replacement), and what the runs say: with several
+    runs, each run's own estimate and a one-way test of whether they
+    disagree beyond their reps' noise (a drift of the machine between
+    runs).  `compare` turns that into the run level of the model.  With one
+    run, nothing in the data can show a drift between runs: the standard
+    error holds the reps' noise only (the controls are there for that).
     """
     estimator = estimator or series.estimator
     y = series.log_times()
-    units = np.asarray(series.units, dtype=object)
-    ok = ~np.isnan(y)
-    y, units = y[ok], units[ok]
+    units = list(series.units)
+    keep = [i for i, v in enumerate(y) if not math.isnan(v)]
+    y = y[keep]
+    units = [units[i] for i in keep]
     n = len(y)
     if n == 0:
         return SideEstimate(math.nan, math.nan, math.nan, 0, 0, math.nan, False)
     theta = float(estimate(y, estimator))
-    runs = len(set(units.tolist()))
-    run_p = one_way_p(y, units.tolist()) if runs > 1 else math.nan
-    run_unit = runs > 2 and not math.isnan(run_p) and run_p < ALPHA
+    by = {}
+    for v, u in zip(y, units):
+        by.setdefault(u, []).append(v)
+    runs = len(by)
+    run_p = one_way_p(y, units) if runs > 1 else math.nan
+    run_unit = runs > 1 and not math.isnan(run_p) and run_p < ALPHA
+    run_thetas = tuple(float(estimate(np.asarray(g), estimator)) for g in by.values()) if runs > 1 else ()
     if n < 2:
-        return SideEstimate(theta, math.nan, math.nan, n, runs, run_p, run_unit)
-    if run_unit:
-        by = {}
-        for v, u in zip(y, units.tolist()):
-            by.setdefault(u, []).append(v)
-        groups = [np.asarray(g) for g in by.values()]
-        k = len(groups)
-        picks = rng.integers(0, k, size=(n_boot, k))
-        b = np.empty(n_boot)
-        for i in range(n_boot):
-            draw = [g[rng.integers(0, len(g), size=len(g))] for g in (groups[j] for j in picks[i])]
-            b[i] = estimate(np.concatenate(draw), estimator)
-        # A few runs give a coarse, lumpy bootstrap: the sd, not the IQR.
-        se = float(np.std(b, ddof=1)) * math.sqrt(k / (k - 1))
-        df = float(k - 1)
-    else:
-        idx = rng.integers(0, n, size=(n_boot, n))
-        b = estimate(y[idx], estimator)
-        # The bootstrap's variance is (n-1)/n of the estimator's.
-        se = boot_se(b) * math.sqrt(n / (n - 1))
-        df = estimator_df(n, estimator)
-    return SideEstimate(theta, se, df, n, runs, run_p, run_unit)
+        return SideEstimate(theta, math.nan, math.nan, n, runs, run_p, run_unit, run_thetas)
+    idx = rng.integers(0, n, size=(n_boot, n))
+    b = estimate(y[idx], estimator)
+    # The bootstrap's variance is (n-1)/n of the estimator's.
+    se = boot_se(b) * math.sqrt(n / (n - 1))
+    return SideEstimate(theta, se, estimator_df(n, estimator), n, runs, run_p, run_unit, run_thetas)
+
+
+def run_level(a, b):
+    """(se, df) of the difference of two sides' estimates with the run as
+    the observation: the variance between runs, pooled over both sides'
+    runs (each run's estimate around its side's mean), times 1/k_a + 1/k_b.
+    A side with one run borrows the other's runs' variance.  None when no
+    side has two runs."""
+    dev, dof = 0.0, 0
+    for e in (a, b):
+        if len(e.run_thetas) > 1:
+            m = float(np.mean(e.run_thetas))
+            dev += sum((t - m) ** 2 for t in e.run_thetas)
+            dof += len(e.run_thetas) - 1
+    if dof == 0:
+        return None
+    var = dev / dof
+    return math.sqrt(var * (1.0 / max(a.runs, 1) + 1.0 / max(b.runs, 1))), float(dof)
 
 
 def detectable_change(se, df, level=LEVEL, power=POWER):
@@ -319,6 +325,10 @@ def summarize(series, n_boot=DEFAULT_BOOT, seed=1):
         return Summary(series.metric, 0, 0, math.nan, math.nan, math.nan, math.nan, math.nan, math.nan)
     est = side_estimate(series, n_boot, seeded_rng(seed, "summary", series.label))
     mde = detectable_change(est.se * math.sqrt(2.0), est.df) if est.n >= 2 else math.nan
+    if est.run_unit:
+        # Against another set of runs like these: the runs' variance rules.
+        var = float(np.var(est.run_thetas, ddof=1))
+        mde = max(mde, detectable_change(math.sqrt(2.0 * var / est.runs), est.runs - 1.0))
     samples = series.all_samples()
     best = float(np.min(samples)) if lower_is_better(series.metric) else float(np.max(samples))
     within = [cv_percent(r[0]) for r in series.reps if len(r[0]) >= 2]
@@ -555,6 +565,7 @@ class Comparison:
     other_run_p: float = math.nan
     base_runs: int = 0
     other_runs: int = 0
+    run_level: bool = False        # the runs disagreed: the run is the observation
 
     @property
     def significant(self):
@@ -659,6 +670,11 @@ def compare(base, other, *, n_boot=DEFAULT_BOOT, seed=1, level=LEVEL, min_reps=D
     va, vb = base_est.se ** 2, other_est.se ** 2
     se = math.sqrt(va + vb) if not (math.isnan(va) or math.isnan(vb)) else nan
     df = welch_df(va, base_est.df, vb, other_est.df) if not math.isnan(se) else nan
+    run_mode = base_est.run_unit or other_est.run_unit
+    if run_mode and not math.isnan(se):
+        rl = run_level(base_est, other_est)
+        if rl is not None and rl[0] > se:
+            se, df = rl
     if math.isnan(se):
         lo = hi = p = mde = nan
     elif se == 0:
@@ -677,7 +693,7 @@ def compare(base, other, *, n_boot=DEFAULT_BOOT, seed=1, level=LEVEL, min_reps=D
     _, p_rank = mann_whitney(other.rep_values(), base.rep_values())
     return Comparison(metric, a, b, ratio, lo, hi, p, p_rank, *counts, SAME, change, mde=mde,
                       estimator=est_name, df=df, base_run_p=base_est.run_p, other_run_p=other_est.run_p,
-                      base_runs=base_est.runs, other_runs=other_est.runs)
+                      base_runs=base_est.runs, other_runs=other_est.runs, run_level=run_mode)
 
 
 def decide(comparisons, *, min_effect=DEFAULT_MIN_EFFECT, level=LEVEL, adjust=True, machine_shift=False):

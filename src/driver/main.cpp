@@ -264,7 +264,7 @@ int run(int argc, char** argv) {
     argv_full.insert(argv_full.end(), c.args.begin(), c.args.end());
     argv_full.insert(argv_full.end(), {"--run-id", run_id, "--rep", std::to_string(inv.rep)});
     argv_full.insert(argv_full.end(), extra.begin(), extra.end());
-    progress.starting(c.name, inv.round ? 0 : inv.rep, index_in_rep);
+    progress.starting(c.name, inv.round ? 0 : inv.group, index_in_rep);
     std::string scratch_error;
     if (!scratch.prepare(&scratch_error) && !scratch_warned) {
       say("warning: " + scratch_error + "; files of killed benchmarks may be left behind");
@@ -286,7 +286,7 @@ int run(int argc, char** argv) {
       done[{c.name, inv.rep}] = out.status;
       ++ran;
     }
-    progress.finished(c.name, inv.round ? 0 : inv.rep, out.status, out.reason, r.duration_ms / 1000.0);
+    progress.finished(c.name, inv.round ? 0 : inv.group, out.status, out.reason, r.duration_ms / 1000.0);
   };
 
   {
@@ -294,15 +294,15 @@ int run(int argc, char** argv) {
     int index_in_rep = 0, current_rep = -1, ran_this_rep = 0;
     for (const auto& inv : plan) {
       if (interrupt_signal()) break;
-      if (!inv.control && inv.rep != current_rep) {
+      if (inv.group != current_rep) {
         if (ran_this_rep > 0) progress.rep_done(current_rep);
-        current_rep = inv.rep;
+        current_rep = inv.group;
         index_in_rep = 0;
         ran_this_rep = 0;
       }
       if (!inv.control) ++index_in_rep;
       if (done.count({cases[inv.case_index].name, inv.rep})) continue;
-      run_one(inv, progress, index_in_rep - 1);
+      run_one(inv, progress, std::max(0, index_in_rep - 1));
       ++ran_this_rep;
     }
     if (ran_this_rep > 0 && !interrupt_signal()) progress.rep_done(current_rep);
@@ -336,7 +336,7 @@ int run(int argc, char** argv) {
       if (interrupt_signal()) break;
       if (!inv.control) ++index;
       if (done.count({cases[inv.case_index].name, inv.rep})) continue;
-      run_one(inv, progress, index - 1);
+      run_one(inv, progress, std::max(0, index - 1));
     }
     progress.clear();
     ++rounds;

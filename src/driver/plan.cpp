@@ -17,11 +17,11 @@ constexpr int kRoundSeedOffset = 1000000;
 // Appends `order` (indexes into `items`) with a control before every block
 // of `every` items and one after the last; slots numbered from `slot`.
 void thread_controls(std::vector<Invocation>& out, const std::vector<Invocation>& items,
-                     const std::vector<std::size_t>& controls, int every, int slot, int round) {
+                     const std::vector<std::size_t>& controls, int every, int slot, int round, int group) {
   const bool with = !controls.empty() && every > 0;
   auto control = [&] {
     const std::size_t c = controls[static_cast<std::size_t>(slot) % controls.size()];
-    out.push_back({c, slot, round, true});
+    out.push_back({c, slot, round, true, group});
     ++slot;
   };
   for (std::size_t i = 0; i < items.size(); ++i) {
@@ -54,8 +54,8 @@ std::vector<Invocation> first_pass(const std::vector<std::size_t>& measured,
     const auto order = rep_order(measured.size(), seed, rep);
     std::vector<Invocation> items;
     items.reserve(order.size());
-    for (std::size_t i : order) items.push_back({measured[i], rep, 0, false});
-    thread_controls(out, items, controls, control_every, rep * per_rep, 0);
+    for (std::size_t i : order) items.push_back({measured[i], rep, 0, false, rep});
+    thread_controls(out, items, controls, control_every, rep * per_rep, 0, rep);
   }
   return out;
 }
@@ -66,9 +66,9 @@ std::vector<Invocation> round_plan(const std::vector<std::size_t>& chosen, const
   const auto order = rep_order(chosen.size(), seed, kRoundSeedOffset + round);
   std::vector<Invocation> items;
   items.reserve(order.size());
-  for (std::size_t i : order) items.push_back({chosen[i], next_rep[i], round, false});
+  for (std::size_t i : order) items.push_back({chosen[i], next_rep[i], round, false, round});
   std::vector<Invocation> out;
-  thread_controls(out, items, controls, control_every, first_slot, round);
+  thread_controls(out, items, controls, control_every, first_slot, round, round);
   return out;
 }
 

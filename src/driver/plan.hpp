@@ -28,6 +28,7 @@ struct Invocation {
   int rep;                 // rep_idx stamped into its samples
   int round;               // 0 = first pass, k = k-th budget round
   bool control;
+  int group;               // the first-pass rep (or the round) it runs in, for progress
 };
 
 // The first pass. `measured` and `controls` are indexes into the case list;

@@ -436,6 +436,9 @@ def test_controls_threaded_through_every_rep(driver, ctl_bins, tmp_path):
     assert kinds == ["c", "m", "c", "m", "c"] * 3
     # Their samples carry the flag and are in samples.jsonl like any case's.
     assert {s["case"] for s in samples if s.get("control")} == {"ctl x", "ctl y"}
+    # Progress counts reps of the first pass, controls inside their rep.
+    assert [ln.split(",")[0] for ln in proc.stderr.splitlines() if " done, " in ln] == [
+        f"kbench-run: rep {i}/3 done" for i in (1, 2, 3)]
 
 
 def test_only_keeps_controls_and_no_controls_drops_them(driver, ctl_bins, tmp_path):

@@ -76,17 +76,37 @@ def test_low_estimator_narrower_than_median_on_bimodal_reps():
     assert np.median(w["low"]) * 3 < np.median(w["median"])
 
 
+def _runs_series(offsets, rng, per_run=8, shift=0.0):
+    y = np.concatenate([np.full(per_run, o) + rng.normal(0, 0.005, per_run) for o in offsets]) + shift
+    units = [f"r{i}" for i in range(len(offsets)) for _ in range(per_run)]
+    return S.Series.single([np.array([200 * math.exp(v)]) for v in y], "latency", units=units)
+
+
 def test_run_effect_is_detected_and_widens_the_interval():
     rng = np.random.default_rng(5)
-    offs = [0.0, 0.08, -0.06]
-    y = np.concatenate([np.full(8, o) + rng.normal(0, 0.005, 8) for o in offs])
-    units = [f"r{i}" for i in range(3) for _ in range(8)]
-    s = S.Series.single([np.array([200 * math.exp(v)]) for v in y], "latency", units=units)
-    est = S.side_estimate(s, 400, np.random.default_rng(1))
-    assert est.runs == 3 and est.run_p < 1e-6 and est.run_unit and est.df == 2
-    flat = S.Series.single([np.array([200 * math.exp(v)]) for v in y], "latency")
-    est1 = S.side_estimate(flat, 400, np.random.default_rng(1))
-    assert not est1.run_unit and est.se > 2 * est1.se
+    a = _runs_series([0.0, 0.08, -0.06], rng)
+    est = S.side_estimate(a, 400, np.random.default_rng(1))
+    assert est.runs == 3 and est.run_p < 1e-6 and est.run_unit and len(est.run_thetas) == 3
+    b = _runs_series([0.02, -0.05, 0.07], rng)
+    c = S.compare(a, b, n_boot=400)
+    assert c.run_level and c.df == 4      # (3 - 1) + (3 - 1) runs
+    # the same reps without their runs: a much narrower (and wrong) interval
+    flat_a = S.Series.single([r[0] for r in a.reps], "latency")
+    flat_b = S.Series.single([r[0] for r in b.reps], "latency")
+    c1 = S.compare(flat_a, flat_b, n_boot=400)
+    assert not c1.run_level and math.log(c.hi / c.lo) > 2 * math.log(c1.hi / c1.lo)
+
+
+def test_one_run_borrows_the_run_variance_of_the_other_side():
+    rng = np.random.default_rng(6)
+    base = _runs_series([0.0, 0.08, -0.06], rng)
+    one = _runs_series([0.0], rng, per_run=10)
+    c = S.compare(base, one, n_boot=400)
+    assert c.run_level and c.df == 2
+    # runs that agree: the reps are the observation
+    calm = _runs_series([0.0, 0.0005, -0.0005], rng)
+    c2 = S.compare(calm, one, n_boot=400)
+    assert not c2.run_level
 
 
 # ------------------------------------------------------------ controls

@@ -19,14 +19,17 @@ NOT_SYSCALL = re.compile(r"^(bw_mem|lat_mem_rd) ")
 
 
 def side(out, label):
-    f = out / f"{label}.dir"
-    if not f.exists():
+    """A side of one run ("aa1") or of several pooled ("aa1+aa3")."""
+    files = [out / f"{part}.dir" for part in label.split("+")]
+    if not all(f.exists() for f in files):
         return None
-    runs = load.load_runs([Path(f.read_text().strip())], load.Warnings())
-    return compare.Side(label, runs) if runs else None
+    runs = load.load_runs([Path(f.read_text().strip()) for f in files], load.Warnings())
+    return compare.Side(label, runs) if len(runs) == len(files) else None
 
 
 def run_facts(s):
+    if len(s.runs) > 1:
+        return f"{s.label}: {len(s.runs)} runs pooled"
     r = s.runs[0]
     reps = [c.n_reps for c in r.cases.values() if not c.control]
     m = r.meta
@@ -56,7 +59,7 @@ def shift_text(rep):
 
 
 def aa(out, a, b):
-    print("== A/A: aa1 vs aa2")
+    print(f"== A/A: {a.label} vs {b.label}")
     for est in ("low", "median"):
         rep = report(a, b, est)
         pinned = [r for r in rep.rows if r.cmp.comparable and a.cases[r.case].placement == "pinned"]
@@ -121,9 +124,10 @@ def hog(out, a, b):
 
 def main(argv):
     out = Path(argv[1])
-    s = {k: side(out, k) for k in ("aa1", "aa2", "t10", "t300", "hog")}
+    s = {k: side(out, k) for k in ("aa1", "aa2", "t10", "t300", "hog", "aa3", "aa4", "t300b",
+                                   "aa1+aa3", "aa2+aa4", "t300+t300b")}
     for k, v in s.items():
-        if v is not None:
+        if v is not None and len(v.runs) == 1:
             print(run_facts(v))
     if s["aa1"] and s["aa2"]:
         aa(out, s["aa1"], s["aa2"])
@@ -133,6 +137,17 @@ def main(argv):
         taxed(out, s["aa2"], s["t300"], "+300 ns per syscall: aa2 vs t300", os.environ.get("N300", "700"))
     if s["aa1"] and s["hog"]:
         hog(out, s["aa1"], s["hog"])
+    # More runs (RUNS="aa3 t300b aa4"): other single-run A/A pairs, and two
+    # runs per side pooled.
+    if s["aa3"] and s["aa4"]:
+        aa(out, s["aa3"], s["aa4"])
+    if s["aa4"] and s["t300b"]:
+        taxed(out, s["aa4"], s["t300b"], "+300 ns per syscall: aa4 vs t300b", os.environ.get("N300", "700"))
+    if s["aa1+aa3"] and s["aa2+aa4"]:
+        aa(out, s["aa1+aa3"], s["aa2+aa4"])
+    if s["aa2+aa4"] and s["t300+t300b"]:
+        taxed(out, s["aa2+aa4"], s["t300+t300b"], "+300 ns per syscall, two runs a side: aa2+aa4 vs t300+t300b",
+              os.environ.get("N300", "700"))
     return 0
 
 
