@@ -57,7 +57,7 @@ BENCH_CATEGORY = {
 RUN_ONLY_KEYS = {
     "schema", "run_id", "kernel_release", "kernel_version", "seed", "started_utc", "ended_utc",
     "loadavg_before", "loadavg_after", "busy_processes", "swap_before", "swap_after", "warnings",
-    "status",
+    "status", "driver_seconds", "budget_rounds", "busy_processes_after", "resumed_utc",
 }
 
 

@@ -75,14 +75,22 @@ def sparkline(values, lo=0.9, hi=1.3):
     return "".join(out)
 
 
+def smoothed(points, window=5):
+    """Each point's median with its neighbours in time: one slow control
+    rep (a copy that met an interrupt) is not a slow machine."""
+    rels = [p.rel for p in points]
+    h = window // 2
+    return [float(np.median(rels[max(0, i - h): i + h + 1])) for i in range(len(rels))]
+
+
 def disturbed_times(points, threshold=DISTURBED):
     """[(start_s, end_s)] stretches where the controls ran more than
-    `threshold` slower than their run medians: from a disturbed control to
-    the next undisturbed one."""
+    `threshold` slower than their run medians (the median of 5 neighbouring
+    control reps): from the first such point to the next one that is not."""
     out = []
     start = None
-    for p in points:
-        if p.rel > 1.0 + threshold:
+    for p, v in zip(points, smoothed(points)):
+        if v > 1.0 + threshold:
             if start is None:
                 start = p.t_s
         elif start is not None:
@@ -99,7 +107,7 @@ def marked_reps(run, points, threshold=DISTURBED):
     if not points:
         return {}
     times = np.array([p.t_s for p in points])
-    rels = np.array([p.rel for p in points])
+    rels = np.array(smoothed(points))
     t0 = run_start_ns(run)
     out = {}
     for c in run.cases.values():

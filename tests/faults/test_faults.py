@@ -97,7 +97,7 @@ def test_unwritable_results_dir(driver, user_dir, as_nobody):
         os.chown(out, 65534, 65534)
     os.chmod(out, 0o555)
     before = snapshot(out)
-    proc = run_driver(driver, "--only", "^fake_good a$", "--reps", "1", "--out", out, preexec_fn=as_nobody())
+    proc = run_driver(driver, "--no-controls", "--only", "^fake_good a$", "--reps", "1", "--out", out, preexec_fn=as_nobody())
     assert_clean_failure(proc, "mkdir", "Permission denied")
     assert proc.stdout == ""
     assert snapshot(out) == before
@@ -105,13 +105,13 @@ def test_unwritable_results_dir(driver, user_dir, as_nobody):
 
 def test_readonly_filesystem_keeps_earlier_runs(driver, tmpfs):
     out = tmpfs.path / "results"
-    first = run_driver(driver, "--only", "^fake_good", "--reps", "2", "--out", out)
+    first = run_driver(driver, "--no-controls", "--only", "^fake_good", "--reps", "2", "--out", out)
     assert first.returncode == 0, first.stderr
     run_dir = the_run_dir(out)
     tmpfs.remount("ro")
     try:
         before = snapshot(tmpfs.path)
-        proc = run_driver(driver, "--only", "^fake_good", "--reps", "2", "--out", out)
+        proc = run_driver(driver, "--no-controls", "--only", "^fake_good", "--reps", "2", "--out", out)
         assert_clean_failure(proc, "Read-only file system")
         resumed = run_driver(driver, "--resume", run_dir)
         assert_clean_failure(resumed, "Read-only file system")
@@ -149,7 +149,7 @@ def test_disk_full_results_kept_and_resumable(driver, tmpfs):
     out.mkdir()
     filler = tmpfs.fill(leave_bytes=24 * 1024)
     reps = 150
-    proc = run_driver(driver, "--only", "^fake_good a$", "--reps", reps, "--out", out)
+    proc = run_driver(driver, "--no-controls", "--only", "^fake_good a$", "--reps", reps, "--out", out)
     assert_clean_failure(proc, "No space left on device")
     run_dir = the_run_dir(out)
     meta, runs, _, _ = check_consistent(run_dir)
@@ -172,7 +172,7 @@ def test_disk_full_tmpdir(bin_dir, driver, tmpfs, tmp_path):
         assert proc.stderr.strip().endswith("No space left on device"), proc.stderr
     # Through the driver: recorded as failed with the reason; the others run.
     out = tmp_path / "out"
-    proc = run_driver(driver, "--only", r"^(lat_fs create dir=default,mode=fresh,size_kb=10|lat_syscall null)$",
+    proc = run_driver(driver, "--no-controls", "--only", r"^(lat_fs create dir=default,mode=fresh,size_kb=10|lat_syscall null)$",
                       "--reps", "1", "--samples", "2", "--out", out, env=env, bin_dir=bin_dir)
     assert proc.returncode == 1, proc.stderr
     _, runs, _, _ = check_consistent(the_run_dir(out))
@@ -207,7 +207,7 @@ def test_missing_tmpdir_every_variant(bin_dir, tmp_path):
 def test_missing_tmpdir_driver(driver, bin_dir, tmp_path):
     env = dict(os.environ, TMPDIR=str(tmp_path / "absent"))
     out = tmp_path / "out"
-    proc = run_driver(driver, "--only", r"^lat_syscall (null|stat)$", "--reps", "1", "--samples", "2",
+    proc = run_driver(driver, "--no-controls", "--only", r"^lat_syscall (null|stat)$", "--reps", "1", "--samples", "2",
                       "--out", out, env=env, bin_dir=bin_dir)
     assert proc.returncode == 1, proc.stderr
     meta, runs, _, _ = check_consistent(the_run_dir(out))
@@ -226,7 +226,7 @@ def test_fd_limit_too_low_recorded_as_skip(driver, bin_dir, tmp_path):
     def limit():
         resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
     out = tmp_path / "out"
-    proc = run_driver(driver, "--only", r"^lat_select select fds=250,type=file$", "--reps", "1",
+    proc = run_driver(driver, "--no-controls", "--only", r"^lat_select select fds=250,type=file$", "--reps", "1",
                       "--out", out, bin_dir=bin_dir, preexec_fn=limit)
     assert proc.returncode == 0, proc.stderr  # a skip is not a failure
     _, runs, _, _ = check_consistent(the_run_dir(out))
@@ -289,7 +289,7 @@ def test_sigkill_partners_die_with_the_binary(bin_dir, tmp_path):
 
 
 def start_driver_and_get_child(driver, bin_dir, only, out, env, want_grandchildren):
-    proc = subprocess.Popen([str(driver), "--no-table", "--bin-dir", str(bin_dir), "--only", only, "--reps", "1",
+    proc = subprocess.Popen([str(driver), "--no-table", "--bin-dir", str(bin_dir), "--no-controls", "--only", only, "--reps", "1",
                              "--samples", "1000000", "--out", str(out)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env)
     deadline = time.monotonic() + 60
@@ -378,7 +378,7 @@ def test_driver_records_fork_failure(driver, bin_dir, user_dir, as_nobody):
     (only_dir / "lat_proc").symlink_to(bin_dir.resolve() / "lat_proc")
     out = user_dir / "out"
     env = with_leak_check_off(dict(os.environ, TMPDIR=str(user_dir)))
-    proc = run_driver(driver, "--only", "^lat_proc fork$", "--reps", "1", "--out", out, env=env,
+    proc = run_driver(driver, "--no-controls", "--only", "^lat_proc fork$", "--reps", "1", "--out", out, env=env,
                       bin_dir=only_dir, preexec_fn=as_nobody(nproc=2))
     assert proc.returncode == 1, proc.stderr
     _, runs, _, _ = check_consistent(the_run_dir(out))

@@ -186,7 +186,7 @@ def test_strace_driver_temp_files_private_and_exclusive(driver, bin_dir, tmp_pat
     env = no_leak_check(dict(os.environ, TMPDIR=str(tmp)))
     trace = tmp_path / "trace"
     proc = subprocess.run(["strace", "-f", "-qq", "-y", "-e", "trace=open,openat,creat,mkdir,mkdirat,rename,renameat2",
-                           "-o", str(trace), str(driver), "--no-table", "--bin-dir", str(bin_dir), "--only",
+                           "-o", str(trace), str(driver), "--no-table", "--bin-dir", str(bin_dir), "--no-controls", "--only",
                            r"^(lat_syscall stat|lat_fs create dir=default,mode=fresh,size_kb=0|bw_file_rd io_only size_kb=512)$",
                            "--reps", "1", "--samples", "1", "--out", str(out)],
                           capture_output=True, text=True, env=env, timeout=300)
@@ -296,7 +296,7 @@ def test_every_variant_as_ordinary_user(bin_dir, user_dir, as_nobody):
 def test_driver_as_ordinary_user(driver, bin_dir, user_dir, as_nobody):
     out = user_dir / "results"
     env = dict(os.environ, TMPDIR=str(user_dir))
-    proc = subprocess.run([str(driver), "--bin-dir", str(bin_dir), "--only",
+    proc = subprocess.run([str(driver), "--bin-dir", str(bin_dir), "--no-controls", "--only",
                            r"^(lat_syscall (null|stat)|lat_pipe rt @unpinned|lat_proc exec)$",
                            "--reps", "1", "--samples", "2", "--counters", "--out", str(out)],
                           capture_output=True, text=True, env=env, timeout=300, preexec_fn=as_nobody())

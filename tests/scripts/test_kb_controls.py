@@ -1,0 +1,94 @@
+"""The control trace of a run (kbench.controls), its text in summarize and
+its chart and banner on the page, on synthetic runs."""
+import math
+from pathlib import Path
+
+import pytest
+
+from kbench import compare, controls, html, load, summary
+
+T0 = 5_000_000_000  # CLOCK_MONOTONIC of the first sample
+
+
+def _run(run_id="r1", slow=(), factor=1.0, kernel="k"):
+    """Controls every second for 60 s, the seconds in `slow` 20% slower;
+    one measured case every 2 s.  factor scales everything (a machine shift)."""
+    run = load.Run(Path(run_id), {"run_id": run_id}, run_id, "h", kernel, "complete")
+    ctl = load.Case("ctl_machine alu", "ctl_machine", "alu", "", "pinned", "latency", control=True)
+    for s in range(60):
+        v = 1.2 * factor * (1.2 if s in slow else 1.0)
+        ctl.reps[(run_id, s)] = [v, v, v]
+        ctl.rep_start[(run_id, s)] = T0 + s * 1_000_000_000
+    case = load.Case("lat_syscall null", "lat_syscall", "null", "", "pinned", "latency")
+    for r in range(30):
+        v = 1000.0 * factor
+        case.reps[(run_id, r)] = [v, v, v]
+        case.rep_start[(run_id, r)] = T0 + (2 * r) * 1_000_000_000 + 500_000_000
+    run.cases = {ctl.name: ctl, case.name: case}
+    return run
+
+
+def test_trace_is_relative_to_the_run_median_in_time_order():
+    pts = controls.trace(_run(slow=range(10, 20)))
+    assert len(pts) == 60 and [p.t_s for p in pts] == sorted(p.t_s for p in pts)
+    assert pts[0].t_s == 0 and pts[-1].t_s == 59
+    assert pts[15].rel == pytest.approx(1.2) and pts[30].rel == pytest.approx(1.0)
+
+
+def test_disturbed_stretch_and_marked_reps():
+    run = _run(slow=range(10, 20))
+    pts = controls.trace(run)
+    # A median of 5 neighbours keeps a 10 s stretch whole: 10 s to the
+    # first undisturbed control at 20 s.
+    assert controls.disturbed_times(pts) == [(10.0, 20.0)]
+    marks = controls.marked_reps(run, pts)
+    # reps starting at 10.5..18.5 s: nearest control inside the stretch
+    assert sorted(k[1] for k in marks["lat_syscall null"]) == [5, 6, 7, 8, 9]
+    assert "ctl_machine alu" not in marks
+
+
+def test_one_slow_control_rep_is_not_a_disturbance():
+    pts = controls.trace(_run(slow=[30]))
+    assert controls.disturbed_times(pts) == []
+
+
+def test_describe_and_sparkline():
+    lines = controls.describe(_run(slow=range(10, 20)))
+    assert "60 control reps over 59 s" in lines[0]
+    assert len(lines[1].split("|")[1]) == 40
+    assert "1 stretch(es), 10 s of 59 s: 10-20 s" in lines[2]
+    assert "5 rep(s) of 1 case(s)" in lines[3]
+    assert controls.describe(_run(slow=())) [2].strip().startswith("no stretch")
+    assert controls.sparkline([0.9, 1.3, math.nan]) == "▁█ "
+
+
+def test_summarize_keeps_controls_apart():
+    g = load.Group("h", "k", [_run(slow=range(10, 20))])
+    g.cases = g.runs[0].cases
+    text = summary.format_group(g)
+    table, controls_part = text.split("== controls")
+    assert "lat_syscall null" in table and "ctl_machine" not in table
+    assert "ctl_machine alu" in controls_part and "machine speed over run r1" in controls_part
+
+
+def _model(shifted):
+    base = load.Group("h", "base", [_run("a")])
+    other = load.Group("h", "other", [_run("b", factor=1.3 if shifted else 1.0, kernel="other")])
+    for g in (base, other):
+        g.cases = g.runs[0].cases
+    sa, sb = compare.Side("h/base", base.runs), compare.Side("h/other", other.runs)
+    opts = compare.Options(n_boot=200)
+    shift = compare.compare_controls(sa, sb, opts)
+    rows = compare.compare_sides(sa, sb, opts, shift=shift)
+    return html.Model(groups=[base, other], baseline=base, tables=[], comparisons={other.key: (rows, {})},
+                      opts=opts, shifts={other.key: shift})
+
+
+def test_page_shows_the_trace_and_a_banner_only_when_shifted():
+    page = html.render(_model(True), "/tmp/x/index.html")
+    assert "<h2 id='machine'>" in page and page.count("<svg class='trace'") == 2
+    assert "class='alarm'>Machine shift" in page and "30.0% slower" in page
+    cases_part = page.split("<h2 id='cases'>")[1].split("<h2 id='machine'>")[0]
+    assert "ctl_machine" not in cases_part and "lat_syscall null" in cases_part
+    quiet = html.render(_model(False), "/tmp/x/index.html")
+    assert "class='alarm'" not in quiet and "the controls did not move" in quiet
