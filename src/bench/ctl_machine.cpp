@@ -51,39 +51,14 @@ class Chain final : public kbench::Fixture {
  public:
   void setup(kbench::Context&) override {
     buf_ = kbench::Buffer(kChainBytes, 0);
-    constexpr std::size_t n = kChainBytes / kLine;
-    // Sattolo's algorithm with a fixed seed: one random cycle through every
-    // line, the same in every run, so that the control never changes.
-    std::vector<std::size_t> next(n);
-    for (std::size_t i = 0; i < n; ++i) next[i] = i;
-    std::uint64_t state = 0x9e3779b97f4a7c15ull;
-    for (std::size_t i = n - 1; i > 0; --i) {
-      state ^= state << 13;
-      state ^= state >> 7;
-      state ^= state << 17;
-      std::swap(next[i], next[static_cast<std::size_t>(state % i)]);  // j < i
-    }
-    char* base = buf_.data();
-    for (std::size_t i = 0; i < n; ++i)
-      *reinterpret_cast<void**>(base + i * kLine) = base + next[i] * kLine;
-    cur_ = reinterpret_cast<void**>(base);
+    // One random cycle through every line, the same in every run, so that
+    // the control never changes.
+    cur_ = kbench::link_random_cycle(buf_.data(), kChainBytes / kLine, kLine);
     run(1);
   }
 
   void run(std::uint64_t iters) override {
-    void** p = cur_;
-    // Unrolled so the loop's own branch is negligible next to the loads.
-    for (; iters >= 8; iters -= 8) {
-      p = static_cast<void**>(*p);
-      p = static_cast<void**>(*p);
-      p = static_cast<void**>(*p);
-      p = static_cast<void**>(*p);
-      p = static_cast<void**>(*p);
-      p = static_cast<void**>(*p);
-      p = static_cast<void**>(*p);
-      p = static_cast<void**>(*p);
-    }
-    while (iters--) p = static_cast<void**>(*p);
+    void** p = kbench::chase(cur_, iters);
     // The end of the walk is used, so the loads cannot be dropped; the walk
     // goes on from here next time.
     kbench::do_not_optimize(p);

@@ -48,37 +48,15 @@ class Chase final : public kbench::Fixture {
     if (!random_) {
       for (std::size_t i = 0; i < n; ++i) *at(i) = at((i + 1) % n);
     } else {
-      // Sattolo's algorithm: a random cyclic permutation, so the walk goes
-      // through every line before it repeats.
-      std::vector<std::uint32_t> next(n);
-      for (std::size_t i = 0; i < n; ++i) next[i] = static_cast<std::uint32_t>(i);
-      std::uint64_t state = 0x9e3779b97f4a7c15ull;
-      for (std::size_t i = n - 1; i > 0; --i) {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        const std::size_t j = static_cast<std::size_t>(state % i);  // j < i
-        std::swap(next[i], next[j]);
-      }
-      for (std::size_t i = 0; i < n; ++i) *at(i) = at(next[i]);
+      // A random cycle: the walk goes through every line before it repeats.
+      kbench::link_random_cycle(base, n, stride);
     }
     cur_ = at(0);
     run(1);
   }
 
   void run(std::uint64_t iters) override {
-    void** p = cur_;
-    for (; iters >= 8; iters -= 8) {
-      p = static_cast<void**>(*p);
-      p = static_cast<void**>(*p);
-      p = static_cast<void**>(*p);
-      p = static_cast<void**>(*p);
-      p = static_cast<void**>(*p);
-      p = static_cast<void**>(*p);
-      p = static_cast<void**>(*p);
-      p = static_cast<void**>(*p);
-    }
-    while (iters--) p = static_cast<void**>(*p);
+    void** p = kbench::chase(cur_, iters);
     kbench::do_not_optimize(p);
     cur_ = p;
   }

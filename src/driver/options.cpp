@@ -59,6 +59,16 @@ long long parse_integer(const std::string& opt, const std::string& v, long long 
   return n;
 }
 
+// A number of seconds in (0, max].
+double parse_seconds(const std::string& opt, const std::string& v, double max) {
+  char* end = nullptr;
+  errno = 0;
+  const double t = std::strtod(v.c_str(), &end);
+  if (v.empty() || errno != 0 || *end != '\0' || !std::isfinite(t) || t <= 0 || t > max)
+    throw UsageError{opt + ": expected a number of seconds > 0, got '" + v + "'"};
+  return t;
+}
+
 // glibc's regcomp can need memory exponential in the pattern (stacked or
 // nested repetitions: 25 '+' signs in a row take gigabytes). So the pattern
 // is first compiled in a child whose address space may grow by 256 MB and
@@ -137,13 +147,7 @@ Options parse_options(const std::vector<std::string>& args) {
     } else if (name == "--reps") {
       o.reps = static_cast<int>(parse_integer(name, value(), 1, 100000));
     } else if (name == "--budget") {
-      const std::string v = value();
-      char* end = nullptr;
-      errno = 0;
-      const double t = std::strtod(v.c_str(), &end);
-      if (v.empty() || errno != 0 || *end != '\0' || !std::isfinite(t) || t <= 0 || t > 1e7)
-        throw UsageError{"--budget: expected a number of seconds > 0, got '" + v + "'"};
-      o.budget_s = t;
+      o.budget_s = parse_seconds(name, value(), 1e7);
     } else if (name == "--pin-cpu") {
       const std::string v = value();
       if (v == "none") {
@@ -179,13 +183,7 @@ Options parse_options(const std::vector<std::string>& args) {
       o.out = value();
       if (o.out.empty()) throw UsageError{"--out: empty directory name"};
     } else if (name == "--timeout") {
-      const std::string v = value();
-      char* end = nullptr;
-      errno = 0;
-      const double t = std::strtod(v.c_str(), &end);
-      if (v.empty() || errno != 0 || *end != '\0' || !std::isfinite(t) || t <= 0 || t > 1e6)
-        throw UsageError{"--timeout: expected a number of seconds > 0, got '" + v + "'"};
-      o.timeout_s = t;
+      o.timeout_s = parse_seconds(name, value(), 1e6);
     } else if (name == "--seed") {
       const std::string v = value();
       errno = 0;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <vector>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -79,6 +80,23 @@ void Buffer::release() {
   if (data_ && ::munmap(data_, mapped_) != 0) die_errno("munmap buffer", errno);
   data_ = nullptr;
   size_ = mapped_ = 0;
+}
+
+void** link_random_cycle(char* base, std::size_t n, std::size_t stride) {
+  // 32-bit indexes: a 256 MB walk of 64-byte lines needs 16 MB of them.
+  std::vector<std::uint32_t> next(n);
+  for (std::size_t i = 0; i < n; ++i) next[i] = static_cast<std::uint32_t>(i);
+  std::uint64_t state = 0x9e3779b97f4a7c15ull;
+  for (std::size_t i = n - 1; i > 0; --i) {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    const std::size_t j = static_cast<std::size_t>(state % i);  // j < i
+    std::swap(next[i], next[j]);
+  }
+  for (std::size_t i = 0; i < n; ++i)
+    *reinterpret_cast<void**>(base + i * stride) = base + next[i] * stride;
+  return reinterpret_cast<void**>(base);
 }
 
 }  // namespace kbench

@@ -29,6 +29,31 @@ void require_memory(std::uint64_t bytes, const std::string& what);
 // A page-aligned anonymous buffer, faulted in and filled with `fill` when it
 // is made, unmapped when it is destroyed. Transparent huge pages follow the
 // system setting (meta.json records it) unless `no_huge` is set.
+// Links `n` slots of `stride` bytes from `base` into one random cycle
+// (Sattolo's algorithm, a fixed seed: the same cycle in every run), each
+// slot holding the address of the next, so a walk visits every slot before
+// it repeats and no prefetcher can guess the next one. Returns the first.
+void** link_random_cycle(char* base, std::size_t n, std::size_t stride);
+
+// Follows a chain of pointers `iters` times from `p` (each element holds
+// the address of the next) and returns where it stopped: dependent loads,
+// one per step, for the pointer-chasing latency cases and the L1 control.
+// Unrolled by 8 so the loop's own branch is negligible next to the loads.
+inline void** chase(void** p, std::uint64_t iters) {
+  for (; iters >= 8; iters -= 8) {
+    p = static_cast<void**>(*p);
+    p = static_cast<void**>(*p);
+    p = static_cast<void**>(*p);
+    p = static_cast<void**>(*p);
+    p = static_cast<void**>(*p);
+    p = static_cast<void**>(*p);
+    p = static_cast<void**>(*p);
+    p = static_cast<void**>(*p);
+  }
+  while (iters--) p = static_cast<void**>(*p);
+  return p;
+}
+
 class Buffer {
  public:
   Buffer() = default;
