@@ -13,6 +13,7 @@ namespace {
 
 // A round's shuffle must not repeat a first-pass rep's: its own stream.
 constexpr int kRoundSeedOffset = 1000000;
+constexpr int kMinSpread = 10;
 
 // Appends `order` (indexes into `items`) with a control before every block
 // of `every` items and one after the last; slots numbered from `slot`.
@@ -29,6 +30,18 @@ void thread_controls(std::vector<Invocation>& out, const std::vector<Invocation>
     out.push_back(items[i]);
   }
   if (with) control();
+}
+
+// t(0.975) + t(0.80) for df degrees of freedom: the multiplier of a
+// standard error that gives the change a test at 5% finds with 80% power.
+double power_multiplier(double df) {
+  static const double kDf[] = {1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30};
+  static const double kMul[] = {14.08, 5.36, 4.16, 3.72, 3.49, 3.35, 3.20, 3.11, 3.00, 2.95, 2.90};
+  constexpr std::size_t n = sizeof kDf / sizeof kDf[0];
+  if (df <= kDf[0]) return kMul[0];
+  for (std::size_t i = 1; i < n; ++i)
+    if (df <= kDf[i]) return kMul[i - 1] + (kMul[i] - kMul[i - 1]) * (df - kDf[i - 1]) / (kDf[i] - kDf[i - 1]);
+  return 2.80;
 }
 
 double median_of(std::vector<double> v) {
@@ -90,7 +103,10 @@ double detectable_change(const std::vector<double>& rep_values) {
   for (double x : logs) ss += (x - mean) * (x - mean);
   const double sd = std::sqrt(ss / double(n - 1));
   const double s = std::max(1.4826 * median_of(dev), 0.5 * sd);
-  return std::expm1((1.96 + 0.84) * std::sqrt(2.0) * s / std::sqrt(double(n)));
+  // A low-quantile estimate rests on fewer reps than n: about (n-1)/2
+  // degrees of freedom (the scripts' rule, approximated).
+  const double df = std::max(1.0, (double(n) - 1.0) / 2.0);
+  return std::expm1(power_multiplier(df) * std::sqrt(2.0) * s / std::sqrt(double(n)));
 }
 
 std::vector<std::size_t> choose_round(const std::vector<CaseSoFar>& cases, double target, double seconds,
@@ -105,11 +121,14 @@ std::vector<std::size_t> choose_round(const std::vector<CaseSoFar>& cases, doubl
     const int n = static_cast<int>(c.rep_values.size());
     if (!c.usable || n < 2 || n >= max_reps || c.invocations == 0) continue;
     const double mde = detectable_change(c.rep_values);
-    if (!(mde > target)) continue;
+    // Reps that look tight may all come from one stretch of the machine:
+    // every case gets kMinSpread reps spread over the run before it counts
+    // as precise.
+    if (!(mde > target) && n >= kMinSpread) continue;
     const double cost = std::max(c.seconds / c.invocations, 1e-3);
     // Variance of the mean of n reps falls by s^2 (1/n - 1/(n+1)) with one
     // more; relative to the target, per second it costs.
-    const double rel = std::log1p(mde) / std::log1p(target);
+    const double rel = std::max(1.0, std::log1p(mde) / std::log1p(target));
     const double gain = rel * rel * (1.0 / n - 1.0 / (n + 1)) / cost;
     cands.push_back({i, gain, cost});
   }

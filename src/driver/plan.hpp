@@ -60,13 +60,15 @@ struct CaseSoFar {
 
 // The smallest relative change a comparison of two runs like this one
 // could detect (two-sided 5%, power 80%), from the spread of the log rep
-// values: (1.96 + 0.84) * sqrt(2) * s / sqrt(n). A robust s (the median
-// absolute deviation, scaled), floored at the standard deviation's half so
-// that two clusters of reps are not read as no spread. Infinite below 2 reps.
+// values: (t(.975) + t(.80)) * sqrt(2) * s / sqrt(n) with (n-1)/2 degrees
+// of freedom. A robust s (the median absolute deviation, scaled), floored
+// at the standard deviation's half so that two clusters of reps are not
+// read as no spread. Infinite below 2 reps.
 double detectable_change(const std::vector<double>& rep_values);
 
-// The cases worth another rep: detectable_change above `target`, fewer than
-// `max_reps` reps, usable; ordered by the gain in precision per second of
+// The cases worth another rep: fewer than 10 reps (tight reps may all come
+// from one stretch of the machine) or detectable_change above `target`;
+// fewer than `max_reps` reps, usable; ordered by the gain in precision per second of
 // machine time; as many as fit in `seconds` (at least one if any qualifies).
 std::vector<std::size_t> choose_round(const std::vector<CaseSoFar>& cases, double target, double seconds,
                                       int max_reps);
