@@ -124,7 +124,7 @@ def hog(out, a, b):
 
 def main(argv):
     out = Path(argv[1])
-    s = {k: side(out, k) for k in ("aa1", "aa2", "t10", "t300", "hog", "aa3", "aa4", "t300b",
+    s = {k: side(out, k) for k in ("aa1", "aa2", "t10", "t300", "hog", "aa3", "aa4", "t300b", "aa5", "aa6",
                                    "aa1+aa3", "aa2+aa4", "t300+t300b")}
     for k, v in s.items():
         if v is not None and len(v.runs) == 1:
@@ -141,6 +141,8 @@ def main(argv):
     # runs per side pooled.
     if s["aa3"] and s["aa4"]:
         aa(out, s["aa3"], s["aa4"])
+    if s["aa5"] and s["aa6"]:
+        aa(out, s["aa5"], s["aa6"])
     if s["aa4"] and s["t300b"]:
         taxed(out, s["aa4"], s["t300b"], "+300 ns per syscall: aa4 vs t300b", os.environ.get("N300", "700"))
     if s["aa1+aa3"] and s["aa2+aa4"]:
