@@ -372,7 +372,7 @@ def shift_lines(rep, opts):
         moved = [r for r in sh.rows if r.cmp.significant]
         worst = max(moved, key=lambda r: abs(math.log(r.cmp.ratio)))
         out.append(f"WARNING: MACHINE SHIFT. The control cases, which no kernel can change, moved between the "
-                   f"sides: the machine ran {worst.cmp.change_text.replace('faster', 'faster').replace('slower', 'slower')} "
+                   f"sides: the machine ran {worst.cmp.change_text} "
                    f"during {rep.other.label} than during {rep.base.label} ({worst.case}). The verdicts below "
                    f"are not about the kernel: no case is called faster or slower on this evidence. Run both "
                    f"kernels again, interleaved, on a quieter machine.")
