@@ -67,6 +67,7 @@ class Case:
     reps: dict = field(default_factory=dict)
     counters: dict = field(default_factory=dict)
     control: bool = False       # a control case: measures the machine, not the kernel
+    disturbed: set = field(default_factory=set)     # rep keys with a sample >10% waiting or stolen
     rep_start: dict = field(default_factory=dict)   # rep key -> first t_start_ns (CLOCK_MONOTONIC)
 
     @property
@@ -404,6 +405,19 @@ def case_identity(obj):
     return case, bench, variant, params, placement
 
 
+DISTURBED_SHARE = 0.10
+
+
+def _disturbed(obj):
+    """A sample that spent more than 10% of its time runnable but waiting
+    (run_delay_ns) or stolen by the hypervisor (steal_ns)."""
+    el = obj.get("elapsed_ns")
+    if not _is_num(el) or el <= 0:
+        return False
+    lost = sum(v for v in (obj.get("run_delay_ns"), obj.get("steal_ns")) if _is_num(v) and v > 0)
+    return lost > DISTURBED_SHARE * el
+
+
 def _two_party(obj):
     return obj.get("partner_cpu") is not None or obj.get("placement") in ("same", "cross")
 
@@ -445,6 +459,8 @@ def read_samples(path, run_id, warn):
         c.reps.setdefault((rid, rep), []).append(value)
         if obj.get("control") is True:
             c.control = True
+        if _disturbed(obj):
+            c.disturbed.add((rid, rep))
         t0 = obj.get("t_start_ns")
         if _is_int(t0) and t0 >= 0:
             prev = c.rep_start.get((rid, rep))
@@ -576,6 +592,8 @@ def pool_cases(runs, warn=None):
                 p.reps[k] = list(v)
                 if k in c.rep_start:
                     p.rep_start[k] = c.rep_start[k]
+                if k in c.disturbed:
+                    p.disturbed.add(k)
                 for name_, by_rep in c.counters.items():
                     if k in by_rep:
                         p.counters.setdefault(name_, {})[k] = list(by_rep[k])

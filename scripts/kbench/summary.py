@@ -101,6 +101,19 @@ def format_group(group, estimator=None):
         out.append("")
         out.append(f"Power: median mde {live[len(live) // 2] * 100:.1f}%; {sum(m <= 0.03 for m in live)} of "
                    f"{len(live)} cases could detect a 3% change against another run like this one.")
+    # One-party cases only: a two-party case on one CPU waits for its
+    # partner on the run queue by design.
+    solo = [c for c, _ in rows if " @" not in c.name]
+    n_reps = sum(c.n_reps for c in solo)
+    hit = [(c, len(c.disturbed)) for c in solo if c.disturbed]
+    if hit:
+        n_hit = sum(k for _, k in hit)
+        worst = sorted(hit, key=lambda x: -x[1])[:3]
+        out.append(f"Noise markers: {n_hit} of {n_reps} reps of one-party cases had a sample that spent more "
+                   f"than 10% of its time "
+                   f"waiting on a run queue or stolen by the hypervisor (run_delay_ns, steal_ns); most in "
+                   + ", ".join(f"{c.name} ({k})" for c, k in worst)
+                   + ". They are kept; the low estimator leans on the undisturbed reps.")
     ctl = summarize_group(group, estimator, control=True)
     if ctl:
         out.append("")

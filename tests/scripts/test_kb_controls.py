@@ -92,3 +92,23 @@ def test_page_shows_the_trace_and_a_banner_only_when_shifted():
     assert "ctl_machine" not in cases_part and "lat_syscall null" in cases_part
     quiet = html.render(_model(False), "/tmp/x/index.html")
     assert "class='alarm'" not in quiet and "the controls did not move" in quiet
+
+
+def test_noise_markers_flag_disturbed_samples():
+    assert load._disturbed({"elapsed_ns": 1000, "run_delay_ns": 101, "steal_ns": 0})
+    assert load._disturbed({"elapsed_ns": 1000, "run_delay_ns": 60, "steal_ns": 50})
+    assert not load._disturbed({"elapsed_ns": 1000, "run_delay_ns": 100, "steal_ns": None})
+    assert not load._disturbed({"elapsed_ns": 1000})          # runs from before the markers
+    assert not load._disturbed({"elapsed_ns": 0, "run_delay_ns": 5})
+
+
+def test_summarize_says_how_many_reps_the_markers_flag(tmp_path):
+    run = _run()
+    case = run.cases["lat_syscall null"]
+    case.disturbed = {("r1", 3), ("r1", 4)}
+    g = load.Group("h", "k", [run])
+    g.cases = run.cases
+    text = summary.format_group(g)
+    assert "Noise markers: 2 of 30 reps of one-party cases" in text and "lat_syscall null (2)" in text
+    case.disturbed = set()
+    assert "Noise markers" not in summary.format_group(g)
