@@ -304,13 +304,13 @@ def _formats(text):
     return tuple(fmts)
 
 
-def _make_plots(groups, baseline, comparisons, out_dir, formats, strips=True):
+def _make_plots(groups, baseline, comparisons, out_dir, formats, strips=True, estimator=None):
     from . import plot
     out_dir = Path(out_dir)
     bars = plot.category_bars(baseline.label, [(g.label, comparisons[g.key][0]) for g in groups[1:]],
                               out_dir, formats)
-    curves = plot.size_curves(groups, out_dir, formats)
-    strip = plot.strip_plots(groups, out_dir, formats) if strips else {}
+    curves = plot.size_curves(groups, out_dir, formats, estimator)
+    strip = plot.strip_plots(groups, out_dir, formats, estimator) if strips else {}
     return bars, curves, strip
 
 
@@ -336,7 +336,8 @@ def _plot(argv):
     a = ap.parse_args(argv)
     dirs = a.dirs or [str(ROOT / "results")]
     groups, baseline, _, comparisons, _, _ = _analyse(dirs, a.baseline, _options(a))
-    bars, curves, strips = _make_plots(groups, baseline, comparisons, a.out, a.formats, not a.no_samples)
+    bars, curves, strips = _make_plots(groups, baseline, comparisons, a.out, a.formats, not a.no_samples,
+                                       a.estimator)
     n = sum(len(v) for v in bars.values()) + sum(len(v) for v in curves.values()) \
         + len({str(p) for p in strips.values()}) * len(a.formats)
     print(f"wrote {n} chart file(s) to {a.out}")
@@ -363,7 +364,8 @@ def _report(argv):
     opts = _options(a)
     groups, baseline, tabs, comparisons, warnings, shifts = _analyse(dirs, a.baseline, opts)
     plots_dir = Path(a.plots) if a.plots else ROOT / "plots"
-    bars, curves, strips = _make_plots(groups, baseline, comparisons, plots_dir, a.formats, not a.no_samples)
+    bars, curves, strips = _make_plots(groups, baseline, comparisons, plots_dir, a.formats, not a.no_samples,
+                                       opts.estimator)
     model = html.Model(groups=groups, baseline=baseline, tables=tabs, comparisons=comparisons, opts=opts,
                        bars=bars, strips=strips, curves=curves, warnings=warnings, shifts=shifts,
                        generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))

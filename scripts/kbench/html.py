@@ -149,7 +149,7 @@ def _summary_tables(m):
             for g in m.groups:
                 cell = col.cells.get(g.key)
                 if cell is not None:
-                    vals.append(cell.series().headline())
+                    vals.append(cell.series(m.opts.estimator).headline())
             unit, div = column_unit(t, col, vals)
             units.append((unit, div))
             note = f"{col.note}, {unit}" if col.note else unit
@@ -166,7 +166,7 @@ def _summary_tables(m):
                 if cell is None:
                     cells.append("<td class='miss' title='not measured in these runs'>—</td>")
                     continue
-                s = cell.series()
+                s = cell.series(m.opts.estimator)
                 v = s.headline()
                 if is_base:
                     title = f"{cell.key}; {cell.note + '; ' if cell.note else ''}baseline; reps {s.n_reps}, " \
@@ -201,6 +201,7 @@ def _all_cases(m, out_dir):
     head = ["case", "unit", f"{m.baseline.label} (baseline)"]
     for g in others:
         head += [g.label, "change", "95% CI of ratio", "mde", "verdict"]
+    est = m.opts.estimator
     for cat in CATEGORIES:
         cases = sorted((c for c in names.values() if category_of(c) == cat), key=case_sort_key)
         if not cases:
@@ -212,22 +213,22 @@ def _all_cases(m, out_dir):
                    + "</tr></thead><tbody>")
         for c in cases:
             base_case = m.baseline.cases.get(c.name)
-            ref = _headline(base_case)
+            ref = _headline(base_case, est)
             if math.isnan(ref):
-                ref = next((_headline(g.cases.get(c.name)) for g in others
-                            if not math.isnan(_headline(g.cases.get(c.name)))), math.nan)
+                ref = next((_headline(g.cases.get(c.name), est) for g in others
+                            if not math.isnan(_headline(g.cases.get(c.name), est))), math.nan)
             unit, div = stats.unit_for(c.metric, ref)
             link = m.strips.get(c.name)
             name_html = esc(c.name)
             if link is not None:
                 name_html = f"<a href='{esc(_rel(link, out_dir))}'>{name_html}</a>"
-            row = [f"<td>{name_html}</td>", f"<td>{esc(unit)}</td>", _num_cell(_headline(base_case), div, "base")]
+            row = [f"<td>{name_html}</td>", f"<td>{esc(unit)}</td>", _num_cell(_headline(base_case, est), div, "base")]
             for g in others:
                 rows = m.comparisons.get(g.key, ([], {}))[0]
                 cmp = next((r.cmp for r in rows if r.case == c.name), None)
                 cls = verdict_class(cmp)
                 title = esc(cmp_title(cmp))
-                row.append(_num_cell(_headline(g.cases.get(c.name)), div, cls, title))
+                row.append(_num_cell(_headline(g.cases.get(c.name), est), div, cls, title))
                 if cmp is None:
                     row += ["<td></td>"] * 4
                     continue
@@ -246,10 +247,10 @@ def _dv(v):
     return "" if v is None or math.isnan(v) else f"{v:.6g}"
 
 
-def _headline(case):
+def _headline(case, estimator=None):
     if case is None or not case.reps:
         return math.nan
-    return stats.Series.single(case.rep_arrays(), case.metric).headline()
+    return stats.Series.single(case.rep_arrays(), case.metric, estimator=estimator).headline()
 
 
 def trace_svg(run, width=640, height=150):

@@ -156,7 +156,7 @@ def _bars(names, comparisons, metric, title):
 # ------------------------------------------------------------ strips
 
 
-def strip_plots(groups, out_dir, formats=("png", "svg")):
+def strip_plots(groups, out_dir, formats=("png", "svg"), estimator=None):
     """One figure per (bench, variant): a panel per case (params and
     placement), every kernel's raw samples.  Returns {case name: path of
     the PNG (or first format)}."""
@@ -173,7 +173,8 @@ def strip_plots(groups, out_dir, formats=("png", "svg")):
         width = max(5.0, 1.6 * ncols + 0.6 * len(groups) * ncols)
         fig, axes = plt.subplots(nrows, ncols, figsize=(width, 2.6 * nrows + 0.5), squeeze=False)
         for ax, name in zip(axes.flat, names):
-            _strip(ax, name, cases[name].metric, [(g.label, g.cases.get(name)) for g in groups], bench)
+            _strip(ax, name, cases[name].metric, [(g.label, g.cases.get(name)) for g in groups], bench,
+                   estimator)
         for ax in list(axes.flat)[len(names):]:
             ax.set_visible(False)
         fig.suptitle(f"{bench} {variant}: every sample\n(dots: samples, colour = rep; grey: rep medians; "
@@ -189,7 +190,7 @@ def strip_plots(groups, out_dir, formats=("png", "svg")):
     return out
 
 
-def _strip(ax, name, metric, sides, bench):
+def _strip(ax, name, metric, sides, bench, estimator=None):
     rng = np.random.default_rng(0)
     ref = [c for _, c in sides if c is not None and c.reps]
     allv = np.concatenate([np.concatenate(c.rep_arrays()) for c in ref]) if ref else np.array([1.0])
@@ -213,7 +214,7 @@ def _strip(ax, name, metric, sides, bench):
         # one call per kernel: drawing cost grows with the number of calls
         ax.scatter(np.concatenate(xs), np.concatenate(ys), s=6, c=cs, alpha=0.75, linewidths=0)
         ax.plot(mx, my, color="#888", linewidth=1.2)
-        h = float(np.median([np.median(r) for r in reps]))
+        h = stats.Series.single(reps, metric, estimator=estimator).headline()
         ax.plot([i - 0.38, i + 0.38], [h / div, h / div], color="black", linewidth=1.5)
     ax.set_xticks(range(len(sides)))
     ax.set_xticklabels([_wrap(lbl) for lbl, _ in sides], fontsize=6)
@@ -237,7 +238,7 @@ def _wrap(label, width=16):
 # ------------------------------------------------------------ curves
 
 
-def _curve_points(group, bench, variant, fixed):
+def _curve_points(group, bench, variant, fixed, estimator=None):
     """[(size_kb, headline)] of the cases of one bench/variant, sorted."""
     pts = []
     for c in group.cases.values():
@@ -250,7 +251,7 @@ def _curve_points(group, bench, variant, fixed):
             size = int(p["size_kb"])
         except (KeyError, ValueError):
             continue
-        s = stats.Series.single(c.rep_arrays(), c.metric)
+        s = stats.Series.single(c.rep_arrays(), c.metric, estimator=estimator)
         pts.append((size, s.headline()))
     return sorted(pts)
 
@@ -268,7 +269,7 @@ def _size_axis(ax, sizes):
     ax.set_xlabel("size (KB, log scale)")
 
 
-def size_curves(groups, out_dir, formats=("png", "svg")):
+def size_curves(groups, out_dir, formats=("png", "svg"), estimator=None):
     """lat_mem_rd, bw_mem, bw_file_rd/bw_mmap_rd against size.  Returns
     {name: [paths]} for the charts that had data."""
     out = {}
@@ -277,7 +278,7 @@ def size_curves(groups, out_dir, formats=("png", "svg")):
     for g in groups:
         for variant, fixed, style in (("stride", {"stride": "64"}, ":"), ("stride", {"stride": "128"}, "-"),
                                       ("random", {}, "--")):
-            pts = _curve_points(g, "lat_mem_rd", variant, fixed)
+            pts = _curve_points(g, "lat_mem_rd", variant, fixed, estimator)
             if pts:
                 label = f"{g.label} {variant}" + (f" {fixed['stride']}" if fixed else "")
                 series.append((g, label, style, pts))
@@ -317,7 +318,7 @@ def size_curves(groups, out_dir, formats=("png", "svg")):
         for ax, v in zip(axes.flat, variants):
             allsizes = []
             for i, g in enumerate(groups):
-                pts = _curve_points(g, "bw_mem", v, {})
+                pts = _curve_points(g, "bw_mem", v, {}, estimator)
                 if pts:
                     any_pts = True
                     xs, ys = zip(*pts)
@@ -345,7 +346,7 @@ def size_curves(groups, out_dir, formats=("png", "svg")):
         styles = {"io_only": "-", "open2close": "--", "mmap_only": "-."}
         for i, g in enumerate(groups):
             for b, v in panels:
-                pts = _curve_points(g, b, v, {})
+                pts = _curve_points(g, b, v, {}, estimator)
                 if pts:
                     xs, ys = zip(*pts)
                     allsizes += xs

@@ -30,16 +30,20 @@ class Cell:
     def key(self):
         return self.desc or self.cases[0].name
 
-    def series(self):
+    def series(self, estimator=None):
+        """The cell's Series: its runs as units (the run level of the model),
+        the headline by `estimator` (default: stats.DEFAULT_ESTIMATOR)."""
         if self.combine is None:
             c = self.cases[0]
-            return stats.Series.single(c.rep_arrays(), c.metric, c.name)
+            return stats.Series.single(c.rep_arrays(), c.metric, c.name, units=c.rep_units(),
+                                       estimator=estimator)
         common = set(self.cases[0].reps)
         for c in self.cases[1:]:
             common &= set(c.reps)
         keys = sorted(common, key=lambda k: (str(k[0]), k[1]))
         reps = [tuple(c.reps[k] for c in self.cases) for k in keys]
-        return stats.Series(reps, self.combine, self.cases[0].metric, self.key)
+        return stats.Series(reps, self.combine, self.cases[0].metric, self.key, units=[k[0] for k in keys],
+                            estimator=estimator)
 
 
 @dataclass

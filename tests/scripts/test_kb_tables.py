@@ -103,3 +103,15 @@ def test_no_cache_info_means_no_level_cells(groups):
     c = {col.label: col.cells[bare.key] for col in tables.build_tables([bare])[-1].columns}
     assert c["L1"] is None and c["L2"] is None
     assert c["main mem"] is not None and c["random"] is not None
+
+
+def test_cell_series_carries_runs_and_the_estimator(groups):
+    c, _ = cells(groups, "Processor and processes")
+    g = groups[0]
+    rd, wr = g.cases["lat_syscall read"], g.cases["lat_syscall write"]
+    per_rep = [(np.median(rd.reps[k]) + np.median(wr.reps[k])) / 2 for k in sorted(rd.reps)]
+    s = c["null I/O"].series("median")
+    assert s.headline() == pytest.approx(np.median(per_rep))
+    assert s.units == [k[0] for k in sorted(rd.reps)]        # the run of each rep
+    single = c["null call"].series()
+    assert single.units == g.cases["lat_syscall null"].rep_units()
