@@ -44,13 +44,14 @@ double power_multiplier(double df) {
   return 2.80;
 }
 
+}  // namespace
+
 double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   const std::size_t n = v.size();
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
-
-}  // namespace
 
 int control_slots_per_rep(std::size_t n_measured, int control_every) {
   if (control_every <= 0) return 0;

@@ -6,10 +6,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <algorithm>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -264,11 +264,7 @@ SoFar read_so_far(const std::string& runs_path, const std::string& samples_path,
     if (it == index.end()) return;
     per_rep[{it->second, static_cast<int>(*rep->as_int())}].push_back(*ns->as_double());
   });
-  for (auto& [key, v] : per_rep) {
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    sf.cases[key.first].rep_values.push_back(n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2);
-  }
+  for (auto& [key, v] : per_rep) sf.cases[key.first].rep_values.push_back(median_of(std::move(v)));
   return sf;
 }
 

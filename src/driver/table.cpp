@@ -6,17 +6,12 @@
 #include <vector>
 
 #include "driver/json_value.hpp"
+#include "driver/plan.hpp"
 #include "driver/rundir.hpp"
 
 namespace kbench::driver {
 
 namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 std::string number(double v) {
   char buf[32];
@@ -88,8 +83,8 @@ void print_table(std::FILE* out, const std::string& samples_path,
       continue;
     }
     std::vector<double> rep_medians;
-    for (const auto& [rep, values] : it->second.reps) rep_medians.push_back(median(values));
-    const double head = median(rep_medians);
+    for (const auto& [rep, values] : it->second.reps) rep_medians.push_back(median_of(values));
+    const double head = median_of(rep_medians);
     const auto [lo, hi] = std::minmax_element(rep_medians.begin(), rep_medians.end());
     const std::string spread = number(*lo) + ".." + number(*hi);
     std::fprintf(out, "%-*s  %12s  %-23s  %-5s  %zu%s\n", int(width), name.c_str(),

@@ -26,9 +26,6 @@ std::uint64_t mem_available_bytes();
 // a safety margin is available now.
 void require_memory(std::uint64_t bytes, const std::string& what);
 
-// A page-aligned anonymous buffer, faulted in and filled with `fill` when it
-// is made, unmapped when it is destroyed. Transparent huge pages follow the
-// system setting (meta.json records it) unless `no_huge` is set.
 // Links `n` slots of `stride` bytes from `base` into one random cycle
 // (Sattolo's algorithm, a fixed seed: the same cycle in every run), each
 // slot holding the address of the next, so a walk visits every slot before
@@ -54,6 +51,9 @@ inline void** chase(void** p, std::uint64_t iters) {
   return p;
 }
 
+// A page-aligned anonymous buffer, faulted in and filled with `fill` when it
+// is made, unmapped when it is destroyed. Transparent huge pages follow the
+// system setting (meta.json records it) unless `no_huge` is set.
 class Buffer {
  public:
   Buffer() = default;
