@@ -32,11 +32,14 @@ void require_memory(std::uint64_t bytes, const std::string& what);
 // it repeats and no prefetcher can guess the next one. Returns the first.
 void** link_random_cycle(char* base, std::size_t n, std::size_t stride);
 
-// Follows a chain of pointers `iters` times from `p` (each element holds
-// the address of the next) and returns where it stopped: dependent loads,
-// one per step, for the pointer-chasing latency cases and the L1 control.
-// Unrolled by 8 so the loop's own branch is negligible next to the loads.
-inline void** chase(void** p, std::uint64_t iters) {
+// Follows a chain of pointers `iters` times from `cur` (each element holds
+// the address of the next) and leaves `cur` where it stopped, so the next
+// call goes on from there: dependent loads, one per step, for the
+// pointer-chasing latency cases and the L1 control. The end of the walk is
+// used, so no load can be dropped. Unrolled by 8 so the loop's own branch
+// is negligible next to the loads.
+inline void chase(void**& cur, std::uint64_t iters) {
+  void** p = cur;
   for (; iters >= 8; iters -= 8) {
     p = static_cast<void**>(*p);
     p = static_cast<void**>(*p);
@@ -48,7 +51,8 @@ inline void** chase(void** p, std::uint64_t iters) {
     p = static_cast<void**>(*p);
   }
   while (iters--) p = static_cast<void**>(*p);
-  return p;
+  do_not_optimize(p);
+  cur = p;
 }
 
 // A page-aligned anonymous buffer, faulted in and filled with `fill` when it
