@@ -110,10 +110,17 @@ RUN_ARGS ?=
 BUDGET ?= 300
 
 # The driver prints the run directory on stdout (its only stdout); with
-# Python and scripts/summarize present, their table replaces the driver's
-# own. The status is the driver's, or the summary's if the driver succeeded.
+# Python, numpy and scripts/summarize present, their table replaces the
+# driver's own (on a fresh machine without numpy, the driver's table and a
+# hint how to get the full one). The status is the driver's, or the
+# summary's if the driver succeeded.
 define run_suite
-	@table=; if command -v $(PYTHON) >/dev/null 2>&1 && [ -f scripts/summarize ]; then table=--no-table; fi; \
+	@table=; if command -v $(PYTHON) >/dev/null 2>&1 && [ -f scripts/summarize ]; then \
+	  if $(PYTHON) -c 'import numpy' >/dev/null 2>&1; then table=--no-table; else \
+	    echo "kbench: $(PYTHON) has no numpy: the driver prints its own short table; for the full summary," \
+	         "the comparisons and the page: apt-get install python3-numpy python3-matplotlib (make test does it)" >&2; \
+	  fi; \
+	fi; \
 	dir=$$($(BUILD)/bin/kbench-run $$table $(1) $(RUN_ARGS)); status=$$?; \
 	if [ -n "$$table" ] && [ -n "$$dir" ]; then \
 	  $(PYTHON) scripts/summarize "$$dir"; sstatus=$$?; [ $$status -eq 0 ] && status=$$sstatus; \

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace kbench::driver {
@@ -54,7 +55,9 @@ double Progress::estimate_left() const {
   // Cases never seen yet this session: not in remaining_ either.
   unknown += total_ - done_;
   for (const auto& [name, n] : remaining_) unknown -= n;
-  return left + mean * unknown;
+  // Control cases run in slots that do not follow the reps one for one, so
+  // remaining_ can overcount them near the end: never a negative estimate.
+  return std::max(0.0, left + mean * std::max(0, unknown));
 }
 
 void Progress::print_line(const std::string& text) {

@@ -22,6 +22,7 @@ std::string number(double v) {
 
 struct CaseData {
   bool bandwidth = false;
+  bool control = false;
   std::map<int, std::vector<double>> reps;  // rep_idx -> per-sample values
 };
 
@@ -50,6 +51,7 @@ void print_table(std::FILE* out, const std::string& samples_path,
     if (!name || !rep || !rep->as_int() || !ns || !ns->as_double() || *ns->as_double() <= 0)
       continue;
     CaseData& d = data[*name];
+    if (const JsonValue* ctl = v->find("control")) d.control = d.control || ctl->as_bool();
     const bool bw = v->get_string("metric").value_or("latency") == "bandwidth";
     const JsonValue* bytes = v->find("bytes_per_op");
     double value = *ns->as_double();
@@ -70,7 +72,19 @@ void print_table(std::FILE* out, const std::string& samples_path,
 
   std::fprintf(out, "\n%-*s  %12s  %-23s  %-5s  %s\n", int(width), "case", "median", "reps min..max",
                "unit", "reps");
+  // The control cases last, under their own line: they measure the machine.
+  std::vector<std::string> order, controls;
   for (const auto& [name, one] : names) {
+    auto it = data.find(name);
+    (it != data.end() && it->second.control ? controls : order).push_back(name);
+  }
+  if (!controls.empty()) order.push_back("");
+  order.insert(order.end(), controls.begin(), controls.end());
+  for (const auto& name : order) {
+    if (name.empty()) {
+      std::fprintf(out, "-- controls (the machine's speed, not the kernel's):\n");
+      continue;
+    }
     auto it = data.find(name);
     auto st = statuses.find(name);
     const std::string status = st == statuses.end() ? "" : st->second;
