@@ -375,8 +375,12 @@ int run(int argc, char** argv) {
                          (list_failed == 1 ? " binary" : " binaries") + " failed --list"
                    : ""));
   if (sig) {
-    say(std::string("interrupted by ") + strsignal(sig) + " after " + std::to_string(ran) + " of " +
-        std::to_string(to_run) + " invocations; to finish the run: kbench-run --resume " + run_dir);
+    // Budget rounds come after the first pass: "N of M" only within it.
+    const std::string done_text = ran <= to_run ? std::to_string(ran) + " of " + std::to_string(to_run)
+                                                : std::to_string(to_run) + " of " + std::to_string(to_run) +
+                                                      " and " + std::to_string(ran - to_run) + " in budget rounds";
+    say(std::string("interrupted by ") + strsignal(sig) + " after " + done_text +
+        " invocations; to finish the run: kbench-run --resume " + run_dir);
   }
   say("results in " + run_dir);
   std::printf("%s\n", run_dir.c_str());
