@@ -330,7 +330,7 @@ def _plot(argv):
     ap = _Parser(prog="plot", description=(
         "Charts of the runs under DIRs (default: results/): per category, bars of each kernel relative to "
         "the baseline with confidence intervals; per bench and variant, every raw sample of every kernel; "
-        "lat_mem_rd, bw_mem and bw_file_rd against size."))
+        "every size-swept case that declares a curve, against size."))
     ap.add_argument("--out", default=str(ROOT / "plots"), help="directory for the charts (default plots/)")
     _add_chart_options(ap)
     a = ap.parse_args(argv)

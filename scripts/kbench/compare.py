@@ -12,45 +12,10 @@ import csv
 import math
 from dataclasses import dataclass, field
 
-from . import stats
+from . import decl, stats
 from .counters import LABELS as COUNTER_LABELS, changes as counter_changes
 from .counters import fmt as counter_fmt, fmt_change as counter_fmt_change
 from .load import natural_key, pool_cases, meta_text
-
-CATEGORIES = [
-    "processor and processes",
-    "context switching",
-    "local communication latency",
-    "file and VM latency",
-    "local communication bandwidth",
-    "memory latency",
-    "other",
-]
-
-BENCH_CATEGORY = {
-    "lat_syscall": "processor and processes",
-    "lat_sig": "processor and processes",
-    "lat_proc": "processor and processes",
-    "lat_select": "processor and processes",
-    "lat_ctx": "context switching",
-    "lat_pipe": "local communication latency",
-    "lat_unix": "local communication latency",
-    "lat_udp": "local communication latency",
-    "lat_tcp": "local communication latency",
-    "lat_connect": "local communication latency",
-    "lat_futex": "local communication latency",
-    "lat_fs": "file and VM latency",
-    "lat_pathwalk": "file and VM latency",
-    "lat_mmap": "file and VM latency",
-    "lat_pagefault": "file and VM latency",
-    "bw_pipe": "local communication bandwidth",
-    "bw_unix": "local communication bandwidth",
-    "bw_tcp": "local communication bandwidth",
-    "bw_file_rd": "local communication bandwidth",
-    "bw_mmap_rd": "local communication bandwidth",
-    "bw_mem": "local communication bandwidth",
-    "lat_mem_rd": "memory latency",
-}
 
 # meta keys that describe the run itself, not the conditions it ran under:
 # never reported as a difference between the sides.
@@ -62,25 +27,20 @@ RUN_ONLY_KEYS = {
 
 
 def category_of(case):
-    cat = BENCH_CATEGORY.get(case.bench, "other")
-    if cat == "processor and processes" and case.bench == "lat_sig" and case.variant == "prot":
-        return "file and VM latency"
-    return cat
+    """The category a case's binary declared for it (see decl)."""
+    return case.category
 
 
-# Display order of benches and variants (lmbench's table order); others
-# follow in natural order.
-BENCH_ORDER = list(BENCH_CATEGORY)
-VARIANT_ORDER = {
-    "lat_syscall": ["null", "read", "write", "stat", "fstat", "open"],
-    "lat_sig": ["install", "catch", "prot"],
-    "lat_proc": ["fork", "exec", "shell"],
-    "lat_select": ["select", "poll", "epoll"],
-    "lat_ctx": ["ring", "work"],
-    "lat_fs": ["create", "delete"],
-    "bw_mem": ["rd", "wr", "rdwr", "cp", "bcopy", "bzero"],
-    "lat_mem_rd": ["stride", "random"],
-}
+def categories_of(cases):
+    """The categories of these cases in report order (their declared ranks)."""
+    return decl.categories(cases)
+
+
+def in_order(categories):
+    """Distinct categories in first-seen order (of rows already in report order)."""
+    return list(dict.fromkeys(categories))
+
+
 PLACEMENT_ORDER = ["", "pinned", "same", "cross", "unpinned"]
 
 
@@ -92,8 +52,10 @@ def _index(seq, item):
 
 
 def case_sort_key(case):
-    return (CATEGORIES.index(category_of(case)), _index(BENCH_ORDER, case.bench), natural_key(case.bench),
-            _index(VARIANT_ORDER.get(case.bench, []), case.variant), natural_key(case.variant),
+    """Report order: category, then the order the binaries declare their
+    cases in, then parameters in natural order, then placement."""
+    d = case.decl
+    return (d["category_rank"], d["category"], d["rank"], natural_key(case.bench), natural_key(case.variant),
             natural_key(case.params), _index(PLACEMENT_ORDER, case.placement), case.name)
 
 
@@ -441,7 +403,7 @@ def format_report(rep, changed_only=False, opts=None):
                "reps", "verdict"]
     keys = ["case", "base", "other", "unit", "change", "ratio", "ci", "p", "mde", "reps", "verdict"]
     counts = {}
-    for cat in CATEGORIES:
+    for cat in in_order(r.category for r in rep.rows):
         rows = [r for r in rep.rows if r.category == cat]
         for r in rows:
             counts[r.cmp.verdict] = counts.get(r.cmp.verdict, 0) + 1

@@ -1,7 +1,8 @@
 """The machine's speed over a run, from its control cases.
 
-A control case (bench ctl_machine) costs the same on every kernel: a
-dependent-load chain in L1, an arithmetic chain, a copy within L2.  The
+A control case (one its binary declares a control) costs the same on every
+kernel: for example a dependent-load chain in L1, an arithmetic chain, a
+copy within L2.  The
 driver runs one between every few cases, all through the run, so their rep
 values, placed at the time they ran, trace the speed of the machine itself.
 Pure functions, no I/O.

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import controls, counters, stats
-from .compare import CATEGORIES, RUN_ONLY_KEYS, case_sort_key, category_of, flatten_meta
+from .compare import RUN_ONLY_KEYS, case_sort_key, categories_of, category_of, flatten_meta
 from .load import META, RUNS, SAMPLES, meta_text
 from .tables import column_unit
 
@@ -202,7 +202,7 @@ def _all_cases(m, out_dir):
     for g in others:
         head += [g.label, "change", "95% CI of ratio", "mde", "verdict"]
     est = m.opts.estimator
-    for cat in CATEGORIES:
+    for cat in categories_of(names.values()):
         cases = sorted((c for c in names.values() if category_of(c) == cat), key=case_sort_key)
         if not cases:
             continue
@@ -300,8 +300,8 @@ def _machine(m):
     """The machine's own speed: control traces per run, shifts per kernel."""
     runs = [(g, r) for g in m.groups for r in g.runs if any(c.control for c in r.cases.values())]
     out = ["<h2 id='machine'>The machine (control cases)</h2>",
-           "<p class='note'>Control cases (<code>ctl_machine</code>: an L1 load chain, an arithmetic chain, "
-           "a copy within L2) cost the same on every kernel; they run between the other cases all through a "
+           "<p class='note'>Control cases (work with no system call, fault or TLB miss in it: for example "
+           "a load chain in L1, an arithmetic chain, a copy within L2) cost the same on every kernel; they run between the other cases all through a "
            "run.  When they move between two kernels' runs, the machine changed, and no case is called "
            "faster or slower on that evidence.</p>"]
     if not runs:
@@ -442,8 +442,8 @@ def _charts(m, out_dir):
         out.append("<h2 id='charts'>Charts against the baseline</h2>")
         out.append("<p class='note'>Each bar: a kernel's value divided by the baseline's, with the 95% "
                    "confidence interval; * marks a significant change.</p>")
-        for cat in CATEGORIES:
-            if cat in m.bars:
+        for cat in m.bars:
+            if m.bars[cat]:
                 out += _figures({f"{cat} ({i + 1})" if len(m.bars[cat]) > 2 else cat: [p]
                                  for i, p in enumerate(x for x in m.bars[cat] if str(x).endswith('.png'))},
                                 out_dir)

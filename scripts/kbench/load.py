@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from . import SUPPORTED_SCHEMA
+from . import decl as decl_mod
 
 META = "meta.json"
 SAMPLES = "samples.jsonl"
@@ -69,6 +70,18 @@ class Case:
     control: bool = False       # a control case: measures the machine, not the kernel
     disturbed: set = field(default_factory=set)     # rep keys with a sample >10% waiting or stolen
     rep_start: dict = field(default_factory=dict)   # rep key -> first t_start_ns (CLOCK_MONOTONIC)
+    declared: dict = None       # the binary's declaration (decl.resolve); None = not read yet
+
+    @property
+    def decl(self):
+        """Category, ranks, direction, summary column and curve (see decl)."""
+        if self.declared is None:
+            self.declared = decl_mod.resolve(self, None)
+        return self.declared
+
+    @property
+    def category(self):
+        return self.decl["category"]
 
     @property
     def param_dict(self):
@@ -536,6 +549,13 @@ def load_run(path, warn):
     run.cases = cases
     run.bad_lines = bad
     run.invocations = read_invocations(path / RUNS, warn)
+    try:
+        recorded = decl_mod.read_declarations(path, warn, iter_jsonl)
+    except InputError as e:
+        warn(f"{e}; the cases' categories and tables fall back to the built-in mapping")
+        recorded = None
+    for c in cases.values():
+        c.declared = decl_mod.resolve(c, recorded)
     if not cases:
         warn(f"{path / SAMPLES}: no usable samples")
     return run
@@ -577,7 +597,7 @@ def pool_cases(runs, warn=None):
             p = pooled.get(name)
             if p is None:
                 p = pooled[name] = Case(c.name, c.bench, c.variant, c.params, c.placement, c.metric,
-                                        control=c.control)
+                                        control=c.control, declared=c.declared)
             elif p.metric != c.metric:
                 if warn:
                     warn(f"{run.path}: case {name!r} is {c.metric} here but {p.metric} in another run; "

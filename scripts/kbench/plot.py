@@ -6,8 +6,8 @@
 - per bench and variant: the raw samples of every kernel (a strip plot,
   coloured by rep, rep medians and the headline marked), so that a bimodal
   case looks bimodal;
-- curves against size: lat_mem_rd latency (log x), bw_mem and
-  bw_file_rd / bw_mmap_rd bandwidth, one line per kernel.
+- curves against size: one chart per curve the benchmarks declare (see
+  decl), one line per kernel and series.
 """
 import math
 import re
@@ -20,7 +20,7 @@ import numpy as np  # noqa: E402
 from matplotlib.ticker import FixedLocator, FormatStrFormatter, NullLocator  # noqa: E402
 
 from . import stats  # noqa: E402
-from .compare import CATEGORIES, case_sort_key  # noqa: E402
+from .compare import case_sort_key, in_order  # noqa: E402
 from .load import natural_key, parse_params  # noqa: E402
 
 plt.rcParams.update({
@@ -81,7 +81,7 @@ def category_bars(base_label, comparisons, out_dir, formats=("png", "svg")):
     for _, rows in comparisons:
         for r in rows:
             cases.setdefault(r.case, r)
-    for cat in CATEGORIES:
+    for cat in in_order(r.category for r in cases.values()):
         for metric in ("latency", "bandwidth"):
             names = [n for n, r in cases.items() if r.category == cat and r.metric == metric]
             if not names:
@@ -238,22 +238,40 @@ def _wrap(label, width=16):
 # ------------------------------------------------------------ curves
 
 
-def _curve_points(group, bench, variant, fixed, estimator=None):
-    """[(size_kb, headline)] of the cases of one bench/variant, sorted."""
+def _curve_points(cases, x, estimator=None):
+    """[(x value, headline)] of these cases, sorted by x."""
     pts = []
-    for c in group.cases.values():
-        if c.bench != bench or c.variant != variant or not c.reps:
-            continue
-        p = parse_params(c.params)
-        if any(p.get(k) != v for k, v in fixed.items()):
-            continue
+    for c in cases:
         try:
-            size = int(p["size_kb"])
+            size = int(parse_params(c.params)[x])
         except (KeyError, ValueError):
             continue
         s = stats.Series.single(c.rep_arrays(), c.metric, estimator=estimator)
         pts.append((size, s.headline()))
     return sorted(pts)
+
+
+def declared_curves(groups):
+    """{chart id: {"title", "log_y", "cache_lines", "x", "metric", "panels": {panel: {series: {group key:
+    [cases]}}}}} from the curves the cases declare.  A series is the cases
+    of one bench and variant whose parameters other than x are equal."""
+    charts = {}
+    for g in groups:
+        for c in sorted(g.cases.values(), key=case_sort_key):
+            cv = c.decl["curve"]
+            if cv is None or c.control or not c.reps:
+                continue
+            ch = charts.setdefault(cv["chart"], {"title": cv.get("title") or cv["chart"], "x": cv["x"],
+                                                 "log_y": bool(cv.get("log_y")),
+                                                 "cache_lines": bool(cv.get("cache_lines")),
+                                                 "metric": c.metric, "panels": {}})
+            rest = {k: v for k, v in parse_params(c.params).items() if k != cv["x"]}
+            label = " ".join([c.bench, c.variant] + [f"{k}={v}" for k, v in sorted(rest.items())])
+            if c.placement not in ("", "unpinned", "pinned"):
+                label += f" @{c.placement}"
+            panel = ch["panels"].setdefault(cv.get("panel") or "", {})
+            panel.setdefault(label, {}).setdefault(g.key, []).append(c)
+    return charts
 
 
 def _size_axis(ax, sizes):
@@ -269,97 +287,64 @@ def _size_axis(ax, sizes):
     ax.set_xlabel("size (KB, log scale)")
 
 
+LINE_STYLES = ["-", "--", ":", "-.", (0, (5, 1, 1, 1)), (0, (3, 1, 1, 1, 1, 1))]
+MARKERS = ["o", "s", "^", "v", "D", "x"]
+
+
+def _cache_lines(ax, groups):
+    """The first kernel's cache sizes as vertical lines (usually one machine)."""
+    for i, g in enumerate(groups):
+        for c in g.cache_levels():
+            if str(c.get("type", "")).lower().startswith("instr") or not isinstance(c.get("size_kb"), (int, float)):
+                continue
+            ax.axvline(c["size_kb"], color=COLORS[i % len(COLORS)], alpha=0.25, linewidth=1)
+            ax.text(c["size_kb"], 0.98, f" L{c.get('level')}", transform=ax.get_xaxis_transform(),
+                    fontsize=7, va="top", ha="left", color="#555")
+        break
+
+
 def size_curves(groups, out_dir, formats=("png", "svg"), estimator=None):
-    """lat_mem_rd, bw_mem, bw_file_rd/bw_mmap_rd against size.  Returns
-    {name: [paths]} for the charts that had data."""
+    """One chart per curve the cases declare (see decl): each panel a
+    subplot, one line per kernel and series, x on a log2 axis.  Returns
+    {chart id: [paths]} for the charts that had data."""
     out = {}
-    # lat_mem_rd: one line per kernel and variant
-    series = []
-    for g in groups:
-        for variant, fixed, style in (("stride", {"stride": "64"}, ":"), ("stride", {"stride": "128"}, "-"),
-                                      ("random", {}, "--")):
-            pts = _curve_points(g, "lat_mem_rd", variant, fixed, estimator)
-            if pts:
-                label = f"{g.label} {variant}" + (f" {fixed['stride']}" if fixed else "")
-                series.append((g, label, style, pts))
-    if series:
-        fig, ax = plt.subplots(figsize=(8, 4.5))
-        allsizes = []
-        for g, label, style, pts in series:
-            i = groups.index(g)
-            xs, ys = zip(*pts)
-            allsizes += xs
-            ax.plot(xs, ys, style, marker="o", markersize=3, color=COLORS[i % len(COLORS)], label=label)
-        for i, g in enumerate(groups):
-            for c in g.cache_levels():
-                if str(c.get("type", "")).lower().startswith("instr") or not isinstance(c.get("size_kb"), (int, float)):
-                    continue
-                ax.axvline(c["size_kb"], color=COLORS[i % len(COLORS)], alpha=0.25, linewidth=1)
-                ax.text(c["size_kb"], 0.98, f" L{c.get('level')}", transform=ax.get_xaxis_transform(),
-                        fontsize=7, va="top", ha="left", color="#555")
-            break  # the cache sizes of the first kernel only: usually all one machine
-        _size_axis(ax, allsizes)
-        ax.set_yscale("log")
-        ax.set_ylabel("ns per load (lower is better, log scale)")
-        ax.set_title("lat_mem_rd: dependent-load latency against array size")
-        ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize=7)
-        fig.tight_layout()
-        out["lat_mem_rd"] = _save(fig, out_dir, "curve_lat_mem_rd", formats)
-    # bw_mem: one panel per variant
-    variants = sorted({c.variant for g in groups for c in g.cases.values() if c.bench == "bw_mem"},
-                      key=lambda v: ["rd", "wr", "rdwr", "cp", "bcopy", "bzero"].index(v)
-                      if v in ["rd", "wr", "rdwr", "cp", "bcopy", "bzero"] else 99)
-    if variants:
-        ncols = min(3, len(variants))
-        nrows = math.ceil(len(variants) / ncols)
-        fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.4 * nrows), squeeze=False)
-        any_pts = False
-        for ax, v in zip(axes.flat, variants):
+    multi = len(groups) > 1
+    for chart, ch in declared_curves(groups).items():
+        panels = list(ch["panels"].items())
+        ncols = min(3, len(panels))
+        nrows = math.ceil(len(panels) / ncols)
+        single = len(panels) == 1
+        fig, axes = plt.subplots(nrows, ncols, figsize=(8, 4.5) if single else (4.2 * ncols, 3.4 * nrows),
+                                 squeeze=False)
+        better = "lower is better" if ch["metric"] == "latency" else "higher is better"
+        unit = "ns per op" if ch["metric"] == "latency" else "MB/s"
+        for ax, (panel, series) in zip(axes.flat, panels):
             allsizes = []
-            for i, g in enumerate(groups):
-                pts = _curve_points(g, "bw_mem", v, {}, estimator)
-                if pts:
-                    any_pts = True
+            for si, (label, by_group) in enumerate(series.items()):
+                for gi, g in enumerate(groups):
+                    pts = _curve_points(by_group.get(g.key, []), ch["x"], estimator)
+                    if not pts:
+                        continue
                     xs, ys = zip(*pts)
                     allsizes += xs
-                    ax.plot(xs, ys, "-", marker="o", markersize=3, color=COLORS[i % len(COLORS)], label=g.label)
+                    name = (f"{g.label} " if multi else "") + label
+                    ax.plot(xs, ys, linestyle=LINE_STYLES[si % len(LINE_STYLES)],
+                            marker=MARKERS[si % len(MARKERS)], markersize=3, color=COLORS[gi % len(COLORS)],
+                            label=name)
             if allsizes:
                 _size_axis(ax, allsizes)
-            ax.set_title(f"bw_mem {v}")
-            ax.set_ylabel("MB/s (higher is better)")
-            ax.grid(alpha=0.3)
-        for ax in list(axes.flat)[len(variants):]:
+            if ch["cache_lines"]:
+                _cache_lines(ax, groups)
+            if ch["log_y"]:
+                ax.set_yscale("log")
+            ax.set_ylabel(f"{unit} ({better}" + (", log scale)" if ch["log_y"] else ")"))
+            ax.set_title(ch["title"] if single else panel or ch["title"], fontsize=10 if single else 9)
+            ax.grid(alpha=0.3, which="both" if ch["log_y"] else "major")
+            ax.legend(fontsize=6)
+        for ax in list(axes.flat)[len(panels):]:
             ax.set_visible(False)
-        axes.flat[0].legend(fontsize=7)
+        if not single:
+            fig.suptitle(ch["title"], fontsize=10)
         fig.tight_layout()
-        if any_pts:
-            out["bw_mem"] = _save(fig, out_dir, "curve_bw_mem", formats)
-        else:
-            plt.close(fig)
-    # file reread: bw_file_rd and bw_mmap_rd
-    panels = [(b, v) for b, vs in (("bw_file_rd", ("io_only", "open2close")), ("bw_mmap_rd", ("mmap_only", "open2close")))
-              for v in vs if any(c.bench == b and c.variant == v for g in groups for c in g.cases.values())]
-    if panels:
-        fig, ax = plt.subplots(figsize=(8, 4.5))
-        allsizes = []
-        styles = {"io_only": "-", "open2close": "--", "mmap_only": "-."}
-        for i, g in enumerate(groups):
-            for b, v in panels:
-                pts = _curve_points(g, b, v, {}, estimator)
-                if pts:
-                    xs, ys = zip(*pts)
-                    allsizes += xs
-                    ax.plot(xs, ys, styles.get(v, "-") if b == "bw_file_rd" else ":", marker="o" if b == "bw_file_rd" else "s",
-                            markersize=3, color=COLORS[i % len(COLORS)], label=f"{g.label} {b} {v}")
-        if allsizes:
-            _size_axis(ax, allsizes)
-            ax.set_ylabel("MB/s (higher is better)")
-            ax.set_title("Reading a cached file: read() and mmap against file size")
-            ax.grid(alpha=0.3)
-            ax.legend(fontsize=7)
-            fig.tight_layout()
-            out["bw_file_rd"] = _save(fig, out_dir, "curve_bw_file_rd", formats)
-        else:
-            plt.close(fig)
+        out[chart] = _save(fig, out_dir, "curve_" + slug(chart), formats)
     return out

@@ -3,7 +3,7 @@ import csv
 import math
 
 from . import controls, counters, stats
-from .compare import CATEGORIES, case_sort_key, category_of
+from .compare import case_sort_key, category_of, in_order
 from .text import table
 
 NOT_OK_ORDER = ("failed", "crashed", "timeout", "interrupted", "skipped")
@@ -88,7 +88,7 @@ def format_group(group, estimator=None):
     out.append(f"  headline = {what}; median = median of the rep medians; best = lowest latency / highest "
                f"bandwidth of all samples; CV = coefficient of variation; mde = the smallest change a "
                f"comparison with another run like this could detect (95%, power 80%)")
-    for cat in CATEGORIES:
+    for cat in in_order(category_of(c) for c, _ in rows):
         cells = [row_cells(c, s) for c, s in rows if category_of(c) == cat]
         if not cells:
             continue

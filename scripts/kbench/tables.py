@@ -1,15 +1,19 @@
-"""The lmbench-style summary tables: one row per kernel, one column per
-quantity, grouped as lmbench groups them.
+"""The summary tables: one row per kernel, one column per quantity, one
+table per category.
 
-A column maps, for each kernel (group), to a `Cell`: one case, or a value
-derived per rep from several cases of the same rep (null I/O = mean of
-read and write; a context switch = ring time - working-set time).  A
-column that a kernel's runs do not have is missing, never zero.
+Every column is declared by the benchmark binaries (the `summary` of a
+case's declaration, see decl): its label, note, position and how its value
+is made.  A column maps, for each kernel (group), to a `Cell`: one case, or
+a value derived per rep from several cases of the same rep ("mean": the
+mean of the cases sharing the column, e.g. null I/O of read and write;
+"minus": a case minus another variant with the same parameters, e.g. a
+context switch = ring time - working-set time).  A column that a kernel's
+runs do not have is missing, never zero.
 
-Size-swept quantities use one size for every kernel, chosen from what the
-runs have and stated in the column header.  The memory-latency columns
-pick, per kernel, the lat_mem_rd sizes that sit inside each cache level
-according to meta.cache.
+Size-swept quantities ("pick") use one size for every kernel, chosen from
+what the runs have and stated in the column header.  "cache_levels" picks,
+per kernel, the sizes that sit inside each cache level according to
+meta.cache; "largest" takes each kernel's largest size.
 """
 import math
 from dataclasses import dataclass, field
@@ -23,7 +27,7 @@ class Cell:
     """Where a table cell's value comes from."""
     cases: list                  # load.Case objects, in the order combine expects
     combine: object = None       # f(list of per-case medians) -> value; None = the one case
-    desc: str = ""               # e.g. "lat_syscall null" or "(read + write) / 2"
+    desc: str = ""               # how the value is made, e.g. "(A + B) / 2"
     note: str = ""               # per-kernel remark (e.g. the size used)
 
     @property
@@ -115,52 +119,103 @@ def size_text(kb):
     return f"{kb} KB"
 
 
-def _single(bench, variant, params=None, placement=None):
+def _summary_cases(group, label, category, placement):
+    """The cases of `group` that declare summary column `label` of
+    `category` (with samples, the required placement if any)."""
+    out = []
+    for c in group.cases.values():
+        d = c.decl
+        s = d["summary"]
+        if c.control or not c.reps or s is None or s["column"] != label or d["category"] != category:
+            continue
+        if s.get("placement") and c.placement != s["placement"]:
+            continue
+        out.append(c)
+    return sorted(out, key=lambda c: (d_rank(c), c.name))
+
+
+def d_rank(c):
+    return c.decl["rank"]
+
+
+def _size_of(c, key):
+    try:
+        return int(parse_params(c.params)[key])
+    except (KeyError, ValueError, TypeError):
+        return None
+
+
+def _mean(meds):
+    return sum(meds) / len(meds)
+
+
+def _difference(meds):
+    return meds[0] - meds[1]
+
+
+def _resolve_one(spec):
     def resolve(group):
-        c = find_case(group, bench, variant, params, placement)
-        return Cell([c]) if c is not None else None
+        cs = _summary_cases(group, spec["column"], spec["category"], spec.get("placement"))
+        return Cell([cs[0]]) if cs else None
     return resolve
 
 
-def _mean_of(bench, variants, desc):
-    def combine(meds):
-        return sum(meds) / len(meds)
-
+def _resolve_mean(spec, n_declared):
     def resolve(group):
-        cs = [find_case(group, bench, v) for v in variants]
-        if any(c is None for c in cs):
+        cs = _summary_cases(group, spec["column"], spec["category"], spec.get("placement"))
+        if not cs or len(cs) < n_declared:
+            return None   # a part is missing: never a mean of fewer parts
+        if len(cs) == 1:
+            return Cell(cs)
+        return Cell(cs, _mean, "(" + " + ".join(c.name for c in cs) + f") / {len(cs)}")
+    return resolve
+
+
+def _resolve_minus(spec):
+    def resolve(group):
+        cs = _summary_cases(group, spec["column"], spec["category"], spec.get("placement"))
+        if not cs:
             return None
-        return Cell(cs, combine, desc)
+        c = cs[0]
+        subtract = [o for o in group.cases.values()
+                    if o.bench == c.bench and o.variant == spec["minus"] and o.params == c.params and o.reps]
+        if not subtract:
+            return None
+        o = min(subtract, key=lambda x: (_index_placement(x.placement), x.name))
+        return Cell([c, o], _difference, f"{c.name} - {o.name}")
     return resolve
 
 
-def _ctx(procs, size_kb):
-    def combine(meds):
-        return meds[0] - meds[1]
+def _index_placement(p):
+    order = ["", "pinned", "same", "cross", "unpinned"]
+    return order.index(p) if p in order else len(order)
+
+
+def _sized_cells(groups, spec, size):
+    """Cells of the case of size `size` (or, size None, each group's largest)."""
+    key = spec["size_param"]
 
     def resolve(group):
-        ring = find_case(group, "lat_ctx", "ring", {"procs": procs, "size_kb": size_kb}, "same")
-        work = find_case(group, "lat_ctx", "work", {"procs": procs, "size_kb": size_kb})
-        if ring is None or work is None:
+        cs = [c for c in _summary_cases(group, spec["column"], spec["category"], spec.get("placement"))
+              if _size_of(c, key) is not None]
+        if not cs:
             return None
-        return Cell([ring, work], combine, f"{ring.name} - {work.name}")
+        if size is None:
+            return Cell([max(cs, key=lambda c: _size_of(c, key))])
+        hit = [c for c in cs if _size_of(c, key) == size]
+        return Cell([hit[0]]) if hit else None
     return resolve
 
 
-def _two_party(bench, variant, params=None):
-    return _single(bench, variant, params, "same")
-
-
-def _sized(groups, bench, variant, key, params=None, prefer=None):
-    """(resolver, size) for a size-swept case at one size for all groups:
-    `prefer` if any group has it, else the largest size present."""
-    sizes = param_values(groups, bench, variant, key, params)
-    if not sizes:
-        return (lambda g: None), None
-    size = prefer if prefer in sizes else sizes[-1]
-    p = dict(params or {})
-    p[key] = size
-    return _single(bench, variant, p), size
+def _all_sizes(groups, spec):
+    key = spec["size_param"]
+    out = set()
+    for g in groups:
+        for c in _summary_cases(g, spec["column"], spec["category"], spec.get("placement")):
+            v = _size_of(c, key)
+            if v is not None:
+                out.add(v)
+    return sorted(out)
 
 
 def _cache_sizes(group):
@@ -191,33 +246,39 @@ def pick_level_size(sizes, lo, hi):
     return min(inside, key=lambda s: (abs(math.log(s / mid)), s))
 
 
-def _mem_level(level, stride):
-    """The lat_mem_rd stride latency inside cache `level` (1, 2, 3)."""
+def _resolve_level(spec, level):
+    """The case inside cache `level` (1, 2, 3) of each group's machine."""
+    key = spec["size_param"]
+
     def resolve(group):
         caches = _cache_sizes(group)
         if level not in caches:
             return None
-        sizes = param_values([group], "lat_mem_rd", "stride", "size_kb", {"stride": stride})
+        cs = {_size_of(c, key): c for c in _summary_cases(group, spec["column"], spec["category"],
+                                                          spec.get("placement"))}
+        cs.pop(None, None)
         lo = caches.get(level - 1, 0) if level > 1 else 0
-        s = pick_level_size(sizes, lo, caches[level])
+        s = pick_level_size(sorted(cs), lo, caches[level])
         if s is None:
             return None
-        c = find_case(group, "lat_mem_rd", "stride", {"size_kb": s, "stride": stride})
-        return Cell([c], note=f"{size_text(s)} array; L{level} is {size_text(int(caches[level]))}")
+        return Cell([cs[s]], note=f"{size_text(s)} array; L{level} is {size_text(int(caches[level]))}")
     return resolve
 
 
-def _mem_main(variant, stride):
+def _resolve_largest(spec):
+    """The largest size of each group, with a word when it is not well
+    beyond the last-level cache."""
+    key = spec["size_param"]
+
     def resolve(group):
-        params = {"stride": stride} if variant == "stride" else {}
-        sizes = param_values([group], "lat_mem_rd", variant, "size_kb", params)
-        if not sizes:
+        cs = [c for c in _summary_cases(group, spec["column"], spec["category"], spec.get("placement"))
+              if _size_of(c, key) is not None]
+        if not cs:
             return None
-        s = sizes[-1]
-        params["size_kb"] = s
-        c = find_case(group, "lat_mem_rd", variant, params)
-        caches = _cache_sizes(group)
+        c = max(cs, key=lambda x: _size_of(x, key))
+        s = _size_of(c, key)
         note = f"{size_text(s)} array"
+        caches = _cache_sizes(group)
         if caches:
             llc = max(caches)
             if s <= 2 * caches[llc]:
@@ -226,70 +287,63 @@ def _mem_main(variant, stride):
     return resolve
 
 
-def build_tables(groups):
-    """The summary tables resolved for these groups."""
-    def col(label, note, resolve):
-        return Column(label, note, {g.key: resolve(g) for g in groups})
+def declared_columns(groups):
+    """{category: (category rank, metric, {column label: spec})} from the
+    summary columns the cases of these groups declare; spec = the declared
+    summary plus its category and the number of cases declaring it."""
+    out = {}
+    for g in groups:
+        for c in g.cases.values():
+            d = c.decl
+            s = d["summary"]
+            if c.control or s is None:
+                continue
+            rank, metric, cols = out.setdefault(d["category"], [d["category_rank"], c.metric, {}])
+            out[d["category"]][0] = min(rank, d["category_rank"])
+            spec = cols.get(s["column"])
+            if spec is None:
+                spec = cols[s["column"]] = dict(s, category=d["category"], variants=set())
+            spec["variants"].add((c.bench, c.variant, c.params))
+    return out
 
+
+def _columns_of(groups, spec):
+    """[(order, label, note, resolver)] of one declared column."""
+    combine = spec.get("combine") or "one"
+    note, order, label = spec.get("note") or "", spec["order"], spec["column"]
+    if combine == "mean":
+        return [(order, label, note, _resolve_mean(spec, len(spec["variants"])))]
+    if combine == "minus":
+        return [(order, label, note, _resolve_minus(spec))]
+    if combine == "pick":
+        sizes = _all_sizes(groups, spec)
+        size = spec.get("prefer") if spec.get("prefer") in sizes else (sizes[-1] if sizes else None)
+        if size is None:
+            return [(order, label, note, lambda g: None)]
+        text = size_text(size) if not note else f"{note}, {size_text(size)}"
+        return [(order, label, text, _sized_cells(groups, spec, size))]
+    if combine == "largest":
+        return [(order, label, note, _resolve_largest(spec))]
+    if combine == "cache_levels":
+        cols = [(order + i, f"L{lv}", note, _resolve_level(spec, lv)) for i, lv in enumerate((1, 2, 3))]
+        main_note = f"{note}, largest" if note else "largest"
+        return cols + [(order + 3, "main mem", main_note, _resolve_largest(spec))]
+    return [(order, label, note, _resolve_one(spec))]
+
+
+def build_tables(groups):
+    """The summary tables resolved for these groups: one per category that
+    declares summary columns, in category order, columns in declared order."""
     tables = []
-    tables.append(Table("Processor and processes", "latency", [
-        col("null call", "", _single("lat_syscall", "null")),
-        col("null I/O", "(read+write)/2", _mean_of("lat_syscall", ["read", "write"], "(lat_syscall read + lat_syscall write) / 2")),
-        col("stat", "", _single("lat_syscall", "stat")),
-        col("open/close", "", _single("lat_syscall", "open")),
-        col("select", "100 TCP fds", _single("lat_select", "select", {"fds": 100, "type": "tcp"})),
-        col("sig inst", "", _single("lat_sig", "install")),
-        col("sig hndl", "", _single("lat_sig", "catch")),
-        col("fork", "", _single("lat_proc", "fork")),
-        col("exec", "", _single("lat_proc", "exec")),
-        col("shell", "", _single("lat_proc", "shell")),
-    ]))
-    tables.append(Table("Context switching", "latency", [
-        col(f"{p}p/{s}K", "ring - work, @same", _ctx(p, s))
-        for p, s in ((2, 0), (2, 16), (2, 64), (8, 16), (8, 64), (16, 16), (16, 64))
-    ]))
-    tables.append(Table("Local communication latency", "latency", [
-        col("pipe", "@same", _two_party("lat_pipe", "rt")),
-        col("AF_UNIX", "@same", _two_party("lat_unix", "rt")),
-        col("UDP", "1 B, @same", _two_party("lat_udp", "rt", {"family": "ipv4", "size": 1})),
-        col("TCP", "1 B, @same", _two_party("lat_tcp", "rt", {"family": "ipv4", "size": 1})),
-        col("TCP conn", "@same", _two_party("lat_connect", "connect", {"family": "ipv4"})),
-        col("futex", "threads, @same", _two_party("lat_futex", "thread")),
-    ]))
-    mmap_r, mmap_s = _sized(groups, "lat_mmap", "mmap", "size_kb", prefer=1024)
-    tables.append(Table("File and VM latency", "latency", [
-        col("0K create", "fresh dir", _single("lat_fs", "create", {"mode": "fresh", "size_kb": 0})),
-        col("0K delete", "fresh dir", _single("lat_fs", "delete", {"mode": "fresh", "size_kb": 0})),
-        col("10K create", "fresh dir", _single("lat_fs", "create", {"mode": "fresh", "size_kb": 10})),
-        col("10K delete", "fresh dir", _single("lat_fs", "delete", {"mode": "fresh", "size_kb": 10})),
-        col("mmap", size_text(mmap_s), mmap_r),
-        col("prot fault", "", _single("lat_sig", "prot")),
-        col("page fault", "file, per page", _single("lat_pagefault", "file")),
-        col("path lookup", "4 names", _single("lat_pathwalk", "positive", {"depth": 4})),
-    ]))
-    file_r, file_s = _sized(groups, "bw_file_rd", "io_only", "size_kb", prefer=512)
-    mmrd_r, mmrd_s = _sized(groups, "bw_mmap_rd", "mmap_only", "size_kb", prefer=file_s or 512)
-    mem = {v: _sized(groups, "bw_mem", v, "size_kb") for v in ("bcopy", "cp", "rd", "wr")}
-    tables.append(Table("Local communication bandwidth", "bandwidth", [
-        col("pipe", "64 KB, @same", _two_party("bw_pipe", "stream", {"chunk_kb": 64})),
-        col("AF_UNIX", "64 KB, @same", _two_party("bw_unix", "stream", {"chunk_kb": 64})),
-        col("TCP", "64 KB, @same", _two_party("bw_tcp", "stream", {"chunk_kb": 64})),
-        col("file reread", size_text(file_s), file_r),
-        col("mmap reread", size_text(mmrd_s), mmrd_r),
-        col("bcopy (libc)", size_text(mem["bcopy"][1]), mem["bcopy"][0]),
-        col("bcopy (hand)", size_text(mem["cp"][1]), mem["cp"][0]),
-        col("mem read", size_text(mem["rd"][1]), mem["rd"][0]),
-        col("mem write", size_text(mem["wr"][1]), mem["wr"][0]),
-    ]))
-    strides = param_values(groups, "lat_mem_rd", "stride", "stride")
-    stride = 128 if 128 in strides else (strides[0] if strides else 128)
-    tables.append(Table("Memory latency", "latency", [
-        col("L1", f"stride {stride}", _mem_level(1, stride)),
-        col("L2", f"stride {stride}", _mem_level(2, stride)),
-        col("L3", f"stride {stride}", _mem_level(3, stride)),
-        col("main mem", f"stride {stride}, largest", _mem_main("stride", stride)),
-        col("random", "largest", _mem_main("random", None)),
-    ]))
+    declared = declared_columns(groups)
+    for cat in sorted(declared, key=lambda k: (declared[k][0], k)):
+        _, metric, specs = declared[cat]
+        cols = []
+        for spec in specs.values():
+            cols += _columns_of(groups, spec)
+        cols.sort(key=lambda x: (x[0], x[1]))
+        tables.append(Table(cat, metric, [Column(label, note, {g.key: resolve(g) for g in groups})
+                                          for _, label, note, resolve in cols]))
     return tables
 
 

@@ -58,9 +58,9 @@ def test_plots_are_written(tmp_path, fixture_runs):
     base, new = (compare.Side.from_group(g) for g in groups)
     rows = compare.compare_sides(base, new, compare.Options(n_boot=200))
     bars = plot.category_bars(groups[0].label, [(groups[1].label, rows)], tmp_path, ("png", "svg"))
-    assert "processor and processes" in bars and "local communication bandwidth" in bars
+    assert "Processor and processes" in bars and "Local communication bandwidth" in bars
     curves = plot.size_curves(groups, tmp_path, ("png", "svg"))
-    assert set(curves) == {"lat_mem_rd", "bw_mem", "bw_file_rd"}
+    assert set(curves) == {"mem_latency", "mem_bandwidth", "file_reread"}
     for g in groups:  # strip plots of a few cases only: keep the test fast
         g.cases = {k: v for k, v in g.cases.items() if k.startswith(("lat_syscall n", "bw_pipe"))}
     strips = plot.strip_plots(groups, tmp_path, ("png",))

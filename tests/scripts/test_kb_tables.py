@@ -49,7 +49,9 @@ def test_context_switch_subtracts_work(groups):
     work = g.cases["lat_ctx work procs=2,size_kb=16"]
     per_rep = [np.median(ring.reps[k]) - np.median(work.reps[k]) for k in ring.reps]
     assert c["2p/16K"].series().headline() == pytest.approx(low(per_rep))
-    assert c["8p/16K"] is None and c["16p/64K"] is None  # not in this run: missing, not zero
+    # declared, but no kernel here ran them: no column at all
+    assert "8p/16K" not in c and "16p/64K" not in c
+    assert list(c) == ["2p/0K", "2p/16K"]
 
 
 def test_two_party_rows_use_same_cpu(groups):
@@ -91,9 +93,15 @@ def test_pick_level_size():
 
 def test_missing_case_is_missing(groups):
     g = groups[0]
-    stripped = load.Group(g.host, g.kernel, g.runs, {k: v for k, v in g.cases.items() if "lat_proc fork" != k})
-    t = tables.build_tables([stripped])[0]
-    assert {c.label: c.cells[stripped.key] for c in t.columns}["fork"] is None
+    stripped = load.Group(g.host, "other", g.runs, {k: v for k, v in g.cases.items() if "lat_proc fork" != k})
+    t = tables.build_tables([g, stripped])[0]
+    col = {c.label: c for c in t.columns}["fork"]
+    assert col.cells[stripped.key] is None            # this kernel lacks it: missing, not zero
+    assert col.cells[g.key].cases[0].name == "lat_proc fork"
+    # a mean with a part missing is missing, never the mean of what is left
+    halved = load.Group(g.host, "half", g.runs, {k: v for k, v in g.cases.items() if k != "lat_syscall write"})
+    t = tables.build_tables([g, halved])[0]
+    assert {c.label: c for c in t.columns}["null I/O"].cells[halved.key] is None
 
 
 def test_no_cache_info_means_no_level_cells(groups):
