@@ -108,12 +108,17 @@ RUN_ARGS ?=
 # make run's time budget in seconds: a first pass of 5 reps of every case,
 # then more reps where the intervals are widest (kbench-run --budget).
 BUDGET ?= 300
+# make quick's results root: kept apart from make run's results/<host>/...,
+# so that a check never mixes with measurements (the scripts also never pool
+# a quick run with full runs: meta.json says "quick": true).
+QUICK_OUT ?= results/quick
+QUICK_SAY := quick run (a check, not a measurement, kept apart from make run's results):
 
 # The driver prints the run directory on stdout (its only stdout); with
 # Python, numpy and scripts/summarize present, their table replaces the
 # driver's own (on a fresh machine without numpy, the driver's table and a
 # hint how to get the full one). The status is the driver's, or the
-# summary's if the driver succeeded.
+# summary's if the driver succeeded. The last line says where the run is.
 define run_suite
 	@table=; if command -v $(PYTHON) >/dev/null 2>&1 && [ -f scripts/summarize ]; then \
 	  if $(PYTHON) -c 'import numpy' >/dev/null 2>&1; then table=--no-table; else \
@@ -125,6 +130,7 @@ define run_suite
 	if [ -n "$$table" ] && [ -n "$$dir" ]; then \
 	  $(PYTHON) scripts/summarize "$$dir"; sstatus=$$?; [ $$status -eq 0 ] && status=$$sstatus; \
 	fi; \
+	[ -z "$$dir" ] || echo "kbench: $(if $(2),$(2) )results in $$dir" >&2; \
 	exit $$status
 endef
 
@@ -132,7 +138,7 @@ run: all
 	$(call run_suite,--budget $(BUDGET))
 
 quick: all
-	$(call run_suite,--quick)
+	$(call run_suite,--quick --out $(QUICK_OUT),$(QUICK_SAY))
 
 # Summary tables, charts (plots/) and results/index.html from every run under results/.
 report:

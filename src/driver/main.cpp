@@ -202,6 +202,8 @@ int run(int argc, char** argv) {
     const JsonValue machine = machine_description();
     for (const auto& [k, v] : machine.members()) meta.set(k, v);
     meta.set("options", options_to_json(o));
+    // A check, not a measurement: the scripts never pool it with full runs.
+    meta.set("quick", JsonValue::boolean(o.quick));
     meta.set("seed", JsonValue::unsigned_integer(seed));
     meta.set("started_utc", JsonValue::string(utc_now_iso()));
     meta.set("ended_utc", JsonValue());
