@@ -96,9 +96,8 @@ std::string last_line(const std::string& text) {
 
 Discovery discover(const std::string& bin_dir, double timeout_s) {
   Discovery d;
-  d.binaries = executables(bin_dir);
   std::set<std::string> seen;
-  for (const auto& name : d.binaries) {
+  for (const auto& name : executables(bin_dir)) {
     const std::string path = bin_dir + "/" + name;
     const SpawnResult r = spawn_and_wait({path, "--list"}, timeout_s);
     ListFailure f{name, "", ""};

@@ -26,7 +26,6 @@ struct ListFailure {
 struct Discovery {
   std::vector<Case> cases;             // in binary-name order, then list order
   std::vector<ListFailure> failures;
-  std::vector<std::string> binaries;   // file names asked
 };
 
 // Throws std::runtime_error when the directory cannot be read at all.

@@ -43,14 +43,15 @@ void child_fail(const char* what, const char* path) {
   _exit(127);
 }
 
-// Reads what is available; returns false at EOF or a real error.
-bool read_some(int fd, std::string& into, std::size_t cap, bool& truncated) {
+// Reads what is available, up to `cap` bytes in all (`truncated`, if given,
+// says some were dropped); returns false at EOF or a real error.
+bool read_some(int fd, std::string& into, std::size_t cap, bool* truncated) {
   char buf[65536];
   for (;;) {
     const ssize_t n = read(fd, buf, sizeof buf);
     if (n > 0) {
       const std::size_t room = cap > into.size() ? cap - into.size() : 0;
-      if (static_cast<std::size_t>(n) > room) truncated = true;
+      if (static_cast<std::size_t>(n) > room && truncated) *truncated = true;
       into.append(buf, std::min(static_cast<std::size_t>(n), room));
       continue;
     }
@@ -128,7 +129,6 @@ SpawnResult spawn_and_wait(const std::vector<std::string>& argv, double timeout_
   bool kill_sent = false;
   const double deadline = timeout_s > 0 ? start + timeout_s : 0;
   const int signals_at_start = interrupt_count();
-  bool err_truncated_unused = false;
 
   auto send = [&](int sig) {
     if (kill(-pid, sig) != 0 && errno != ESRCH) {
@@ -202,9 +202,9 @@ SpawnResult spawn_and_wait(const std::vector<std::string>& argv, double timeout_
     }
     if (fds[0].revents) drain_signal_wakeup();
     if (out_idx >= 0 && fds[out_idx].revents)
-      out_open = read_some(out_pipe[0], r.out, kStdoutCap, r.out_truncated);
+      out_open = read_some(out_pipe[0], r.out, kStdoutCap, &r.out_truncated);
     if (err_idx >= 0 && fds[err_idx].revents) {
-      err_open = read_some(err_pipe[0], r.err_tail, kStderrTail * 4, err_truncated_unused);
+      err_open = read_some(err_pipe[0], r.err_tail, kStderrTail * 4, nullptr);
       keep_tail(r.err_tail, kStderrTail);
     }
   }

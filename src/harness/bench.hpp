@@ -136,8 +136,6 @@ struct Partner {
 // dies with its parent (PR_SET_PDEATHSIG), never runs the parent's cleanup,
 // and is killed and reaped on any exit of the binary.
 Partner spawn_partner(Context& ctx, const std::function<void()>& body);
-// Kills (SIGKILL) and reaps the partner.
-void reap(Partner& p);
 // Waits for the partner to exit by itself; a non-zero exit or a signal is a
 // failure of the benchmark. Returns nothing: it either exited 0 or we die.
 void wait_partner(Partner& p);

@@ -37,8 +37,6 @@ class Counters {
   const std::vector<std::string>& names() const { return names_; }
   // "user+kernel" or "user".
   const std::string& scope() const { return scope_; }
-  // "group", "single" (opened one by one) or "none" (nothing could open).
-  const std::string& mode() const { return mode_; }
 
  private:
   struct Slot {
@@ -52,7 +50,7 @@ class Counters {
   std::vector<std::string> names_;
   std::vector<Slot> slots_;
   std::string scope_ = "user";
-  std::string mode_ = "none";
+  std::string mode_ = "none";  // "group", "single" (one by one) or "none"
 };
 
 }  // namespace kbench

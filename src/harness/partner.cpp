@@ -1,4 +1,4 @@
-// partner.cpp — forking, pinning and reaping the other side of an IPC pair.
+// partner.cpp — forking, pinning and waiting for the other side of an IPC pair.
 #include <csignal>
 #include <cstdio>
 #include <sys/prctl.h>
@@ -49,16 +49,6 @@ Partner spawn_partner(Context& ctx, const std::function<void()>& body) {
   register_partner(pid);
   sigprocmask(SIG_SETMASK, &old, nullptr);
   return Partner{pid};
-}
-
-void reap(Partner& p) {
-  if (p.pid <= 0) return;
-  check(kill(p.pid, SIGKILL), "kill (partner)");
-  while (waitpid(p.pid, nullptr, 0) < 0) {
-    if (errno != EINTR) die_errno("waitpid (partner)", errno);
-  }
-  unregister_partner(p.pid);
-  p.pid = -1;
 }
 
 void wait_partner(Partner& p) {

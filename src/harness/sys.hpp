@@ -1,7 +1,7 @@
 // sys.hpp — checked system calls and exact I/O for benchmarks and the harness.
 //
-// DESIGN.md: every system call's result is checked, in release builds too;
-// a failure ends the binary with exit 1 and "binary: what failed: strerror".
+// Every system call's result is checked, in release builds too; a failure
+// ends the binary with exit 1 and "binary: what failed: strerror".
 // A benchmark never reports a number for work that failed. The helpers here
 // are inline because they sit inside timed loops.
 #pragma once
@@ -15,7 +15,7 @@
 
 namespace kbench {
 
-// Exit codes shared by every binary (DESIGN.md).
+// Exit codes shared by every binary (README: Sample format).
 constexpr int kExitOk = 0;
 constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
@@ -39,11 +39,6 @@ void set_program_name(const char* name);
 inline long check(long rc, const char* what) {
   if (rc == -1) die_errno(what, errno);
   return rc;
-}
-
-// For the pthread-style calls that return an error number.
-inline void check_err(int err, const char* what) {
-  if (err != 0) die_errno(what, err);
 }
 
 // Read exactly n bytes; EOF before n bytes is a failure.
