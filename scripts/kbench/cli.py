@@ -174,9 +174,14 @@ def _summarize(argv):
             groups.append(g)
     else:
         groups = load.group_runs(runs, _warn)
-    print("\n\n".join(summary.format_group(g, a.estimator) for g in groups))
+    print("\n\n".join(_quick_prefix(g) + summary.format_group(g, a.estimator) for g in groups))
     _write_csv(a.csv, summary.write_csv, groups)
     return 0
+
+
+def _quick_prefix(group):
+    """The one-line note above the summary of quick runs ("" for full runs)."""
+    return load.quick_note(group.label, len(group.runs)) + "\n" if group.quick else ""
 
 
 def summarize_main(argv=None):
@@ -280,7 +285,10 @@ def _analyse(dirs, baseline_spec, opts):
     runs = load.load_runs(dirs, w)
     if not runs:
         raise Failure("no usable run found in " + ", ".join(str(d) for d in dirs))
-    groups = load.group_runs(runs, w)
+    groups = load.drop_quick_groups(load.group_runs(runs, w), w)
+    for g in groups:
+        if g.quick:
+            w(load.quick_note(g.label, len(g.runs))[len("note: "):])
     if not any(g.cases for g in groups):
         raise Failure("the runs found hold no usable samples")
     baseline = _pick_baseline(groups, baseline_spec)

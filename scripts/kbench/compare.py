@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from . import decl, stats
 from .counters import LABELS as COUNTER_LABELS, changes as counter_changes
 from .counters import fmt as counter_fmt, fmt_change as counter_fmt_change
-from .load import natural_key, pool_cases, meta_text
+from .load import natural_key, pool_cases, meta_text, quick_note
 
 # meta keys that describe the run itself, not the conditions it ran under:
 # never reported as a difference between the sides.
@@ -23,6 +23,7 @@ RUN_ONLY_KEYS = {
     "schema", "run_id", "kernel_release", "kernel_version", "seed", "started_utc", "ended_utc",
     "loadavg_before", "loadavg_after", "busy_processes", "swap_before", "swap_after", "warnings",
     "status", "driver_seconds", "budget_rounds", "busy_processes_after", "resumed_utc",
+    "quick",  # also in options.quick, which runs made before this key have
 }
 
 
@@ -90,6 +91,11 @@ class Side:
     def from_group(cls, group, warn=None):
         s = cls(group.label, group.runs, warn)
         return s
+
+    @property
+    def quick(self):
+        """Only quick runs (make quick): a check, not a measurement."""
+        return bool(self.runs) and all(r.quick for r in self.runs)
 
     @property
     def meta(self):
@@ -297,17 +303,22 @@ ESTIMATOR_TEXT = {
 
 
 def row_cells(row):
-    """Text cells of one comparison row (terminal and CSV share them)."""
+    """Text cells of one comparison row (terminal and CSV share them).
+
+    A case that could not be tested (too few reps, missing) shows its two
+    values but no change: a ratio of two values that no test stands behind
+    reads like a finding."""
     c = row.cmp
     ref = c.base if not math.isnan(c.base) else c.other
     unit, div = stats.unit_for(row.metric, ref)
+    tested = c.comparable
     return {
         "case": row.case,
         "base": value_text(c.base, unit, div),
         "other": value_text(c.other, unit, div),
         "unit": unit,
-        "change": c.change_text,
-        "ratio": "-" if math.isnan(c.ratio) else f"{c.ratio:.3f}",
+        "change": c.change_text if tested else "-",
+        "ratio": "-" if math.isnan(c.ratio) or not tested else f"{c.ratio:.3f}",
         "ci": c.ci_text,
         "p": _p_text(c.q if not math.isnan(c.q) else c.p),
         "mde": c.mde_text,
@@ -373,6 +384,17 @@ def run_effect_lines(rep):
     return out
 
 
+def nothing_tested_line(rep, opts):
+    """The one line that replaces the model's description when no case
+    could be tested."""
+    few = sum(r.cmp.verdict == stats.FEW for r in rep.rows)
+    why = (f"every case has fewer than {opts.min_reps} reps on a side (--min-reps; a quick run has 2, "
+           f"make run 5 or more)" if few == len(rep.rows) else
+           f"every case has fewer than {opts.min_reps} reps on a side or is missing from one" if few else
+           "no case has values on both sides")
+    return f"Nothing could be tested: {why}; no change is shown."
+
+
 def format_report(rep, changed_only=False, opts=None):
     """The terminal text of one comparison."""
     from .text import table
@@ -380,19 +402,26 @@ def format_report(rep, changed_only=False, opts=None):
     out = []
     out.append(f"Comparing {rep.other.label} ({len(rep.other.runs)} run(s), {rep.other.n_reps} reps) "
                f"against baseline {rep.base.label} ({len(rep.base.runs)} run(s), {rep.base.n_reps} reps)")
+    for side in (rep.base, rep.other):
+        if side.quick:
+            out.append(quick_note(side.label, len(side.runs)))
     out += shift_lines(rep, opts)
-    n = sum(1 for r in rep.rows if not math.isnan(r.cmp.q))
-    adj = f", adjusted for the {n} cases compared" if opts.adjust else ""
+    tested = any(r.cmp.comparable for r in rep.rows)
     out.append("")
-    out.append(f"value = {ESTIMATOR_TEXT.get(opts.estimator, opts.estimator)}; ratio = other/base (time for "
-               f"latency, MB/s for bandwidth); the {opts.level * 100:.0f}% CI and p come from one model (the "
-               f"difference of the log values, bootstrap standard errors, Welch t){adj}.")
-    out.append(f"Faster/slower = p < {1 - opts.level:.2g} and a change of at least {opts.min_effect * 100:g}%. "
-               f"mde = the smallest change this comparison could detect (80% power); 'inconclusive' = not "
-               f"significant, and the mde is above {opts.min_effect * 100:g}%: more reps would tell.")
-    if len(rep.base.runs) == 1 or len(rep.other.runs) == 1:
-        out.append("note: a side with one run: its interval holds the noise between its reps, not a drift of "
-                   "the machine between the two runs; the control cases above are the check for that.")
+    if tested:
+        n = sum(1 for r in rep.rows if not math.isnan(r.cmp.q))
+        adj = f", adjusted for the {n} cases compared" if opts.adjust else ""
+        out.append(f"value = {ESTIMATOR_TEXT.get(opts.estimator, opts.estimator)}; ratio = other/base (time for "
+                   f"latency, MB/s for bandwidth); the {opts.level * 100:.0f}% CI and p come from one model (the "
+                   f"difference of the log values, bootstrap standard errors, Welch t){adj}.")
+        out.append(f"Faster/slower = p < {1 - opts.level:.2g} and a change of at least {opts.min_effect * 100:g}%. "
+                   f"mde = the smallest change this comparison could detect (80% power); 'inconclusive' = not "
+                   f"significant, and the mde is above {opts.min_effect * 100:g}%: more reps would tell.")
+        if len(rep.base.runs) == 1 or len(rep.other.runs) == 1:
+            out.append("note: a side with one run: its interval holds the noise between its reps, not a drift of "
+                       "the machine between the two runs; the control cases above are the check for that.")
+    else:
+        out.append(nothing_tested_line(rep, opts))
     out += run_effect_lines(rep)
     if rep.differences:
         out.append("")
@@ -419,7 +448,7 @@ def format_report(rep, changed_only=False, opts=None):
         out.append(table(headers, [[c[k] for k in keys] for c in cells], right={1, 2, 5, 8, 9}))
     crows = []
     for r in rep.rows:
-        if changed_only and not r.cmp.significant:
+        if (changed_only and not r.cmp.significant) or not r.cmp.comparable:
             continue
         for k, a, b, pct in counter_changes(rep.base.cases.get(r.case), rep.other.cases.get(r.case)):
             crows.append([r.case, COUNTER_LABELS[k], counter_fmt(a), counter_fmt(b), counter_fmt_change(pct)])
@@ -439,8 +468,6 @@ def format_report(rep, changed_only=False, opts=None):
         within = sum(m <= opts.min_effect for m in mdes)
         out.append(f"Power: median mde {med * 100:.1f}%; {within} of {len(mdes)} cases could detect a "
                    f"{opts.min_effect * 100:g}% change.")
-    if not any(r.cmp.comparable for r in rep.rows):
-        out.append("Nothing could be tested: every case lacks reps or a side (see 'too few reps' / 'missing').")
     if changed_only and not any(r.cmp.significant for r in rep.rows):
         out.append("No case changed significantly.")
     n_unres = sum(r.cmp.unresolved for r in rep.rows)

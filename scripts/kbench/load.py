@@ -128,6 +128,11 @@ class Run:
         return (self.host, self.kernel)
 
     @property
+    def quick(self):
+        """Made by `make quick` (kbench-run --quick): a check, not a measurement."""
+        return is_quick(self.meta)
+
+    @property
     def n_samples(self):
         return sum(c.n_samples for c in self.cases.values())
 
@@ -147,6 +152,11 @@ class Group:
     @property
     def label(self):
         return f"{self.host}/{self.kernel}"
+
+    @property
+    def quick(self):
+        """Only quick runs (group_runs never mixes them with full runs)."""
+        return bool(self.runs) and all(r.quick for r in self.runs)
 
     @property
     def meta(self):
@@ -573,9 +583,40 @@ def load_runs(paths, warn):
     return runs
 
 
+def is_quick(meta):
+    """Whether meta.json is that of a quick run (kbench-run --quick, make
+    quick): its "quick" key; for runs recorded before that key, the
+    "options" object's "quick", which kbench-run has recorded since its
+    first version.  A run with neither (made by hand or by another tool)
+    counts as a full run."""
+    q = meta.get("quick")
+    if isinstance(q, bool):
+        return q
+    opts = meta.get("options")
+    if isinstance(opts, dict) and isinstance(opts.get("quick"), bool):
+        return opts["quick"]
+    return False
+
+
+QUICK_NOTE = "kbench-run --quick, as in make quick: a check that the suite runs, not a measurement"
+
+
+def quick_note(label, n_runs=1):
+    """The one-line note printed above the summary or comparison of quick runs."""
+    what = "a quick run" if n_runs == 1 else f"{n_runs} quick runs"
+    return f"note: {label} is {what} ({QUICK_NOTE})."
+
+
+def _run_list(runs):
+    return ", ".join(f"{r.host}/{r.kernel} {r.run_id} ({r.path})" for r in runs)
+
+
 def group_runs(runs, warn=None):
     """Group runs by (host, kernel) and pool each case's reps.
 
+    Quick runs are never pooled with full runs: a kernel that has both keeps
+    its full runs, and the quick ones are named in one warning.  A kernel
+    with only quick runs keeps them (Group.quick).
     Returns a list of Groups in natural order of (host, kernel).
     """
     groups = {}
@@ -584,9 +625,33 @@ def group_runs(runs, warn=None):
         if g is None:
             g = groups[run.key] = Group(run.host, run.kernel)
         g.runs.append(run)
+    left_out = []
+    for g in groups.values():
+        if not g.quick and any(r.quick for r in g.runs):
+            left_out += [r for r in g.runs if r.quick]
+            g.runs = [r for r in g.runs if not r.quick]
+    if left_out and warn:
+        warn(f"left out {len(left_out)} quick run(s) found among full runs of the same kernel "
+             f"({QUICK_NOTE}; never pooled with full runs; give a quick run's directory alone to see it): "
+             + _run_list(left_out))
     for g in groups.values():
         g.cases = pool_cases(g.runs, warn)
     return [groups[k] for k in sorted(groups, key=lambda k: (natural_key(k[0]), natural_key(k[1])))]
+
+
+def drop_quick_groups(groups, warn=None):
+    """The groups without the quick-only ones, when there is any full run
+    (for the report and the charts, which gather everything under
+    results/: make quick never changes them); the groups left out are
+    named in one warning.  Only quick runs: all of them, unchanged."""
+    full = [g for g in groups if not g.quick]
+    if not full or len(full) == len(groups):
+        return groups
+    quick = [g for g in groups if g.quick]
+    if warn:
+        warn(f"left out {sum(len(g.runs) for g in quick)} quick run(s) of kernels that have no full run "
+             f"({QUICK_NOTE}): " + _run_list([r for g in quick for r in g.runs]))
+    return full
 
 
 def pool_cases(runs, warn=None):
