@@ -43,7 +43,6 @@ class FileRead final : public kbench::Fixture {
     buf_ = kbench::Buffer(kChunk);
     if (!open_each_) fd_ = static_cast<int>(check(::open(path_.c_str(), O_RDONLY | O_CLOEXEC), "open"));
     ctx.set_bytes_per_op(size_);
-    run(1);
   }
 
   void run(std::uint64_t iters) override {

@@ -46,7 +46,6 @@ class MemBw final : public kbench::Fixture {
     if (two) b_ = Buffer(size_, 0x22);
     store_ = kbench::opaque<std::uint64_t>(0x0102030405060708ull);  // wr cannot become memset
     ctx.set_bytes_per_op(size_);
-    run(1);
   }
 
   void run(std::uint64_t iters) override {

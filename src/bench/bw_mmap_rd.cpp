@@ -3,7 +3,8 @@
 // One op    = sum every 8-byte word of the file of size_kb KB through a
 //             read-only MAP_SHARED mapping (the same loop as bw_mem rd):
 //             mmap_only  the file is opened and mapped once (setup) and the
-//                        mapping faulted in once, so ops take no faults;
+//                        mapping faulted in by the setup probe, so ops take
+//                        no faults;
 //             open2close each op is open, mmap, the sum (which takes the
 //                        page faults), munmap, close.
 //             bytes_per_op = the file size.
@@ -46,7 +47,6 @@ class MmapRead final : public kbench::Fixture {
       check(::close(fd), "close");
     }
     ctx.set_bytes_per_op(size_);
-    run(1);  // for mmap_only this also faults the whole mapping in
   }
 
   void run(std::uint64_t iters) override {

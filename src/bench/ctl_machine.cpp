@@ -10,8 +10,8 @@
 //             copy:  one memcpy of a 16 KB source to a 16 KB destination
 //             (32 KB in all: L1 on some CPUs, L2 on every current one).
 // Timed     = run() only. The buffers are mapped, written (every page
-//             faulted in) and the chain linked in setup, which then does one
-//             run(1) so the lines are in the cache and the code is warm.
+//             faulted in) and the chain linked in setup; the harness's setup
+//             probe, one run(1), then brings the lines in and warms the code.
 // Placement = unpinned unless --cpu. Every case is marked control: the
 //             driver runs them interleaved with the other cases.
 // Why no kernel can change them: run() makes no system call, so there is no
@@ -54,7 +54,6 @@ class Chain final : public kbench::Fixture {
     // One random cycle through every line, the same in every run, so that
     // the control never changes.
     cur_ = kbench::link_random_cycle(buf_.data(), kChainBytes / kLine, kLine);
-    run(1);
   }
 
   void run(std::uint64_t iters) override { kbench::chase(cur_, iters); }
@@ -66,8 +65,6 @@ class Chain final : public kbench::Fixture {
 
 class Alu final : public kbench::Fixture {
  public:
-  void setup(kbench::Context&) override { run(1); }
-
   void run(std::uint64_t iters) override {
     // Knuth's MMIX LCG constants: an odd multiplier keeps the chain from
     // collapsing to a constant. The multiplier sits in a register (opaque),
@@ -93,7 +90,6 @@ class Copy final : public kbench::Fixture {
   void setup(kbench::Context&) override {
     src_ = kbench::Buffer(kCopyBytes, 0x5a);
     dst_ = kbench::Buffer(kCopyBytes, 0);
-    run(1);
   }
 
   void run(std::uint64_t iters) override {

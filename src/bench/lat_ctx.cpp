@@ -28,7 +28,7 @@
 //             grows with P*S beyond the cache size. In --iters mode every
 //             process reports "lat_ctx: process I passed the token N times";
 //             the sum is the hops of the timed samples plus the setup probe
-//             (one full round, P hops).
+//             (set to one full round, P hops).
 #include <cinttypes>
 #include <fcntl.h>
 #include <unistd.h>
@@ -84,8 +84,7 @@ class Ring final : public kbench::Fixture {
     keep_only(0);
     ws_ = std::make_unique<WorkingSet>(kb);
     fixed_ = ctx.fixed_iters();
-    before_sample(static_cast<std::uint64_t>(procs_));
-    run(static_cast<std::uint64_t>(procs_));  // the setup probe: one full round
+    ctx.set_probe_iters(static_cast<std::uint64_t>(procs_));  // the setup probe: one full round
   }
   void before_sample(std::uint64_t iters) override {
     // This process sends hops 1, P+1, 2P+1, ...: counted here, not in run().
@@ -158,7 +157,7 @@ class Work final : public kbench::Fixture {
   void setup(kbench::Context& ctx) override {
     const std::uint64_t procs = procs_param(ctx), kb = size_param(ctx);
     for (std::uint64_t i = 0; i < procs; ++i) sets_.emplace_back(kb);
-    run(procs);
+    ctx.set_probe_iters(procs);
   }
   void run(std::uint64_t iters) override {
     std::size_t k = 0;

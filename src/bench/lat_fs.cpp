@@ -73,10 +73,6 @@ class FsOps final : public kbench::Fixture {
       check(::mkdirat(root_fd_, "reuse", 0700), "mkdir reuse directory");
       dir_fd_ = static_cast<int>(check(::openat(root_fd_, "reuse", O_RDONLY | O_DIRECTORY | O_CLOEXEC), "open reuse directory"));
     }
-    // One untimed op proves the path.
-    before_sample(1);
-    run(1);
-    after_sample();
   }
 
   void before_sample(std::uint64_t iters) override {

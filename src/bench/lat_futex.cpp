@@ -14,7 +14,7 @@
 //             shared (non-private) futexes: the kernel hashes the page, not
 //             the address space.
 // Timed     = run() only; mapping, thread/process creation and the graceful
-//             end are setup/teardown. setup() does one untimed round trip.
+//             end are setup/teardown. The setup probe is one round trip.
 // Placement = this thread on --cpu, the partner thread or process on
 //             --partner-cpu (the thread pins itself; without --partner-cpu
 //             it is unpinned like a partner process).
@@ -68,7 +68,6 @@ class PingPong final : public kbench::Fixture {
         serve(ctx);
       });
     }
-    run(1);  // the setup probe
   }
 
   void run(std::uint64_t iters) override {

@@ -52,7 +52,6 @@ class Chase final : public kbench::Fixture {
       kbench::link_random_cycle(base, n, stride);
     }
     cur_ = at(0);
-    run(1);
   }
 
   void run(std::uint64_t iters) override { kbench::chase(cur_, iters); }

@@ -36,7 +36,6 @@ class MapTouchUnmap final : public kbench::Fixture {
     ctx.set_info("fs_type", kbench::fs_type_of(path_));
     fd_ = static_cast<int>(check(::open(path_.c_str(), O_RDONLY | O_CLOEXEC), "open"));
     page_ = kbench::page_size();
-    run(1);
   }
 
   void run(std::uint64_t iters) override {

@@ -52,9 +52,6 @@ class PageFault final : public kbench::Fixture {
       ctx.set_info("fs_type", kbench::fs_type_of(path));
       fd_ = static_cast<int>(check(::open(path.c_str(), O_RDONLY | O_CLOEXEC), "open"));
     }
-    before_sample(1);
-    run(1);
-    after_sample();
   }
 
   void before_sample(std::uint64_t iters) override {

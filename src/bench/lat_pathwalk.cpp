@@ -54,7 +54,6 @@ class PathWalk final : public kbench::Fixture {
         check(::close(fd), "close");
       }
     }
-    run(1);
   }
 
   void run(std::uint64_t iters) override {

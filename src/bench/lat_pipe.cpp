@@ -3,7 +3,7 @@
 // One op    = write 1 byte into the partner's pipe, read the 1-byte echo
 //             back from the other pipe.
 // Timed     = run() only; pipe(), fork() and the partner's graceful end are
-//             setup/teardown. setup() does one untimed round trip.
+//             setup/teardown. The setup probe is one round trip.
 // Placement = this process on --cpu, the echoing partner on --partner-cpu.
 // Caveats   = on one CPU each op is two context switches (the samples'
 //             nvcsw/iters shows about 2); across CPUs it is two cross-CPU

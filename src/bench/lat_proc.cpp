@@ -47,7 +47,6 @@ class Proc final : public kbench::Fixture {
         kbench::die_errno(("exec helper " + helper_ + " (build it with make, or set KBENCH_EXEC_HELPER)").c_str(), errno);
       if (kind_ == Kind::shell && ::access("/bin/sh", X_OK) != 0) kbench::skip("no /bin/sh");
     }
-    run(1);
   }
 
   void run(std::uint64_t iters) override {

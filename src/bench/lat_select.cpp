@@ -81,7 +81,6 @@ class Select final : public kbench::Fixture {
       }
       events_.resize(n_);
     }
-    run(1);
   }
 
   void run(std::uint64_t iters) override {

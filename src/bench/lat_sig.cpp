@@ -42,7 +42,6 @@ class Install final : public kbench::Fixture {
     std::memset(&sa_, 0, sizeof sa_);
     sa_.sa_handler = on_usr1;
     sigemptyset(&sa_.sa_mask);
-    run(1);
   }
   void run(std::uint64_t iters) override {
     struct sigaction old;
@@ -62,7 +61,6 @@ class Catch final : public kbench::Fixture {
     sigemptyset(&sa.sa_mask);
     check(::sigaction(SIGUSR1, &sa, nullptr), "sigaction");
     pid_ = ::getpid();
-    run(1);
   }
   void before_sample(std::uint64_t) override { g_caught = 0; }
   void run(std::uint64_t iters) override {
@@ -93,7 +91,6 @@ class Prot final : public kbench::Fixture {
     sa.sa_flags = SA_SIGINFO;
     sigemptyset(&sa.sa_mask);
     check(::sigaction(SIGSEGV, &sa, nullptr), "sigaction");
-    run(1);
   }
   void run(std::uint64_t iters) override {
     volatile char* page = g_page;

@@ -33,7 +33,6 @@ class DevIo final : public kbench::Fixture {
   void setup(kbench::Context&) override {
     fd_ = static_cast<int>(check(::open(write_ ? "/dev/null" : "/dev/zero", (write_ ? O_WRONLY : O_RDONLY) | O_CLOEXEC),
                                  write_ ? "open /dev/null" : "open /dev/zero"));
-    run(1);
   }
   void run(std::uint64_t iters) override {
     char c = 0;
@@ -64,7 +63,6 @@ class FileOps final : public kbench::Fixture {
     ctx.set_info("fs_type", kbench::fs_type_of(path_));
     if (op_ == Op::fstat)
       fd_ = static_cast<int>(check(::open(path_.c_str(), O_RDONLY | O_CLOEXEC), "open test file"));
-    run(1);
   }
   void run(std::uint64_t iters) override {
     struct stat st;

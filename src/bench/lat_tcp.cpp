@@ -5,7 +5,7 @@
 // Timed     = run() only; listen/connect/accept (the listener on 127.0.0.1
 //             or ::1, port 0, closed as soon as the connection is accepted),
 //             fork() and the partner's graceful end are setup/teardown.
-//             setup() does one untimed round trip.
+//             The setup probe is one untimed round trip.
 // Placement = this process on --cpu, the echoing partner on --partner-cpu.
 // Caveats   = a message larger than one read returns is reassembled with
 //             several read() calls: part of the op. family=ipv6 exits 77

@@ -5,7 +5,7 @@
 //             127.0.0.1 (or ::1 with family=ipv6) on kernel-picked ports and
 //             connect()ed to each other, so the loop is send()/recv().
 // Timed     = run() only; sockets, fork() and the partner's graceful end are
-//             setup/teardown. setup() does one untimed round trip.
+//             setup/teardown. The setup probe is one round trip.
 // Placement = this process on --cpu, the echoing partner on --partner-cpu.
 // Caveats   = sizes up to 8192 fit in one datagram on lo (MTU 65536): no
 //             fragmentation. A lost datagram would hang the pair (loopback

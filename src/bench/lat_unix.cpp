@@ -3,7 +3,7 @@
 // One op    = write 1 byte to the partner over a socketpair(AF_UNIX,
 //             SOCK_STREAM), read its 1-byte echo back on the same socket.
 // Timed     = run() only; socketpair(), fork() and the partner's graceful
-//             end are setup/teardown. setup() does one untimed round trip.
+//             end are setup/teardown. The setup probe is one round trip.
 // Placement = this process on --cpu, the echoing partner on --partner-cpu.
 // Caveats   = same as lat_pipe: two context switches per op on one CPU,
 //             two cross-CPU wake-ups otherwise. In --iters mode the partner

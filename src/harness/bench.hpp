@@ -2,13 +2,13 @@
 //
 // A benchmark binary is a list of cases (CaseSpec): a variant word, default
 // parameters, a metric and a factory for its Fixture. The harness does the
-// rest identically for every binary: options, pinning, warm-up, calibration,
-// sampling, rusage counters, JSON Lines output, exit codes, and cleanup of
-// partners and temporary directories on exit or signal.
+// rest identically for every binary: options, pinning, the setup probe,
+// warm-up, calibration, sampling, rusage counters, JSON Lines output, exit
+// codes, and cleanup of partners and temporary directories on exit or signal.
 //
 // Only Fixture::run() is timed. before_sample()/after_sample() run untimed
-// around every timed run (warm-up and calibration included), for work that
-// must be redone per sample (files to delete, a fresh directory).
+// around every run (the setup probe, warm-up and calibration included), for
+// work that must be redone per sample (files to delete, a fresh directory).
 #pragma once
 
 #include <cstdint>
@@ -65,6 +65,9 @@ class Context {
   // Extra flat string keys in every sample (e.g. fs_type).
   void set_info(const std::string& key, const std::string& value) { info_[key] = value; }
   const std::map<std::string, std::string>& info() const { return info_; }
+  // Operations of the setup probe (default 1), e.g. one full round of a ring.
+  void set_probe_iters(std::uint64_t n) { probe_iters_ = n; }
+  std::uint64_t probe_iters() const { return probe_iters_; }
 
  private:
   std::string bench_, variant_;
@@ -74,8 +77,14 @@ class Context {
   std::string temp_dir_;
   std::optional<std::uint64_t> bytes_per_op_;
   std::map<std::string, std::string> info_;
+  std::uint64_t probe_iters_ = 1;
 };
 
+// After setup() the harness runs the setup probe, untimed and once:
+// before_sample(n), run(n), after_sample() with n = ctx.probe_iters(). It
+// proves the path (an op that fails, fails before any sample) and touches
+// what run() will; partners in --iters mode count it. A fixture writes no
+// probe of its own.
 class Fixture {
  public:
   virtual ~Fixture() = default;

@@ -13,7 +13,7 @@
 //    when the data has arrived. n = 0 ends the partner.
 // In --iters mode each partner prints, at its graceful end,
 // "<bench>: partner served N operations" on stderr; N counts every
-// operation it served, the one setup probe included.
+// operation it served, the harness's one-op setup probe included.
 #pragma once
 
 #include <cstddef>
@@ -91,7 +91,7 @@ inline void recv_msg(int fd, void* buf, std::size_t n, bool datagram) {
 
 // Round trip of one message between this process and an echo partner.
 // Subclasses only open the channel. One op = send `size` bytes, receive the
-// echoed `size` bytes. setup() proves the path with one untimed round trip.
+// echoed `size` bytes.
 class RoundTrip : public Fixture {
  public:
   void setup(Context& ctx) final;

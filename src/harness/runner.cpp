@@ -1,6 +1,7 @@
 // runner.cpp — bench_main: options, case selection, the sampling loop, output.
 //
-// The order of a case: pin, setup, warm-up, calibration, samples, teardown.
+// The order of a case: pin, setup, the setup probe, warm-up, calibration,
+// samples, teardown.
 // Each sample is one timed run(iters) between two monotonic-clock reads;
 // rusage snapshots and the noise markers (run-queue delay, steal,
 // migrations) are taken just outside that window. Every sample line is
@@ -141,6 +142,10 @@ int run_main(const char* name, const std::vector<CaseSpec>& specs, const std::ve
   fixture->setup(ctx);
   if (spec->metric == Metric::bandwidth && !ctx.bytes_per_op())
     die("internal error: bandwidth case did not set bytes_per_op");
+  // The setup probe (see Fixture), before the noise markers open.
+  fixture->before_sample(ctx.probe_iters());
+  fixture->run(ctx.probe_iters());
+  fixture->after_sample();
   // Opened after setup, so partners forked there do not inherit the fds
   // (O_CLOEXEC keeps them from exec'd programs).
   NoiseMarkers noise(opt.cpu);

@@ -16,6 +16,7 @@ struct Counts {
   std::uint64_t ops = 0;
   std::vector<std::uint64_t> run_iters;
   std::string size_seen;
+  std::vector<std::string> events;
 };
 Counts g;
 
@@ -23,15 +24,27 @@ class Counting final : public kbench::Fixture {
  public:
   void setup(kbench::Context& ctx) override {
     ++g.setups;
+    g.events.push_back("setup");
     if (ctx.params().count("size")) g.size_seen = ctx.param("size");
+    if (ctx.params().count("probe")) ctx.set_probe_iters(ctx.param_u64("probe"));
   }
-  void before_sample(std::uint64_t) override { ++g.before; }
+  void before_sample(std::uint64_t iters) override {
+    ++g.before;
+    g.events.push_back("before " + std::to_string(iters));
+  }
   void run(std::uint64_t iters) override {
     g.run_iters.push_back(iters);
+    g.events.push_back("run " + std::to_string(iters));
     for (std::uint64_t i = 0; i < iters; ++i) ++g.ops;
   }
-  void after_sample() override { ++g.after; }
-  void teardown() override { ++g.teardowns; }
+  void after_sample() override {
+    ++g.after;
+    g.events.push_back("after");
+  }
+  void teardown() override {
+    ++g.teardowns;
+    g.events.push_back("teardown");
+  }
 };
 
 class Streaming final : public kbench::Fixture {
@@ -96,15 +109,17 @@ bool has(const std::string& s, const std::string& part) { return s.find(part) !=
 
 }  // namespace
 
-TEST_CASE("--iters 123 --samples 7 performs exactly 7 x 123 operations, one setup, one teardown") {
+TEST_CASE("--iters 123 --samples 7 times exactly 7 x 123 operations after one probe op, one setup, one teardown") {
   const Result r = run({"count", "--iters", "123", "--samples", "7", "--run-id", "RID", "--rep", "3"});
   REQUIRE(r.code == 0);
-  CHECK(g.ops == 7 * 123);
+  CHECK(g.ops == 1 + 7 * 123);
   CHECK(g.setups == 1);
   CHECK(g.teardowns == 1);
-  CHECK(g.before == 7);
-  CHECK(g.after == 7);
-  CHECK(g.run_iters == std::vector<std::uint64_t>(7, 123));
+  CHECK(g.before == 1 + 7);
+  CHECK(g.after == 1 + 7);
+  std::vector<std::uint64_t> expect(8, 123);
+  expect[0] = 1;  // the setup probe
+  CHECK(g.run_iters == expect);
   REQUIRE(r.lines.size() == 7);
   for (std::size_t i = 0; i < r.lines.size(); ++i) {
     const std::string& l = r.lines[i];
@@ -138,8 +153,8 @@ TEST_CASE("--iters 123 --samples 7 performs exactly 7 x 123 operations, one setu
 TEST_CASE("warm-up in --iters mode only when asked for, in whole runs of K") {
   Result r = run({"count", "--iters", "5", "--samples", "2", "--warmup-ms", "1"});
   REQUIRE(r.code == 0);
-  CHECK(g.ops % 5 == 0);
-  CHECK(g.ops > 10);
+  CHECK((g.ops - 1) % 5 == 0);  // 1: the setup probe
+  CHECK(g.ops > 11);
   CHECK(g.before == g.after);
   CHECK(r.lines.size() == 2);
 }
@@ -251,4 +266,24 @@ TEST_CASE("--help prints the usage and the cases on stdout, exit 0") {
   REQUIRE_FALSE(r.lines.empty());
   CHECK(r.lines[0] == "usage: t_bench [count|sized|pair|stream] [options]");
   CHECK(r.err.empty());
+}
+
+TEST_CASE("the harness runs the setup probe once, right after setup, inside before/after_sample") {
+  Result r = run({"count", "--iters", "3", "--samples", "2"});
+  REQUIRE(r.code == 0);
+  CHECK(g.events == std::vector<std::string>{"setup", "before 1", "run 1", "after", "before 3", "run 3", "after",
+                                             "before 3", "run 3", "after", "teardown"});
+  CHECK(r.lines.size() == 2);  // the probe is no sample
+  // In calibrated mode too: one probe of one op, then warm-up and calibration.
+  r = run({"count", "--samples", "1", "--min-sample-ms", "1"});
+  REQUIRE(r.code == 0);
+  REQUIRE(g.events.size() > 4);
+  CHECK(std::vector<std::string>(g.events.begin(), g.events.begin() + 4) ==
+        std::vector<std::string>{"setup", "before 1", "run 1", "after"});
+  // A fixture may ask for a longer probe (lat_ctx: one full round).
+  const std::vector<kbench::CaseSpec> probed = {kbench::make_case<Counting>("p", {{"probe", "5"}})};
+  r = run({"p", "--iters", "2", "--samples", "1"}, probed);
+  REQUIRE(r.code == 0);
+  CHECK(g.run_iters == std::vector<std::uint64_t>{5, 2});
+  CHECK(g.before == 2);
 }
