@@ -1,46 +1,30 @@
 // lat_fs — file creation and deletion, per file.
 //
 // One op    = create: openat(dir, name, O_CREAT|O_EXCL|O_WRONLY), a write of
-//             size_kb KB (none for 0), close — a new file each op;
-//             delete: unlinkat(dir, name) of a file of size_kb KB that
-//             before_sample created (untimed).
-//             Names are 8 characters ("f" and 7 digits), relative to an
-//             open directory descriptor, so no op walks a longer path.
-// Modes     = fresh: every sample (warm-up and calibration runs included)
-//             works in a directory made for it before the clock starts and
-//             removed after it stops, so the kernel holds no dentries, and
-//             in particular no negative dentries, for its names;
-//             reuse: one directory for all samples, the way lmbench does it:
-//             each sample creates (or deletes) the same names that the
-//             previous one deleted, so lookups meet the negative dentries
-//             and the directory keeps whatever size it grew to.
+//             size_kb KB (none for 0), close: a new file each op; delete:
+//             unlinkat(dir, name) of a file of size_kb KB made before the
+//             sample. Names are 8 characters, relative to an open directory
+//             descriptor, so no op walks a longer path.
+// Modes     = fresh: a new directory for every timed run (warm-up and
+//             calibration included), so the kernel holds no dentry, negative
+//             or not, for its names; reuse: one directory for all, as in
+//             lmbench, so lookups meet the negative dentries left by the
+//             previous run and the directory keeps the size it grew to.
 //             Report both: the difference is a known source of false
 //             regressions when kernels are compared.
-// Timed     = run() only. Deleting the files a create sample made, making
-//             the files a delete sample removes, and making and removing
-//             the fresh directories are untimed (before_sample /
-//             after_sample). After every run the directory is checked to
-//             hold exactly what it should (iters files after create, none
-//             after delete), so an exit 0 means each op really happened.
-// Directory = --param dir=PATH puts the files in a private directory under
-//             PATH; dir=default means $TMPDIR, else /tmp. fs_type records
-//             the file system. Everything is removed at exit and on
-//             SIGINT/SIGTERM/SIGHUP.
+// Timed     = run() only. Making the files a delete removes, deleting the
+//             files a create made and the fresh directories are untimed
+//             (before_sample / after_sample); after every run the directory
+//             must hold exactly iters files (create) or none (delete).
 // Placement = unpinned unless --cpu.
-// Caveats   = journaling file systems commit in the background (ext4 every
-//             5 s), and dirty data is written back while samples run: both
-//             add noise on disk-backed file systems; tmpfs has neither.
-//             On ext4 without a journal (as on the VM this was written on)
-//             the inode allocator passes over inodes freed in the last 60 s
-//             (300 s while their inode-table block is dirty), reading the
-//             inode table for each (find_inode_bit -> recently_deleted), so
-//             a create costs more the more files were deleted shortly
-//             before in the same block group — by this benchmark's own
-//             earlier samples and cases, and by any other process. Seen
-//             there: 10-30 us per create at first, 350-550 us after some
-//             minutes of create/delete runs in /tmp. Compare such numbers
-//             only between runs with the same history (and journal mode);
-//             for the VFS and dcache costs alone, use dir= on a tmpfs.
+// Caveats   = the files live in a private directory under dir= (default
+//             $TMPDIR, else /tmp), removed at exit and on a signal; fs_type
+//             records its file system. Journal commits and writeback add
+//             noise on disk-backed file systems. ext4 without a journal
+//             passes over inodes freed in the last minutes when it allocates
+//             one, so create there costs more the more files anything
+//             deleted shortly before: compare such runs only with the same
+//             history, and use dir= on a tmpfs for the VFS and dcache alone.
 #include <cstdio>
 #include <dirent.h>
 #include <fcntl.h>
