@@ -78,15 +78,15 @@ class FileRead final : public kbench::Fixture {
   int fd_ = -1;
 };
 
-kbench::CaseSpec read_case(const char* variant, bool open_each) {
-  return kbench::CaseSpec{variant, {{"size_kb", "512"}}, kbench::Metric::bandwidth, false,
-                          [open_each] { return std::unique_ptr<kbench::Fixture>(new FileRead(open_each)); }};
-}
-
 // 512 KB (fits L2 on most CPUs) to 64 MB, powers of 4 and the 64 MB end.
 const std::vector<std::string> kSizes{"512", "2048", "8192", "32768", "65536"};
+const auto kReread = kbench::curve("file_reread", "Reading a cached file: read() and mmap against file size", "size_kb");
 
 }  // namespace
 
-KBENCH_MAIN("bw_file_rd", kbench::cases({kbench::sweep(read_case("io_only", false), "size_kb", kSizes),
-                                         kbench::sweep(read_case("open2close", true), "size_kb", kSizes)}))
+KBENCH_MAIN("bw_file_rd", kbench::category("Local communication bandwidth", 50).bench_rank(19),
+            kbench::cases({kbench::sweep(kbench::fixture<FileRead>("io_only", false).bandwidth().curve(kReread)
+                                             .summary(kbench::column("file reread", 4).pick("size_kb", 512)),
+                                         "size_kb", kSizes),
+                           kbench::sweep(kbench::fixture<FileRead>("open2close", true).bandwidth().curve(kReread),
+                                         "size_kb", kSizes)}))

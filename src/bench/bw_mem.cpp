@@ -111,26 +111,22 @@ class MemBw final : public kbench::Fixture {
   Buffer a_, b_;
 };
 
-kbench::CaseSpec mem_case(const char* variant, Op op) {
-  return kbench::CaseSpec{variant, {{"size_kb", "4"}}, kbench::Metric::bandwidth, false,
-                          [op] { return std::unique_ptr<kbench::Fixture>(new MemBw(op)); }};
-}
-
 // Powers of 4 from 4 KB to 256 MB: two points per cache level on most CPUs
 // and a total run time that fits the suite's budget.
 const std::vector<std::string> kSizes{"4", "16", "64", "256", "1024", "4096", "16384", "65536", "262144"};
+const auto kCurve = kbench::curve("mem_bandwidth", "Memory bandwidth against size (bw_mem)", "size_kb");
 
-std::vector<kbench::CaseSpec> make_cases() {
-  std::vector<kbench::CaseSpec> out;
-  const std::pair<const char*, Op> ops[] = {{"rd", Op::rd}, {"wr", Op::wr},     {"rdwr", Op::rdwr},
-                                            {"cp", Op::cp}, {"bcopy", Op::bcopy}, {"bzero", Op::bzero}};
-  for (const auto& [name, op] : ops) {
-    auto s = kbench::sweep(mem_case(name, op), "size_kb", kSizes);
-    out.insert(out.end(), s.begin(), s.end());
-  }
-  return out;
+// Every size of one variant, in the variant's panel of the chart.
+std::vector<kbench::CaseSpec> sizes(const kbench::CaseSpec& c) {
+  return kbench::sweep(c.bandwidth().curve(kCurve.panel(c.variant)), "size_kb", kSizes);
 }
 
 }  // namespace
 
-KBENCH_MAIN("bw_mem", make_cases())
+KBENCH_MAIN("bw_mem", kbench::category("Local communication bandwidth", 50).bench_rank(21),
+            kbench::cases({sizes(kbench::fixture<MemBw>("rd", Op::rd).summary(kbench::column("mem read", 8).pick("size_kb"))),
+                           sizes(kbench::fixture<MemBw>("wr", Op::wr).summary(kbench::column("mem write", 9).pick("size_kb"))),
+                           sizes(kbench::fixture<MemBw>("rdwr", Op::rdwr)),
+                           sizes(kbench::fixture<MemBw>("cp", Op::cp).summary(kbench::column("bcopy (hand)", 7).pick("size_kb"))),
+                           sizes(kbench::fixture<MemBw>("bcopy", Op::bcopy).summary(kbench::column("bcopy (libc)", 6).pick("size_kb"))),
+                           sizes(kbench::fixture<MemBw>("bzero", Op::bzero))}))

@@ -83,15 +83,15 @@ class MmapRead final : public kbench::Fixture {
   void* map_ = nullptr;
 };
 
-kbench::CaseSpec mmap_case(const char* variant, bool open_each) {
-  return kbench::CaseSpec{variant, {{"size_kb", "512"}}, kbench::Metric::bandwidth, false,
-                          [open_each] { return std::unique_ptr<kbench::Fixture>(new MmapRead(open_each)); }};
-}
-
 // The sizes of bw_file_rd, so the two read paths compare size for size.
 const std::vector<std::string> kSizes{"512", "2048", "8192", "32768", "65536"};
+const auto kReread = kbench::curve("file_reread", "Reading a cached file: read() and mmap against file size", "size_kb");
 
 }  // namespace
 
-KBENCH_MAIN("bw_mmap_rd", kbench::cases({kbench::sweep(mmap_case("mmap_only", false), "size_kb", kSizes),
-                                         kbench::sweep(mmap_case("open2close", true), "size_kb", kSizes)}))
+KBENCH_MAIN("bw_mmap_rd", kbench::category("Local communication bandwidth", 50).bench_rank(20),
+            kbench::cases({kbench::sweep(kbench::fixture<MmapRead>("mmap_only", false).bandwidth().curve(kReread)
+                                             .summary(kbench::column("mmap reread", 5).pick("size_kb", 512)),
+                                         "size_kb", kSizes),
+                           kbench::sweep(kbench::fixture<MmapRead>("open2close", true).bandwidth().curve(kReread),
+                                         "size_kb", kSizes)}))

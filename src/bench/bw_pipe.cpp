@@ -7,11 +7,9 @@
 //             (one extra wake-up per sample, not per chunk). The chunk count
 //             is sent to the partner before the clock starts.
 // Placement = the writer on --cpu, the reading partner on --partner-cpu.
-// Caveats   = with the default 64 KB pipe buffer a 64 KB chunk fills it,
-//             so on one CPU writer and reader alternate once per chunk.
-//             In --iters mode the partner reports the chunks it received
-//             (timed chunks + the one-chunk setup probe).
-
+// Caveats   = with the default 64 KB pipe buffer a 64 KB chunk fills it, so
+//             on one CPU writer and reader alternate once per chunk. With
+//             --iters the partner counts the chunks it got (timed + probe).
 #include "harness/bench.hpp"
 #include "harness/ipc.hpp"
 
@@ -25,4 +23,6 @@ class PipeStream final : public kbench::ipc::Stream {
 
 }  // namespace
 
-KBENCH_MAIN("bw_pipe", {kbench::make_case<PipeStream>("stream", {{"chunk_kb", "64"}}, kbench::Metric::bandwidth, true)})
+KBENCH_MAIN("bw_pipe", kbench::category("Local communication bandwidth", 50).bench_rank(16),
+            {kbench::fixture<PipeStream>("stream").param("chunk_kb", "64").bandwidth().two_party()
+                 .summary(kbench::column("pipe", 1).note("64 KB, @same"))})

@@ -5,14 +5,12 @@
 // Timed     = run(): writing the sample's chunks, then waiting for the
 //             partner's one-byte acknowledgement (sent back on the same
 //             connection) that the last byte arrived. The chunk count is
-//             sent before the clock starts. Connecting (127.0.0.1, port 0;
-//             the listener is closed once the connection is accepted) is
-//             setup.
+//             sent before the clock starts; connecting (127.0.0.1, port 0,
+//             the listener closed once accepted) is setup.
 // Placement = the writer on --cpu, the reading partner on --partner-cpu.
 // Caveats   = default socket buffers and autotuning (net.ipv4.tcp_wmem,
-//             tcp_rmem), Nagle left on as for any bulk sender. IPv4 only.
-//             In --iters mode the partner reports the chunks it received
-//             (timed chunks + the one-chunk setup probe).
+//             tcp_rmem), Nagle on as for any bulk sender; IPv4 only. With
+//             --iters the partner counts the chunks it got (timed + probe).
 #include <sys/socket.h>
 
 #include "harness/bench.hpp"
@@ -30,4 +28,6 @@ class TcpStream final : public kbench::ipc::Stream {
 
 }  // namespace
 
-KBENCH_MAIN("bw_tcp", {kbench::make_case<TcpStream>("stream", {{"chunk_kb", "64"}}, kbench::Metric::bandwidth, true)})
+KBENCH_MAIN("bw_tcp", kbench::category("Local communication bandwidth", 50).bench_rank(18),
+            {kbench::fixture<TcpStream>("stream").param("chunk_kb", "64").bandwidth().two_party()
+                 .summary(kbench::column("TCP", 3).note("64 KB, @same"))})

@@ -8,10 +8,8 @@
 //             before the clock starts.
 // Placement = the writer on --cpu, the reading partner on --partner-cpu.
 // Caveats   = default socket buffer sizes (net.core.wmem_default and
-//             friends) set how much is in flight; they are not changed.
-//             In --iters mode the partner reports the chunks it received
-//             (timed chunks + the one-chunk setup probe).
-
+//             friends) set how much is in flight; they are not changed. With
+//             --iters the partner counts the chunks it got (timed + probe).
 #include "harness/bench.hpp"
 #include "harness/ipc.hpp"
 
@@ -25,4 +23,6 @@ class UnixStream final : public kbench::ipc::Stream {
 
 }  // namespace
 
-KBENCH_MAIN("bw_unix", {kbench::make_case<UnixStream>("stream", {{"chunk_kb", "64"}}, kbench::Metric::bandwidth, true)})
+KBENCH_MAIN("bw_unix", kbench::category("Local communication bandwidth", 50).bench_rank(17),
+            {kbench::fixture<UnixStream>("stream").param("chunk_kb", "64").bandwidth().two_party()
+                 .summary(kbench::column("AF_UNIX", 2).note("64 KB, @same"))})

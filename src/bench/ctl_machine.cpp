@@ -107,12 +107,8 @@ class Copy final : public kbench::Fixture {
   kbench::Buffer src_, dst_;
 };
 
-std::vector<kbench::CaseSpec> make_cases() {
-  return {kbench::as_control(kbench::make_case<Chain>("chain")),
-          kbench::as_control(kbench::make_case<Alu>("alu")),
-          kbench::as_control(kbench::make_case<Copy>("copy"))};
-}
-
 }  // namespace
 
-KBENCH_MAIN("ctl_machine", make_cases())
+KBENCH_MAIN("ctl_machine", kbench::category("Machine controls", 90).bench_rank(90),
+            {kbench::fixture<Chain>("chain").control(), kbench::fixture<Alu>("alu").control(),
+             kbench::fixture<Copy>("copy").control()})

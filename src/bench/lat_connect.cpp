@@ -121,14 +121,9 @@ class Connect final : public kbench::Fixture {
   kbench::Partner partner_;
 };
 
-kbench::CaseSpec ipv6(kbench::CaseSpec c) {
-  c.params["family"] = "ipv6";
-  return c;
-}
-
-const kbench::CaseSpec base =
-    kbench::make_case<Connect>("connect", {{"family", "ipv4"}}, kbench::Metric::latency, true);
+const auto kConnect = kbench::fixture<Connect>("connect").two_party().param("family", "ipv4");
 
 }  // namespace
 
-KBENCH_MAIN("lat_connect", {base, ipv6(base)})
+KBENCH_MAIN("lat_connect", kbench::category("Local communication latency", 30).bench_rank(10),
+            {kConnect.summary(kbench::column("TCP conn", 5).note("@same")), kConnect.param("family", "ipv6")})

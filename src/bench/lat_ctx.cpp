@@ -59,13 +59,8 @@ class WorkingSet {
   std::vector<std::uint64_t> words_;
 };
 
-std::uint64_t procs_param(const kbench::Context& ctx) {
-  return ctx.param_u64("procs", 2, 256);
-}
-
-std::uint64_t size_param(const kbench::Context& ctx) {
-  return ctx.param_u64("size_kb", 0, 1048576);
-}
+std::uint64_t procs_param(const kbench::Context& ctx) { return ctx.param_u64("procs", 2, 256); }
+std::uint64_t size_param(const kbench::Context& ctx) { return ctx.param_u64("size_kb", 0, 1048576); }
 
 class Ring final : public kbench::Fixture {
  public:
@@ -172,18 +167,21 @@ class Work final : public kbench::Fixture {
   std::vector<WorkingSet> sets_;
 };
 
-std::vector<kbench::CaseSpec> grid(const kbench::CaseSpec& base) {
-  std::vector<kbench::CaseSpec> out;
-  for (const char* p : {"2", "4", "8", "16"})
-    for (const char* s : {"0", "16", "64"}) {
-      kbench::CaseSpec c = base;
-      c.params = {{"procs", p}, {"size_kb", s}};
-      out.push_back(c);
-    }
-  return out;
+// Every procs x size_kb.
+std::vector<kbench::CaseSpec> grid(const kbench::CaseSpec& c) {
+  return kbench::sweep(kbench::sweep(c, "procs", {"2", "4", "8", "16"}), "size_kb", {"0", "16", "64"});
+}
+
+// A summary column: ring - work at P processes and K KB ("Pp/KK").
+kbench::Column switch_cost(int order, const std::string& p, const std::string& kb) {
+  return kbench::column(p + "p/" + kb + "K", order).note("ring - work, @same").minus("work").at("procs", p).at("size_kb", kb);
 }
 
 }  // namespace
 
-KBENCH_MAIN("lat_ctx", kbench::cases({grid(kbench::make_case<Ring>("ring", {}, kbench::Metric::latency, true)),
-                                      grid(kbench::make_case<Work>("work"))}))
+KBENCH_MAIN("lat_ctx", kbench::category("Context switching", 20).bench_rank(5),
+            kbench::cases({grid(kbench::fixture<Ring>("ring").two_party().summary(switch_cost(1, "2", "0"))
+                                    .summary(switch_cost(2, "2", "16")).summary(switch_cost(3, "2", "64"))
+                                    .summary(switch_cost(4, "8", "16")).summary(switch_cost(5, "8", "64"))
+                                    .summary(switch_cost(6, "16", "16")).summary(switch_cost(7, "16", "64"))),
+                           grid(kbench::fixture<Work>("work"))}))

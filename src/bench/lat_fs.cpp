@@ -140,21 +140,22 @@ class FsOps final : public kbench::Fixture {
   std::uint64_t fresh_count_ = 0, last_iters_ = 0;
 };
 
-std::vector<kbench::CaseSpec> make_cases() {
-  std::vector<kbench::CaseSpec> out;
-  for (const bool create : {true, false}) {
-    for (const char* mode : {"fresh", "reuse"}) {
-      const kbench::CaseSpec base{create ? "create" : "delete",
-                                  {{"dir", "default"}, {"mode", mode}, {"size_kb", "0"}},
-                                  kbench::Metric::latency, false,
-                                  [create] { return std::unique_ptr<kbench::Fixture>(new FsOps(create)); }};
-      const auto s = kbench::sweep(base, "size_kb", {"0", "1", "4", "10"});
-      out.insert(out.end(), s.begin(), s.end());
-    }
-  }
-  return out;
+const std::vector<std::string> kSizes{"0", "1", "4", "10"};
+const auto kCreate = kbench::fixture<FsOps>("create", true).param("dir", "default");
+const auto kDelete = kbench::fixture<FsOps>("delete", false).param("dir", "default");
+
+kbench::Column fresh(const char* label, int order, const char* kb) {
+  return kbench::column(label, order).note("fresh dir").at("size_kb", kb);
 }
 
 }  // namespace
 
-KBENCH_MAIN("lat_fs", make_cases())
+KBENCH_MAIN("lat_fs", kbench::category("File and VM latency", 40).bench_rank(12),
+            kbench::cases({kbench::sweep(kCreate.param("mode", "fresh").summary(fresh("0K create", 1, "0"))
+                                             .summary(fresh("10K create", 3, "10")),
+                                         "size_kb", kSizes),
+                           kbench::sweep(kCreate.param("mode", "reuse"), "size_kb", kSizes),
+                           kbench::sweep(kDelete.param("mode", "fresh").summary(fresh("0K delete", 2, "0"))
+                                             .summary(fresh("10K delete", 4, "10")),
+                                         "size_kb", kSizes),
+                           kbench::sweep(kDelete.param("mode", "reuse"), "size_kb", kSizes)}))

@@ -135,12 +135,8 @@ class PingPong final : public kbench::Fixture {
   std::thread thread_;
 };
 
-template <bool Process>
-kbench::CaseSpec futex_case(const char* variant) {
-  return kbench::CaseSpec{variant, {}, kbench::Metric::latency, true,
-                          [] { return std::unique_ptr<kbench::Fixture>(new PingPong(Process)); }};
-}
-
 }  // namespace
 
-KBENCH_MAIN("lat_futex", {futex_case<false>("thread"), futex_case<true>("process")})
+KBENCH_MAIN("lat_futex", kbench::category("Local communication latency", 30).bench_rank(11),
+            {kbench::fixture<PingPong>("thread", false).two_party().summary(kbench::column("futex", 6).note("threads, @same")),
+             kbench::fixture<PingPong>("process", true).two_party()})

@@ -28,4 +28,4 @@ void clock_loop(std::uint64_t iters) {
 
 }  // namespace
 
-KBENCH_MAIN("lat_harness", {kbench::simple_case("empty", empty_loop), kbench::simple_case("clock", clock_loop)})
+KBENCH_MAIN("lat_harness", {kbench::loop("empty", empty_loop), kbench::loop("clock", clock_loop)})

@@ -62,25 +62,25 @@ class Chase final : public kbench::Fixture {
   void** cur_ = nullptr;
 };
 
-kbench::CaseSpec chase_case(bool random, kbench::Params params) {
-  return kbench::CaseSpec{random ? "random" : "stride", std::move(params), kbench::Metric::latency, false,
-                          [random] { return std::unique_ptr<kbench::Fixture>(new Chase(random)); }};
-}
-
 std::vector<std::string> sizes_kb(std::uint64_t factor) {
   std::vector<std::string> out;
   for (std::uint64_t kb = 1; kb <= 262144; kb *= factor) out.push_back(std::to_string(kb));
   return out;
 }
 
-std::vector<kbench::CaseSpec> make_cases() {
-  // Every power of 2 for the main curve (stride 64), powers of 4 for the
-  // others: the run time of the suite is the limit.
-  return kbench::cases({kbench::sweep(chase_case(false, {{"size_kb", "1"}, {"stride", "64"}}), "size_kb", sizes_kb(2)),
-                        kbench::sweep(chase_case(false, {{"size_kb", "1"}, {"stride", "128"}}), "size_kb", sizes_kb(4)),
-                        kbench::sweep(chase_case(true, {{"size_kb", "1"}}), "size_kb", sizes_kb(4))});
-}
+const auto kCurve = kbench::curve("mem_latency", "Dependent-load latency against array size (lat_mem_rd)", "size_kb")
+                        .log_y().cache_lines();
 
 }  // namespace
 
-KBENCH_MAIN("lat_mem_rd", make_cases())
+// Every power of 2 for the main curve (stride 64), powers of 4 for the others:
+// the run time of the suite is the limit.
+KBENCH_MAIN("lat_mem_rd", kbench::category("Memory latency", 60).bench_rank(22),
+            kbench::cases({kbench::sweep(kbench::fixture<Chase>("stride", false).param("stride", "64").curve(kCurve),
+                                         "size_kb", sizes_kb(2)),
+                           kbench::sweep(kbench::fixture<Chase>("stride", false).param("stride", "128").curve(kCurve)
+                                             .summary(kbench::column("L", 1).note("stride 128").cache_levels("size_kb")),
+                                         "size_kb", sizes_kb(4)),
+                           kbench::sweep(kbench::fixture<Chase>("random", true).curve(kCurve)
+                                             .summary(kbench::column("random", 5).note("largest").largest("size_kb")),
+                                         "size_kb", sizes_kb(4))}))

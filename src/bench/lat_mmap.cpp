@@ -64,5 +64,6 @@ class MapTouchUnmap final : public kbench::Fixture {
 }  // namespace
 
 // 4 KB to 64 MB in powers of 4.
-KBENCH_MAIN("lat_mmap", kbench::sweep(kbench::make_case<MapTouchUnmap>("mmap", {{"size_kb", "4"}}), "size_kb",
-                                      {"4", "16", "64", "256", "1024", "4096", "16384", "65536"}))
+KBENCH_MAIN("lat_mmap", kbench::category("File and VM latency", 40).bench_rank(14),
+            kbench::sweep(kbench::fixture<MapTouchUnmap>("mmap").summary(kbench::column("mmap", 5).pick("size_kb", 1024)),
+                          "size_kb", {"4", "16", "64", "256", "1024", "4096", "16384", "65536"}))

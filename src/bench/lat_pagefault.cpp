@@ -112,11 +112,8 @@ class PageFault final : public kbench::Fixture {
   std::vector<Map> maps_;
 };
 
-kbench::CaseSpec fault_case(const char* variant, bool file) {
-  return kbench::CaseSpec{variant, {}, kbench::Metric::latency, false,
-                          [file] { return std::unique_ptr<kbench::Fixture>(new PageFault(file)); }};
-}
-
 }  // namespace
 
-KBENCH_MAIN("lat_pagefault", {fault_case("file", true), fault_case("anon", false)})
+KBENCH_MAIN("lat_pagefault", kbench::category("File and VM latency", 40).bench_rank(15),
+            {kbench::fixture<PageFault>("file", true).summary(kbench::column("page fault", 7).note("file, per page")),
+             kbench::fixture<PageFault>("anon", false)})

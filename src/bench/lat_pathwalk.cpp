@@ -80,14 +80,12 @@ class PathWalk final : public kbench::Fixture {
   std::string path_;
 };
 
-kbench::CaseSpec walk_case(const char* variant, bool positive) {
-  return kbench::CaseSpec{variant, {{"depth", "1"}, {"name_len", "8"}}, kbench::Metric::latency, false,
-                          [positive] { return std::unique_ptr<kbench::Fixture>(new PathWalk(positive)); }};
-}
-
 const std::vector<std::string> kDepths{"1", "2", "4", "8", "16"};
 
 }  // namespace
 
-KBENCH_MAIN("lat_pathwalk", kbench::cases({kbench::sweep(walk_case("positive", true), "depth", kDepths),
-                                           kbench::sweep(walk_case("negative", false), "depth", kDepths)}))
+KBENCH_MAIN("lat_pathwalk", kbench::category("File and VM latency", 40).bench_rank(13),
+            kbench::cases({kbench::sweep(kbench::fixture<PathWalk>("positive", true).param("name_len", "8")
+                                             .summary(kbench::column("path lookup", 8).note("4 names").at("depth", "4")),
+                                         "depth", kDepths),
+                           kbench::sweep(kbench::fixture<PathWalk>("negative", false).param("name_len", "8"), "depth", kDepths)}))

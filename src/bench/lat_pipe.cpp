@@ -10,7 +10,6 @@
 //             wake-ups, which are slow and erratic in many VMs. In --iters
 //             mode the partner reports the round trips it echoed (timed ops
 //             plus the setup probe).
-
 #include "harness/bench.hpp"
 #include "harness/ipc.hpp"
 
@@ -24,4 +23,5 @@ class PipeRoundTrip final : public kbench::ipc::RoundTrip {
 
 }  // namespace
 
-KBENCH_MAIN("lat_pipe", {kbench::make_case<PipeRoundTrip>("rt", {}, kbench::Metric::latency, true)})
+KBENCH_MAIN("lat_pipe", kbench::category("Local communication latency", 30).bench_rank(6),
+            {kbench::fixture<PipeRoundTrip>("rt").two_party().summary(kbench::column("pipe", 1).note("@same"))})

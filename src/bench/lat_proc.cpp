@@ -84,13 +84,9 @@ class Proc final : public kbench::Fixture {
   std::string helper_;
 };
 
-template <Proc::Kind K>
-kbench::CaseSpec proc_case(const char* variant) {
-  return kbench::CaseSpec{variant, {}, kbench::Metric::latency, false,
-                          [] { return std::unique_ptr<kbench::Fixture>(new Proc(K)); }};
-}
-
 }  // namespace
 
-KBENCH_MAIN("lat_proc", {proc_case<Proc::Kind::fork>("fork"), proc_case<Proc::Kind::exec>("exec"),
-                         proc_case<Proc::Kind::shell>("shell")})
+KBENCH_MAIN("lat_proc", kbench::category("Processor and processes", 10).bench_rank(3),
+            {kbench::fixture<Proc>("fork", Proc::Kind::fork).summary(kbench::column("fork", 8)),
+             kbench::fixture<Proc>("exec", Proc::Kind::exec).summary(kbench::column("exec", 9)),
+             kbench::fixture<Proc>("shell", Proc::Kind::shell).summary(kbench::column("shell", 10))})

@@ -161,17 +161,15 @@ class Select final : public kbench::Fixture {
   std::vector<epoll_event> events_;
 };
 
-kbench::CaseSpec select_case(const char* variant, Call call, const char* type) {
-  return kbench::CaseSpec{variant, {{"fds", "10"}, {"type", type}}, kbench::Metric::latency, false,
-                          [call] { return std::unique_ptr<kbench::Fixture>(new Select(call)); }};
-}
-
 const std::vector<std::string> kFds{"10", "100", "250"};
 
 }  // namespace
 
-KBENCH_MAIN("lat_select", kbench::cases({kbench::sweep(select_case("select", Call::select, "file"), "fds", kFds),
-                                         kbench::sweep(select_case("select", Call::select, "tcp"), "fds", kFds),
-                                         kbench::sweep(select_case("poll", Call::poll, "file"), "fds", kFds),
-                                         kbench::sweep(select_case("poll", Call::poll, "tcp"), "fds", kFds),
-                                         kbench::sweep(select_case("epoll", Call::epoll, "tcp"), "fds", kFds)}))
+KBENCH_MAIN("lat_select", kbench::category("Processor and processes", 10).bench_rank(4),
+            kbench::cases({kbench::sweep(kbench::fixture<Select>("select", Call::select).param("type", "file"), "fds", kFds),
+                           kbench::sweep(kbench::fixture<Select>("select", Call::select).param("type", "tcp")
+                                             .summary(kbench::column("select", 5).note("100 TCP fds").at("fds", "100")),
+                                         "fds", kFds),
+                           kbench::sweep(kbench::fixture<Select>("poll", Call::poll).param("type", "file"), "fds", kFds),
+                           kbench::sweep(kbench::fixture<Select>("poll", Call::poll).param("type", "tcp"), "fds", kFds),
+                           kbench::sweep(kbench::fixture<Select>("epoll", Call::epoll).param("type", "tcp"), "fds", kFds)}))

@@ -108,5 +108,8 @@ class Prot final : public kbench::Fixture {
 
 }  // namespace
 
-KBENCH_MAIN("lat_sig", {kbench::make_case<Install>("install"), kbench::make_case<Catch>("catch"),
-                        kbench::make_case<Prot>("prot")})
+KBENCH_MAIN("lat_sig", kbench::category("Processor and processes", 10).bench_rank(2),
+            {kbench::fixture<Install>("install").summary(kbench::column("sig inst", 6)),
+             kbench::fixture<Catch>("catch").summary(kbench::column("sig hndl", 7)),
+             kbench::fixture<Prot>("prot").category(kbench::category("File and VM latency", 40))
+                 .summary(kbench::column("prot fault", 6))})

@@ -88,14 +88,15 @@ class FileOps final : public kbench::Fixture {
   int fd_ = -1;
 };
 
-template <typename F, typename... A>
-kbench::CaseSpec with(std::string variant, A... a) {
-  return kbench::CaseSpec{std::move(variant), {}, kbench::Metric::latency, false,
-                          [a...] { return std::unique_ptr<kbench::Fixture>(new F(a...)); }};
-}
+// The summary's "null I/O" is the mean of read and write.
+const auto kNullIo = kbench::column("null I/O", 2).note("(read+write)/2").mean();
 
 }  // namespace
 
-KBENCH_MAIN("lat_syscall", {kbench::simple_case("null", null_loop), with<DevIo>("read", false),
-                            with<DevIo>("write", true), with<FileOps>("stat", FileOps::Op::stat),
-                            with<FileOps>("fstat", FileOps::Op::fstat), with<FileOps>("open", FileOps::Op::open)})
+KBENCH_MAIN("lat_syscall", kbench::category("Processor and processes", 10).bench_rank(1),
+            {kbench::loop("null", null_loop).summary(kbench::column("null call", 1)),
+             kbench::fixture<DevIo>("read", false).summary(kNullIo),
+             kbench::fixture<DevIo>("write", true).summary(kNullIo),
+             kbench::fixture<FileOps>("stat", FileOps::Op::stat).summary(kbench::column("stat", 3)),
+             kbench::fixture<FileOps>("fstat", FileOps::Op::fstat),
+             kbench::fixture<FileOps>("open", FileOps::Op::open).summary(kbench::column("open/close", 4))})

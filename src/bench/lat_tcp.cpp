@@ -28,14 +28,11 @@ class TcpRoundTrip final : public kbench::ipc::RoundTrip {
   }
 };
 
-const kbench::CaseSpec base = kbench::make_case<TcpRoundTrip>("rt", {{"family", "ipv4"}, {"size", "1"}},
-                                                              kbench::Metric::latency, true);
-
-kbench::CaseSpec ipv6(kbench::CaseSpec c) {
-  c.params["family"] = "ipv6";
-  return c;
-}
+const auto kRt = kbench::fixture<TcpRoundTrip>("rt").two_party().param("family", "ipv4").param("size", "1");
 
 }  // namespace
 
-KBENCH_MAIN("lat_tcp", kbench::cases({kbench::sweep(base, "size", {"1", "1024"}), {ipv6(base)}}))
+KBENCH_MAIN("lat_tcp", kbench::category("Local communication latency", 30).bench_rank(9),
+            kbench::cases({kbench::sweep(kRt.summary(kbench::column("TCP", 4).note("1 B, @same").at("size", "1")),
+                                         "size", {"1", "1024"}),
+                           {kRt.param("family", "ipv6")}}))

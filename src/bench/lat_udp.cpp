@@ -33,14 +33,11 @@ class UdpRoundTrip final : public kbench::ipc::RoundTrip {
   bool datagram() const override { return true; }
 };
 
-const kbench::CaseSpec base = kbench::make_case<UdpRoundTrip>("rt", {{"family", "ipv4"}, {"size", "1"}},
-                                                              kbench::Metric::latency, true);
-
-kbench::CaseSpec ipv6(kbench::CaseSpec c) {
-  c.params["family"] = "ipv6";
-  return c;
-}
+const auto kRt = kbench::fixture<UdpRoundTrip>("rt").two_party().param("family", "ipv4").param("size", "1");
 
 }  // namespace
 
-KBENCH_MAIN("lat_udp", kbench::cases({kbench::sweep(base, "size", {"1", "1024", "8192"}), {ipv6(base)}}))
+KBENCH_MAIN("lat_udp", kbench::category("Local communication latency", 30).bench_rank(8),
+            kbench::cases({kbench::sweep(kRt.summary(kbench::column("UDP", 3).note("1 B, @same").at("size", "1")),
+                                         "size", {"1", "1024", "8192"}),
+                           {kRt.param("family", "ipv6")}}))

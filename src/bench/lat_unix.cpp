@@ -8,7 +8,6 @@
 // Caveats   = same as lat_pipe: two context switches per op on one CPU,
 //             two cross-CPU wake-ups otherwise. In --iters mode the partner
 //             reports the round trips it echoed (timed ops + setup probe).
-
 #include "harness/bench.hpp"
 #include "harness/ipc.hpp"
 
@@ -22,4 +21,5 @@ class UnixRoundTrip final : public kbench::ipc::RoundTrip {
 
 }  // namespace
 
-KBENCH_MAIN("lat_unix", {kbench::make_case<UnixRoundTrip>("rt", {}, kbench::Metric::latency, true)})
+KBENCH_MAIN("lat_unix", kbench::category("Local communication latency", 30).bench_rank(7),
+            {kbench::fixture<UnixRoundTrip>("rt").two_party().summary(kbench::column("AF_UNIX", 2).note("@same"))})

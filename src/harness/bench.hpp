@@ -1,10 +1,12 @@
 // bench.hpp — what a benchmark file sees of the harness.
 //
-// A benchmark binary is a list of cases (CaseSpec): a variant word, default
-// parameters, a metric and a factory for its Fixture. The harness does the
-// rest identically for every binary: options, pinning, the setup probe,
-// warm-up, calibration, sampling, rusage counters, JSON Lines output, exit
-// codes, and cleanup of partners and temporary directories on exit or signal.
+// A benchmark binary is a list of case declarations (CaseSpec): a variant
+// word, default parameters, a metric, the placement kind, where the case
+// goes in the reports, and its Fixture constructed with its arguments. The
+// harness does the rest identically for every binary: options, pinning, the
+// setup probe, warm-up, calibration, sampling, rusage counters, JSON Lines
+// output, exit codes, and cleanup of partners and temporary directories on
+// exit or signal.
 //
 // Only Fixture::run() is timed. before_sample()/after_sample() run untimed
 // around every run (the setup probe, warm-up and calibration included), for
@@ -95,40 +97,221 @@ class Fixture {
   virtual void teardown() {}
 };
 
+// ---- Declaring cases ----------------------------------------------------------
+//
+// Everything about a case is said once, where the binary lists its cases:
+//
+//   KBENCH_MAIN("lat_syscall", kbench::category("Processor and processes", 10).bench_rank(1),
+//               {kbench::loop("null", null_loop).summary(kbench::column("null call", 1)),
+//                kbench::fixture<DevIo>("read", false).summary(kNullIo),
+//                kbench::fixture<FileOps>("fstat", FileOps::Op::fstat)})
+//
+// --list prints all of it (README, "Writing a benchmark"); the driver records
+// it and the reports build their tables and charts from it. Every builder
+// call returns a modified copy, so a declared base can be reused.
+
+// The summary table (and compare section) a case belongs to. `rank` orders
+// the categories, lower first; bench_rank orders the binaries inside one: a
+// case's rank there is bench_rank * 1000 + its index in the binary's list.
+// Without a category a case is in "Other" (rank 1000, bench rank 999).
+struct Category {
+  std::string name;
+  int rank = 1000;
+  std::optional<int> bench;  // bench_rank
+  Category bench_rank(int r) const {
+    Category c = *this;
+    c.bench = r;
+    return c;
+  }
+};
+inline Category category(std::string name, int rank) { return Category{std::move(name), rank, std::nullopt}; }
+
+// A case's column in its category's summary table, `order` its position
+// (1-based). Cases with the same label share the column. The cell is the
+// case itself, or (one call):
+//   mean()           the mean of every case with this label, per rep;
+//   minus(v)         this case minus variant v of the bench, same params;
+//   pick(p, n)       cases differing only in parameter p: p = n where every
+//                    kernel has it, else the largest p present;
+//   cache_levels(p)  columns L1, L2, L3, main memory at the machine's cache
+//                    sizes (the label is only an id);
+//   largest(p)       the largest p present.
+// Two-party cases fill their column from @same. at(k, v): only for the cases
+// whose parameter k is v (one point of a sweep).
+class Column {
+ public:
+  struct Fields {
+    std::string label, note, combine = "one", minus, size_param;
+    int order = 0;
+    std::optional<std::int64_t> prefer;
+    Params where;
+  };
+  Column(std::string label, int order) {
+    f_.label = std::move(label);
+    f_.order = order;
+  }
+  Column note(std::string text) const { return with([&](Fields& f) { f.note = std::move(text); }); }
+  Column mean() const { return with([](Fields& f) { f.combine = "mean"; }); }
+  Column minus(std::string variant) const {
+    return with([&](Fields& f) {
+      f.combine = "minus";
+      f.minus = std::move(variant);
+    });
+  }
+  Column pick(std::string size_param, std::optional<std::int64_t> prefer = std::nullopt) const {
+    return with([&](Fields& f) {
+      f.combine = "pick";
+      f.size_param = std::move(size_param);
+      f.prefer = prefer;
+    });
+  }
+  Column cache_levels(std::string size_param) const {
+    return with([&](Fields& f) {
+      f.combine = "cache_levels";
+      f.size_param = std::move(size_param);
+    });
+  }
+  Column largest(std::string size_param) const {
+    return with([&](Fields& f) {
+      f.combine = "largest";
+      f.size_param = std::move(size_param);
+    });
+  }
+  Column at(const std::string& key, std::string value) const {
+    return with([&](Fields& f) { f.where[key] = std::move(value); });
+  }
+  const Fields& fields() const { return f_; }
+
+ private:
+  template <typename Fn>
+  Column with(Fn fn) const {
+    Column c = *this;
+    fn(c.f_);
+    return c;
+  }
+  Fields f_;
+};
+inline Column column(std::string label, int order) { return Column(std::move(label), order); }
+
+// The case is a point of a curve chart: `x` is the parameter on the x axis
+// (KB, log2 scale); cases with the same chart id share one figure, one line
+// per kernel and (bench, variant, other params); panels are subplots.
+class Curve {
+ public:
+  struct Fields {
+    std::string chart, title, panel, x;
+    bool log_y = false, cache_lines = false;
+  };
+  Curve(std::string chart, std::string title, std::string x) {
+    f_.chart = std::move(chart);
+    f_.title = std::move(title);
+    f_.x = std::move(x);
+  }
+  Curve panel(std::string name) const {
+    Curve c = *this;
+    c.f_.panel = std::move(name);
+    return c;
+  }
+  Curve log_y() const {
+    Curve c = *this;
+    c.f_.log_y = true;
+    return c;
+  }
+  // Vertical lines at the machine's cache sizes.
+  Curve cache_lines() const {
+    Curve c = *this;
+    c.f_.cache_lines = true;
+    return c;
+  }
+  const Fields& fields() const { return f_; }
+
+ private:
+  Fields f_;
+};
+inline Curve curve(std::string chart, std::string title, std::string x) {
+  return Curve(std::move(chart), std::move(title), std::move(x));
+}
+
+// One case declaration; start one with fixture<F>() or loop().
 struct CaseSpec {
-  std::string variant;
-  Params params;  // the defaults; also every key the case accepts
-  Metric metric = Metric::latency;
-  bool two_party = false;
-  std::function<std::unique_ptr<Fixture>()> make;
+  // A parameter the case takes, with its default (units in the name).
+  CaseSpec param(const std::string& key, std::string default_value) const {
+    CaseSpec c = *this;
+    c.params[key] = std::move(default_value);
+    return c;
+  }
+  // MB/s from the bytes_per_op that setup() sets; higher is better. Without
+  // it a case is a latency: ns per op, lower is better.
+  CaseSpec bandwidth() const {
+    CaseSpec c = *this;
+    c.metric = Metric::bandwidth;
+    return c;
+  }
+  // A partner process or thread: listed @same, @cross and @unpinned.
+  CaseSpec two_party() const {
+    CaseSpec c = *this;
+    c.is_two_party = true;
+    return c;
+  }
   // A control: an operation whose cost no kernel can change (no system call,
   // no fault, no TLB miss in run()). The driver interleaves controls through
   // a run so that a change of the machine's own speed (frequency, a noisy
-  // host, steal) can be told apart from a change of the kernel. Last member,
-  // so that brace-initialised specs elsewhere stay non-controls.
-  bool control = false;
+  // host, steal) can be told apart from a change of the kernel.
+  CaseSpec control() const {
+    CaseSpec c = *this;
+    c.is_control = true;
+    return c;
+  }
+  // A category other than the binary's (its bench rank stays the binary's
+  // unless this one sets one).
+  CaseSpec category(Category cat) const {
+    CaseSpec c = *this;
+    c.own_category = std::move(cat);
+    return c;
+  }
+  // May be given several times with at(): the first that matches the case's
+  // parameters is its column.
+  CaseSpec summary(Column col) const {
+    CaseSpec c = *this;
+    c.columns.push_back(std::move(col));
+    return c;
+  }
+  CaseSpec curve(Curve cv) const {
+    CaseSpec c = *this;
+    c.plot = std::move(cv);
+    return c;
+  }
+
+  // What the harness reads.
+  std::string variant;
+  Params params;  // the defaults; also every key the case accepts
+  Metric metric = Metric::latency;
+  bool is_two_party = false;
+  bool is_control = false;
+  std::optional<Category> own_category;
+  std::vector<Column> columns;
+  std::optional<Curve> plot;
+  std::function<std::unique_ptr<Fixture>()> make;
 };
 
-// The same case marked as a control (see CaseSpec::control).
-inline CaseSpec as_control(CaseSpec c) {
-  c.control = true;
+// A case whose fixture is F(args...), constructed afresh for the run.
+template <typename F, typename... A>
+CaseSpec fixture(std::string variant, A... args) {
+  CaseSpec c;
+  c.variant = std::move(variant);
+  c.make = [args...]() -> std::unique_ptr<Fixture> { return std::make_unique<F>(args...); };
   return c;
 }
 
-// A case whose fixture type is F (default-constructible).
-template <typename F>
-CaseSpec make_case(std::string variant, Params params = {}, Metric metric = Metric::latency,
-                   bool two_party = false) {
-  return CaseSpec{std::move(variant), std::move(params), metric, two_party,
-                  [] { return std::unique_ptr<Fixture>(new F()); }};
-}
-
 // The lambda form for trivial cases: fn(iters) is the timed loop.
-CaseSpec simple_case(std::string variant, std::function<void(std::uint64_t)> fn,
-                     Params params = {});
+CaseSpec loop(std::string variant, std::function<void(std::uint64_t)> fn);
 
-// One case per value of `key` (other parameters as in `base`).
+// One case per value of `key` (other parameters, summary and curve as in
+// `base`; see Column::at for a column on one of them).
 std::vector<CaseSpec> sweep(const CaseSpec& base, const std::string& key,
+                            const std::vector<std::string>& values);
+// Each of `bases` once per value, in that order (a grid: sweep of a sweep).
+std::vector<CaseSpec> sweep(const std::vector<CaseSpec>& bases, const std::string& key,
                             const std::vector<std::string>& values);
 
 // Concatenates case lists.
@@ -153,14 +336,17 @@ void wait_partner(Partner& p);
 // online and allowed.
 void pin_to_cpu(int cpu);
 
-// The program's main: parses argv, runs or lists the cases.
+// The program's main: parses argv, runs or lists the cases. `category` is
+// the default of every case that declares none.
 int bench_main(const char* name, std::vector<CaseSpec> specs, int argc, char** argv);
+int bench_main(const char* name, const Category& category, std::vector<CaseSpec> specs, int argc, char** argv);
 // The same with explicit arguments and output stream (used by tests).
-int run_main(const char* name, const std::vector<CaseSpec>& specs,
-             const std::vector<std::string>& args, FILE* out);
+int run_main(const char* name, const std::vector<CaseSpec>& specs, const std::vector<std::string>& args,
+             FILE* out, const std::optional<Category>& category = std::nullopt);
 
 }  // namespace kbench
 
+// KBENCH_MAIN("bench", [category,] {specs...}) is the binary's main().
 #define KBENCH_MAIN(name, ...)                                        \
   int main(int argc, char** argv) {                                   \
     return ::kbench::bench_main(name, __VA_ARGS__, argc, argv);       \

@@ -24,10 +24,13 @@ std::string placement_name(bool two_party, std::optional<int> cpu, std::optional
 std::string case_name(const std::string& bench, const std::string& variant, const Params& p,
                       bool two_party, const std::string& placement);
 
-// The --list lines of a binary. `cpus` are the CPUs to offer for same and
-// cross placements (the first two allowed; with one CPU the cross case
-// names a CPU that is not there and will be skipped with 77 when run).
-std::vector<std::string> list_lines(const std::string& bench, const std::vector<CaseSpec>& specs,
-                                    const std::vector<int>& cpus);
+// The --list lines of a binary: identity, args and the declaration
+// (category, rank, direction, unit, summary, curve). `category` is the
+// binary's default. `cpus` are the CPUs to offer for same and cross
+// placements (the first two allowed; with one CPU the cross case names a
+// CPU that is not there and will be skipped with 77 when run). A summary
+// column that matches none of the binary's cases is a bug: exit 1.
+std::vector<std::string> list_lines(const std::string& bench, const std::optional<Category>& category,
+                                    const std::vector<CaseSpec>& specs, const std::vector<int>& cpus);
 
 }  // namespace kbench

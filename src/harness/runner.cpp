@@ -73,7 +73,7 @@ struct Measured {
 }  // namespace
 
 int run_main(const char* name, const std::vector<CaseSpec>& specs, const std::vector<std::string>& args,
-             FILE* out) {
+             FILE* out, const std::optional<Category>& category) {
   set_program_name(name);
   ParseResult parsed = parse_options(args);
   if (!parsed.error.empty()) return usage_error(name, specs, parsed.error);
@@ -82,11 +82,12 @@ int run_main(const char* name, const std::vector<CaseSpec>& specs, const std::ve
   if (opt.help) {
     std::fprintf(out, "%s", usage_text(name, variants).c_str());
     std::fprintf(out, "\nCases (--list for all default parameters):\n");
-    for (const auto& line : list_lines(name, specs, allowed_cpus())) std::fprintf(out, "  %s\n", line.c_str());
+    for (const auto& line : list_lines(name, category, specs, allowed_cpus()))
+      std::fprintf(out, "  %s\n", line.c_str());
     return kExitOk;
   }
   if (opt.list) {
-    for (const auto& line : list_lines(name, specs, allowed_cpus())) std::fprintf(out, "%s\n", line.c_str());
+    for (const auto& line : list_lines(name, category, specs, allowed_cpus())) std::fprintf(out, "%s\n", line.c_str());
     std::fflush(out);
     return kExitOk;
   }
@@ -121,11 +122,11 @@ int run_main(const char* name, const std::vector<CaseSpec>& specs, const std::ve
     std::string error;
     if (!parse_counter_list(*opt.counters, counter_list, error)) return usage_error(name, specs, "--counters: " + error);
   }
-  if (!spec->two_party && opt.partner_cpu)
+  if (!spec->is_two_party && opt.partner_cpu)
     return usage_error(name, specs, "--partner-cpu: " + variant + " has no partner process");
 
-  const std::string placement = placement_name(spec->two_party, opt.cpu, opt.partner_cpu);
-  const std::string case_id = case_name(name, variant, params, spec->two_party, placement);
+  const std::string placement = placement_name(spec->is_two_party, opt.cpu, opt.partner_cpu);
+  const std::string case_id = case_name(name, variant, params, spec->is_two_party, placement);
   const std::string params_str = canonical_params(params);
 
   install_cleanup_handlers();
@@ -208,7 +209,7 @@ int run_main(const char* name, const std::vector<CaseSpec>& specs, const std::ve
         .add("placement", placement)
         .add("case", case_id)
         .add("metric", metric_name(spec->metric))
-        .add("control", spec->control)
+        .add("control", spec->is_control)
         .add("rep_idx", opt.rep)
         .add("sample_idx", i)
         .add("iters", iters)
@@ -245,8 +246,11 @@ int run_main(const char* name, const std::vector<CaseSpec>& specs, const std::ve
 }
 
 int bench_main(const char* name, std::vector<CaseSpec> specs, int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  return run_main(name, specs, args, stdout);
+  return run_main(name, specs, std::vector<std::string>(argv + 1, argv + argc), stdout);
+}
+
+int bench_main(const char* name, const Category& category, std::vector<CaseSpec> specs, int argc, char** argv) {
+  return run_main(name, specs, std::vector<std::string>(argv + 1, argv + argc), stdout, category);
 }
 
 }  // namespace kbench

@@ -137,6 +137,99 @@ def test_list_names_cases_consistently(bin_dir):
             assert c["args"][0] == c["variant"]
 
 
+# The declaration each --list line carries besides the case's identity
+# (src/harness/bench.hpp; what the reports build their tables from).
+DECLARATION = {"category": str, "category_rank": int, "rank": int, "direction": str, "unit": str,
+               "summary": (dict, type(None)), "curve": (dict, type(None))}
+SUMMARY = {"column": str, "note": str, "order": int, "combine": str, "placement": (str, type(None)),
+           "minus": (str, type(None)), "size_param": (str, type(None)), "prefer": (int, type(None))}
+CURVE = {"chart": str, "title": str, "panel": str, "x": str, "log_y": bool, "cache_lines": bool}
+IDENTITY = ["bench", "variant", "params", "placement", "case", "metric", "two_party", "control", "args"]
+
+
+def all_list_cases(bin_dir):
+    return [c for b in bench_binaries(bin_dir) for c in list_cases(b)]
+
+
+def params_of(case):
+    return dict(kv.split("=", 1) for kv in case["params"].split(",")) if case["params"] else {}
+
+
+def check_types(obj, spec, where):
+    assert list(obj) == list(spec), f"{where}: keys {list(obj)}"
+    for key, typ in spec.items():
+        # bool is an int in Python: an int key must not be a bool.
+        assert isinstance(obj[key], typ) and not (typ is int and isinstance(obj[key], bool)), \
+            f"{where}: {key}={obj[key]!r}"
+
+
+def test_list_lines_declare_every_case(bin_dir):
+    previous = {}
+    for c in all_list_cases(bin_dir):
+        where = c["case"]
+        assert list(c) == IDENTITY + list(DECLARATION), where
+        check_types({k: c[k] for k in DECLARATION}, DECLARATION, where)
+        assert (c["direction"], c["unit"]) == (("higher", "MB/s") if c["metric"] == "bandwidth" else ("lower", "ns"))
+        assert c["category"] and c["rank"] >= 0
+        # Ranks follow the declaration: placements of one spec share one, the next spec's is higher.
+        last = previous.get(c["bench"])
+        if last is not None:
+            same_spec = c["two_party"] and last[1] == (c["variant"], c["params"]) and c["placement"] != "same"
+            assert c["rank"] == last[0] if same_spec else c["rank"] > last[0], where
+        previous[c["bench"]] = (c["rank"], (c["variant"], c["params"]))
+        if c["summary"] is not None:
+            col = c["summary"]
+            check_types(col, SUMMARY, where)
+            assert col["column"] and col["order"] >= 1, where
+            assert col["combine"] in {"one", "mean", "minus", "pick", "cache_levels", "largest"}, where
+            assert col["placement"] == ("same" if c["two_party"] else None), where
+            assert (col["minus"] is not None) == (col["combine"] == "minus"), where
+            sized = col["combine"] in {"pick", "cache_levels", "largest"}
+            assert (col["size_param"] is not None) == sized, where
+            assert not sized or col["size_param"] in params_of(c), where
+            assert col["prefer"] is None or col["combine"] == "pick", where
+        if c["curve"] is not None:
+            check_types(c["curve"], CURVE, where)
+            assert c["curve"]["chart"] and c["curve"]["title"], where
+            assert c["curve"]["x"] in params_of(c), where
+
+
+def test_every_category_has_one_rank(bin_dir):
+    ranks = {}
+    for c in all_list_cases(bin_dir):
+        ranks.setdefault(c["category"], set()).add(c["category_rank"])
+    assert all(len(r) == 1 for r in ranks.values()), ranks
+    by_rank = sorted((next(iter(r)), name) for name, r in ranks.items())
+    assert len({r for r, _ in by_rank}) == len(by_rank), f"two categories share a rank: {by_rank}"
+    # Controls are in a category of their own.
+    controls = {c["category"] for c in all_list_cases(bin_dir) if c["control"]}
+    others = {c["category"] for c in all_list_cases(bin_dir) if not c["control"]}
+    assert not controls & others
+
+
+def test_summary_columns_are_consistent(bin_dir):
+    cases = all_list_cases(bin_dir)
+    columns = {}  # (category, label) -> set of (order, combine, note)
+    for c in cases:
+        col = c["summary"]
+        if col is None:
+            continue
+        assert not c["control"], f'{c["case"]}: a control in a summary table'
+        columns.setdefault((c["category"], col["column"]), set()).add((col["order"], col["combine"], col["note"]))
+        if col["combine"] == "minus":
+            others = [o for o in cases if o["bench"] == c["bench"] and o["variant"] == col["minus"]
+                      and o["params"] == c["params"]]
+            assert others, f'{c["case"]}: no {col["minus"]} case to subtract'
+    used = {}  # (category, order) -> label
+    for (cat, label), shapes in columns.items():
+        assert len(shapes) == 1, f"{cat} / {label}: {shapes}"
+        order, combine, _ = next(iter(shapes))
+        # cache_levels fills four columns (L1, L2, L3, main memory).
+        for o in range(order, order + (4 if combine == "cache_levels" else 1)):
+            assert (cat, o) not in used, f"{cat}: order {o} of {label} and {used[(cat, o)]}"
+            used[(cat, o)] = label
+
+
 # Controls (work no kernel can change, see src/bench/ctl_machine.cpp) are
 # exactly ctl_machine's cases: the driver interleaves whatever says control.
 CONTROLS = {"ctl_machine": {"chain", "alu", "copy"}}

@@ -73,7 +73,7 @@ TEST_CASE("SIGTERM kills and reaps partners, removes temporary directories, exit
     dup2(devnull, 2);
     FILE* out = fopen("/dev/null", "w");
     // Samples forever: far more than can finish before the kill.
-    const int rc = kbench::run_main("t_forever", {kbench::make_case<Forever>("run", {}, kbench::Metric::latency, true)},
+    const int rc = kbench::run_main("t_forever", {kbench::fixture<Forever>("run").two_party()},
                                     {"run", "--samples", "1000000", "--iters", "1000"}, out);
     _exit(rc);
   }

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fcntl.h>
 #include <string>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
 
@@ -55,10 +56,10 @@ class Streaming final : public kbench::Fixture {
 
 std::vector<kbench::CaseSpec> specs() {
   return kbench::cases({
-      {kbench::make_case<Counting>("count")},
-      kbench::sweep(kbench::make_case<Counting>("sized", {{"size", "1"}, {"mode", "a"}}), "size", {"1", "64"}),
-      {kbench::make_case<Counting>("pair", {}, kbench::Metric::latency, true)},
-      {kbench::make_case<Streaming>("stream", {}, kbench::Metric::bandwidth)},
+      {kbench::fixture<Counting>("count")},
+      kbench::sweep(kbench::fixture<Counting>("sized").param("size", "1").param("mode", "a"), "size", {"1", "64"}),
+      {kbench::fixture<Counting>("pair").two_party()},
+      {kbench::fixture<Streaming>("stream").bandwidth()},
   });
 }
 
@@ -77,7 +78,8 @@ std::string slurp(FILE* f) {
   return s;
 }
 
-Result run(std::vector<std::string> args, const std::vector<kbench::CaseSpec>& cases = specs()) {
+Result run(std::vector<std::string> args, const std::vector<kbench::CaseSpec>& cases = specs(),
+           const std::optional<kbench::Category>& category = std::nullopt) {
   g = Counts{};
   FILE* out = std::tmpfile();
   FILE* err = std::tmpfile();
@@ -86,7 +88,7 @@ Result run(std::vector<std::string> args, const std::vector<kbench::CaseSpec>& c
   std::fflush(stderr);
   const int saved = dup(2);
   dup2(fileno(err), 2);
-  const int code = kbench::run_main("t_bench", cases, args, out);
+  const int code = kbench::run_main("t_bench", cases, args, out, category);
   std::fflush(stderr);
   dup2(saved, 2);
   close(saved);
@@ -219,8 +221,8 @@ TEST_CASE("--list prints every case, two-party ones in three placements") {
 }
 
 TEST_CASE("a control case says so in --list and in every sample, other cases say false") {
-  const std::vector<kbench::CaseSpec> s = {kbench::as_control(kbench::make_case<Counting>("ctl")),
-                                           kbench::make_case<Counting>("plain")};
+  const std::vector<kbench::CaseSpec> s = {kbench::fixture<Counting>("ctl").control(),
+                                           kbench::fixture<Counting>("plain")};
   Result r = run({"--list"}, s);
   REQUIRE(r.code == 0);
   REQUIRE(r.lines.size() == 2);
@@ -281,9 +283,75 @@ TEST_CASE("the harness runs the setup probe once, right after setup, inside befo
   CHECK(std::vector<std::string>(g.events.begin(), g.events.begin() + 4) ==
         std::vector<std::string>{"setup", "before 1", "run 1", "after"});
   // A fixture may ask for a longer probe (lat_ctx: one full round).
-  const std::vector<kbench::CaseSpec> probed = {kbench::make_case<Counting>("p", {{"probe", "5"}})};
+  const std::vector<kbench::CaseSpec> probed = {kbench::fixture<Counting>("p").param("probe", "5")};
   r = run({"p", "--iters", "2", "--samples", "1"}, probed);
   REQUIRE(r.code == 0);
   CHECK(g.run_iters == std::vector<std::uint64_t>{5, 2});
   CHECK(g.before == 2);
+}
+
+TEST_CASE("--list declares category, rank, direction, unit, summary and curve") {
+  const auto curve = kbench::curve("chart_id", "A title", "size").log_y();
+  const std::vector<kbench::CaseSpec> s = kbench::cases({
+      {kbench::loop("null", [](std::uint64_t) {}).summary(kbench::column("null", 1))},
+      kbench::sweep(kbench::fixture<Counting>("sized").param("mode", "a").curve(curve.panel("sized"))
+                        .summary(kbench::column("small", 3).note("1 B").at("size", "1"))
+                        .summary(kbench::column("pick", 2).pick("size", 64).at("mode", "a")),
+                    "size", {"1", "64"}),
+      {kbench::fixture<Counting>("pair").two_party().summary(kbench::column("pair", 4).minus("null"))},
+      {kbench::fixture<Streaming>("stream").bandwidth().category(kbench::category("Elsewhere", 7))},
+  });
+  const Result r = run({"--list"}, s, kbench::category("Mine", 5).bench_rank(3));
+  REQUIRE(r.code == 0);
+  REQUIRE(r.lines.size() == 1 + 2 + 3 + 1);
+  const std::string tail_null =
+      "\"args\":[\"null\"],\"category\":\"Mine\",\"category_rank\":5,\"rank\":3000,\"direction\":\"lower\","
+      "\"unit\":\"ns\",\"summary\":{\"column\":\"null\",\"note\":\"\",\"order\":1,\"combine\":\"one\","
+      "\"placement\":null,\"minus\":null,\"size_param\":null,\"prefer\":null},\"curve\":null}";
+  CHECK(has(r.lines[0], tail_null));
+  // A sweep copies summary and curve to every point; each point's column is
+  // the first whose at() matches it (size=1: "small", size=64: "pick").
+  for (int i : {1, 2}) {
+    CHECK(has(r.lines[i], "\"rank\":300" + std::to_string(i) + ","));
+    CHECK(has(r.lines[i], "\"curve\":{\"chart\":\"chart_id\",\"title\":\"A title\",\"panel\":\"sized\","
+                          "\"x\":\"size\",\"log_y\":true,\"cache_lines\":false}}"));
+  }
+  CHECK(has(r.lines[1], "\"summary\":{\"column\":\"small\",\"note\":\"1 B\",\"order\":3,\"combine\":\"one\","));
+  CHECK(has(r.lines[2], "\"summary\":{\"column\":\"pick\",\"note\":\"\",\"order\":2,\"combine\":\"pick\","
+                        "\"placement\":null,\"minus\":null,\"size_param\":\"size\",\"prefer\":64}"));
+  // Every placement of a two-party case carries the declaration; @same fills the column.
+  for (int i : {3, 4, 5}) {
+    CHECK(has(r.lines[i], "\"rank\":3003,"));
+    CHECK(has(r.lines[i], "\"summary\":{\"column\":\"pair\",\"note\":\"\",\"order\":4,\"combine\":\"minus\","
+                          "\"placement\":\"same\",\"minus\":\"null\",\"size_param\":null,\"prefer\":null}"));
+  }
+  // Its own category, the binary's bench rank; bandwidth is higher-is-better MB/s.
+  CHECK(has(r.lines[6], "\"category\":\"Elsewhere\",\"category_rank\":7,\"rank\":3004,\"direction\":\"higher\","
+                        "\"unit\":\"MB/s\",\"summary\":null,\"curve\":null}"));
+}
+
+TEST_CASE("a binary without a category lists its cases under Other") {
+  const Result r = run({"--list"});
+  REQUIRE(r.code == 0);
+  for (std::size_t i = 0; i < r.lines.size(); ++i)
+    CHECK(has(r.lines[i], "\"category\":\"Other\",\"category_rank\":1000,\"rank\":" +
+                              std::to_string(999000 + (i < 3 ? i : i < 6 ? 3 : 4)) + ","));
+}
+
+TEST_CASE("a summary column that matches none of the cases fails --list (exit 1)") {
+  const std::vector<kbench::CaseSpec> s = {
+      kbench::fixture<Counting>("sized").param("size", "1").summary(kbench::column("typo", 1).at("size", "100"))};
+  std::fflush(nullptr);
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    const int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 2);
+    FILE* out = fopen("/dev/null", "w");
+    _exit(kbench::run_main("t_bench", s, {"--list"}, out));
+  }
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 1);
 }
