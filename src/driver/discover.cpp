@@ -142,6 +142,7 @@ Discovery discover(const std::string& bin_dir, double timeout_s) {
         break;
       }
       c.binary = path;
+      c.declaration = line;
       found.push_back(std::move(c));
     }
     if (!bad.empty()) {

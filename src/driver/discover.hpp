@@ -15,6 +15,7 @@ struct Case {
   std::string binary;                  // full path
   std::vector<std::string> args;       // after the binary name
   bool control = false;                // "control": true in --list: the kernel cannot change it
+  std::string declaration;             // the --list line, verbatim (cases.jsonl)
 };
 
 struct ListFailure {

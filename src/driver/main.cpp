@@ -5,7 +5,8 @@
 // results, schedule, progress, table); this file holds the sequence and the
 // rules that tie them together: what is written when, so that an
 // interrupted run can be resumed without losing or duplicating anything.
-//   1. meta.json (status "running") before the first invocation;
+//   1. meta.json (status "running") and cases.jsonl (the --list line of
+//      every discovered case, verbatim) before the first invocation;
 //   2. per invocation: its samples, then its runs.jsonl record;
 //   3. meta.json rewritten at the end: "complete" or "interrupted".
 #include <limits.h>
@@ -228,6 +229,14 @@ int run(int argc, char** argv) {
     resumed->push(JsonValue::string(utc_now_iso()));
   }
   write_file_atomic(run_dir + "/meta.json", json_dump(meta, true) + "\n");
+  // The declarations (category, summary column, curve, ...) the reports are
+  // built from; a resumed run keeps those recorded when it started.
+  const std::string decl_path = run_dir + "/cases.jsonl";
+  if (o.resume.empty() || access(decl_path.c_str(), F_OK) != 0) {
+    std::string text;
+    for (const auto& c : found.cases) text += c.declaration + "\n";
+    write_file_atomic(decl_path, text);
+  }
 
   if (o.resume.empty() || !meta.find("driver_seconds")) meta.set("driver_seconds", JsonValue::real(0));
   const std::string runs_path = run_dir + "/runs.jsonl";

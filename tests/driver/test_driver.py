@@ -82,7 +82,7 @@ def test_layout_and_meta(full_run):
     host, kernel, run_id = rel.parts
     assert host == os.uname().nodename and kernel == os.uname().release
     assert re.fullmatch(r"\d{8}T\d{6}Z-[0-9a-f]{6}", run_id)
-    assert sorted(p.name for p in run_dir.iterdir()) == ["meta.json", "runs.jsonl", "samples.jsonl"]
+    assert sorted(p.name for p in run_dir.iterdir()) == ["cases.jsonl", "meta.json", "runs.jsonl", "samples.jsonl"]
     meta, _, _ = load_run(run_dir)
     for key in META_KEYS:
         assert key in meta, key
@@ -247,6 +247,60 @@ def test_list_failure_is_recorded_not_fatal(driver, tmp_path):
     assert "cannot enumerate" in meta["list_failures"][0]["reason"]
     assert {r["case"] for r in runs} == {"fake_good a", "fake_good b size=64"}
     assert {r["status"] for r in runs} == {"ok"}
+    # A binary whose --list failed declares nothing.
+    assert [json.loads(ln)["bench"] for ln in (run_dir_of(proc) / "cases.jsonl").read_text().splitlines()] == [
+        "fake_good", "fake_good"]
+
+
+def list_output(binary):
+    out = subprocess.run([str(binary), "--list"], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    return [ln for ln in out.stdout.splitlines() if ln.strip()]
+
+
+def check_cases_jsonl(run_dir, binaries):
+    """cases.jsonl holds every --list line of `binaries` (in name order),
+    verbatim, and one line for every case the driver ran."""
+    lines = (run_dir / "cases.jsonl").read_text().splitlines()
+    assert lines == [ln for b in sorted(binaries, key=lambda p: p.name) for ln in list_output(b)]
+    names = [json.loads(ln)["case"] for ln in lines]
+    _, runs, _ = load_run(run_dir)
+    assert runs
+    for r in runs:
+        assert names.count(r["case"]) == 1, r["case"]
+    return lines
+
+
+def test_cases_jsonl_records_every_declaration(driver, tmp_path):
+    proc = run_driver(driver, "--only", "^fake_good a$", "--reps", 1, "--out", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    run_dir = run_dir_of(proc)
+    fakes = [p for p in FAKES.iterdir() if p.is_file()]
+    lines = check_cases_jsonl(run_dir, fakes)
+    # Every discovered case, not only the ones --only selected.
+    assert {json.loads(ln)["case"] for ln in lines} == ALL_CASES
+    # A resume rewrites it when it is missing and keeps it otherwise.
+    (run_dir / "cases.jsonl").unlink()
+    assert run_driver(driver, "--resume", run_dir, bin_dir=None).returncode == 0
+    assert (run_dir / "cases.jsonl").read_text().splitlines() == lines
+    (run_dir / "cases.jsonl").write_text("kept\n")
+    assert run_driver(driver, "--resume", run_dir, bin_dir=None).returncode == 0
+    assert (run_dir / "cases.jsonl").read_text() == "kept\n"
+
+
+def test_cases_jsonl_of_the_real_binaries(driver, bin_dir, tmp_path):
+    proc = run_driver(driver, "--only", "^lat_syscall null$", "--no-controls", "--quick", "--reps", 1,
+                      "--no-table", "--out", tmp_path, bin_dir=bin_dir)
+    assert proc.returncode == 0, proc.stderr
+    run_dir = run_dir_of(proc)
+    binaries = [p for p in bin_dir.iterdir()
+                if p.is_file() and os.access(p, os.X_OK) and not p.name.startswith("kbench-")]
+    lines = check_cases_jsonl(run_dir, binaries)
+    _, runs, _ = load_run(run_dir)
+    assert [r["case"] for r in runs] == ["lat_syscall null"]
+    for ln in lines:
+        d = json.loads(ln)
+        assert {"category", "category_rank", "rank", "direction", "unit", "summary", "curve"} <= set(d)
 
 
 def wait_for(pred, limit=20.0):
