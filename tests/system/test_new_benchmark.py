@@ -1,0 +1,142 @@
+"""A new benchmark is one new file: declared in it, it is built, run, and
+placed in its own category's summary table and on the page, with no other
+file of the project edited.
+
+The test copies the Makefile and src/ into a scratch tree (the repository is
+never written), adds src/bench/lat_widget.cpp there, and lets the Makefile
+build it.  The harness objects of the build under test are copied along with
+their times, so only the new file compiles.
+"""
+import html as html_mod
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+WIDGET = r'''// lat_widget — a test benchmark: a few additions per operation.
+//
+// One op    = spin: 8 dependent additions; twice: 16.
+// Timed     = run() only.
+// Placement = one party.
+// Caveats   = none: it exists to test the declaration path.
+#include "harness/bench.hpp"
+
+namespace {
+
+void spin(std::uint64_t iters, int n) {
+  std::uint64_t x = 0;
+  while (iters--)
+    for (int i = 0; i < n; ++i) {
+      x += i;
+      kbench::do_not_optimize(x);
+    }
+}
+
+class Spin final : public kbench::Fixture {
+ public:
+  explicit Spin(int n) : n_(n) {}
+  void run(std::uint64_t iters) override { spin(iters, n_); }
+
+ private:
+  int n_;
+};
+
+}  // namespace
+
+KBENCH_MAIN("lat_widget", kbench::category("Widgets and gadgets", 7).bench_rank(1),
+            {kbench::fixture<Spin>("twice", 16).summary(kbench::column("two spins", 2).note("16 adds")),
+             kbench::fixture<Spin>("spin", 8).summary(kbench::column("one spin", 1).note("8 adds"))})
+'''
+
+
+@pytest.fixture(scope="module")
+def widget_build(tmp_path_factory, root, build_dir):
+    """(bin dir holding only lat_widget, scratch tree)."""
+    tree = tmp_path_factory.mktemp("tree")
+    for name in ("Makefile", "VERSION"):
+        shutil.copy2(root / name, tree / name)
+    shutil.copytree(root / "src", tree / "src")
+    (tree / "src" / "bench" / "lat_widget.cpp").write_text(WIDGET)
+    build = tree / "build"
+    # the harness library and its objects, times kept: make rebuilds none of it
+    shutil.copytree(build_dir / "obj" / "harness", build / "obj" / "harness")
+    shutil.copytree(build_dir / "lib", build / "lib")
+    r = subprocess.run(["make", "-C", str(tree), "BUILD=build", "build/bin/lat_widget"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "lat_widget.cpp" in r.stdout and "src/harness/" not in r.stdout  # only the new file compiled
+    bins = tree / "bins"
+    bins.mkdir()
+    shutil.copy2(build / "bin" / "lat_widget", bins / "lat_widget")
+    return bins, tree
+
+
+def test_new_benchmark_lists_its_declaration(widget_build):
+    bins, _ = widget_build
+    r = subprocess.run([str(bins / "lat_widget"), "--list"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    import json
+    lines = [json.loads(x) for x in r.stdout.splitlines()]
+    assert [x["case"] for x in lines] == ["lat_widget twice", "lat_widget spin"]
+    assert {x["category"] for x in lines} == {"Widgets and gadgets"}
+    assert [x["rank"] for x in lines] == [1000, 1001]
+    assert lines[1]["summary"]["column"] == "one spin" and lines[1]["summary"]["order"] == 1
+
+
+def test_new_benchmark_reaches_the_tables_and_the_page(widget_build, driver, root, tmp_path):
+    bins, _ = widget_build
+    out = tmp_path / "results"
+    r = subprocess.run([str(driver), "--bin-dir", str(bins), "--out", str(out), "--quick", "--no-controls",
+                        "--no-table", "--seed", "1"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    run_dir = r.stdout.strip().splitlines()[-1]
+    assert os.path.isfile(os.path.join(run_dir, "cases.jsonl"))
+
+    py = sys.executable
+    s = subprocess.run([py, str(root / "scripts" / "summarize"), str(out)], capture_output=True, text=True,
+                       timeout=300)
+    assert s.returncode == 0, s.stderr
+    section = s.stdout.split("== Widgets and gadgets", 1)
+    assert len(section) == 2, s.stdout
+    assert "lat_widget twice" in section[1] and "lat_widget spin" in section[1]
+    assert "== Other" not in s.stdout
+
+    page = tmp_path / "index.html"
+    p = subprocess.run([py, str(root / "scripts" / "report"), str(out), "--out", str(page), "--plots",
+                        str(tmp_path / "plots"), "--no-samples", "--boot", "200"],
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    text = html_mod.unescape(page.read_text())
+    # the summary table of the new category, columns in declared order
+    m = re.search(r"Widgets and gadgets.*?</table>", text, re.S)
+    assert m, "no table for the new category on the page"
+    table = m.group(0)
+    assert table.index("one spin") < table.index("two spins")
+    assert "8 adds" in table and "16 adds" in table
+    # and the cases in the page's per-case section under the same category
+    assert text.count("lat_widget spin") >= 1
+
+
+def test_legacy_mapping_agrees_with_the_binaries(bin_dir):
+    """The mapping for runs recorded before declarations (scripts/kbench/
+    legacy.py) says what today's binaries declare: same category, rank of
+    category and bench, direction, unit, summary column and curve."""
+    import json
+    from kbench import legacy, load
+    n = 0
+    for b in sorted(bin_dir.iterdir()):
+        if b.name == "kbench-run":
+            continue
+        r = subprocess.run([str(b), "--list"], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, (b, r.stderr)
+        for line in r.stdout.splitlines():
+            o = json.loads(line)
+            d = legacy.declaration(o["bench"], o["variant"], load.parse_params(o["params"]), o["metric"])
+            for k in ("category", "category_rank", "direction", "unit", "summary", "curve"):
+                assert o[k] == d[k], (o["case"], k, o[k], d[k])
+            assert o["rank"] // 1000 == d["rank"] // 1000, o["case"]
+            n += 1
+    assert n >= 270
