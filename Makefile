@@ -206,7 +206,7 @@ $(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(DRIVER_LIB) $(HARNESS_LIB)
 
 test-asan: check-deps
 	$(SAN_MAKE) BUILD=$(ASAN_BUILD) CXXFLAGS="$(ASAN_CXXFLAGS)" all unit-tests fuzz-replay
-	PYTHON=$(PYTHON) tests/faults/sanitizer-pass.sh asan $(ASAN_BUILD)
+	PYTHON=$(PYTHON) KBENCH_TEST_CXXFLAGS="$(ASAN_CXXFLAGS)" tests/faults/sanitizer-pass.sh asan $(ASAN_BUILD)
 
 test-tsan:
 	$(SAN_MAKE) BUILD=$(TSAN_BUILD) CXXFLAGS="$(TSAN_CXXFLAGS)" \

@@ -64,7 +64,10 @@ def widget_build(tmp_path_factory, root, build_dir):
     # the harness library and its objects, times kept: make rebuilds none of it
     shutil.copytree(build_dir / "obj" / "harness", build / "obj" / "harness")
     shutil.copytree(build_dir / "lib", build / "lib")
-    r = subprocess.run(["make", "-C", str(tree), "BUILD=build", "build/bin/lat_widget"],
+    # the flags of the build under test (make test-asan passes its own)
+    flags = os.environ.get("KBENCH_TEST_CXXFLAGS")
+    r = subprocess.run(["make", "-C", str(tree), "BUILD=build", "build/bin/lat_widget"]
+                       + ([f"CXXFLAGS={flags}"] if flags else []),
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "lat_widget.cpp" in r.stdout and "src/harness/" not in r.stdout  # only the new file compiled
