@@ -43,7 +43,7 @@ DRIVER_SRC  := $(wildcard src/driver/*.cpp)
 DRIVER_OBJ  := $(patsubst src/%.cpp,$(BUILD)/obj/%.o,$(DRIVER_SRC))
 DRIVER_BIN  := $(if $(DRIVER_SRC),$(BUILD)/bin/kbench-run)
 HELPER_BIN  := $(BUILD)/libexec/kbench-exec-helper
-UNIT_SRC    := $(wildcard tests/unit/*.cpp)
+UNIT_SRC    := $(wildcard tests/harness/unit/*.cpp)
 UNIT_OBJ    := $(patsubst tests/%.cpp,$(BUILD)/obj/tests/%.o,$(UNIT_SRC))
 UNIT_BIN    := $(BUILD)/tests/unit_tests
 
@@ -206,12 +206,12 @@ $(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(DRIVER_LIB) $(HARNESS_LIB)
 
 test-asan: check-deps
 	$(SAN_MAKE) BUILD=$(ASAN_BUILD) CXXFLAGS="$(ASAN_CXXFLAGS)" all unit-tests fuzz-replay
-	PYTHON=$(PYTHON) KBENCH_TEST_CXXFLAGS="$(ASAN_CXXFLAGS)" tests/faults/sanitizer-pass.sh asan $(ASAN_BUILD)
+	PYTHON=$(PYTHON) KBENCH_TEST_CXXFLAGS="$(ASAN_CXXFLAGS)" tests/system/sanitizer-pass.sh asan $(ASAN_BUILD)
 
 test-tsan:
 	$(SAN_MAKE) BUILD=$(TSAN_BUILD) CXXFLAGS="$(TSAN_CXXFLAGS)" \
 	  $(patsubst %,$(TSAN_BUILD)/bin/%,$(TSAN_BENCH)) $(TSAN_BUILD)/libexec/kbench-exec-helper
-	PYTHON=$(PYTHON) tests/faults/sanitizer-pass.sh tsan $(TSAN_BUILD) $(TSAN_BENCH)
+	PYTHON=$(PYTHON) tests/system/sanitizer-pass.sh tsan $(TSAN_BUILD) $(TSAN_BENCH)
 
 fuzz:
 	@command -v $(FUZZ_CXX) >/dev/null 2>&1 || { echo "make fuzz needs clang: apt-get install -y clang" >&2; exit 1; }

@@ -7,6 +7,8 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
+# the shared runners of the layers: bench_runner (bench and harness tests)
+sys.path.insert(0, str(ROOT / "tests" / "bench"))
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,8 @@ counter is either a whole number or null; a forced failure
 """
 import json
 import os
-import subprocess
+
+from bench_runner import run_samples
 
 ALL = ["instructions", "cycles", "branches", "branch_misses", "cache_references", "cache_misses",
        "l1d_read_misses", "dtlb_misses", "task_clock_ns", "context_switches", "cpu_migrations",
@@ -22,9 +23,7 @@ def perf_usable():
 
 
 def run(bin_dir, args, env=None):
-    proc = subprocess.run([str(bin_dir / "lat_syscall")] + args, capture_output=True, text=True,
-                          timeout=60, env=dict(os.environ, **(env or {})))
-    return proc, [json.loads(l) for l in proc.stdout.splitlines()]
+    return run_samples(bin_dir, "lat_syscall", args, env=env, timeout=60)
 
 
 def test_all_counters_present_as_number_or_null(bin_dir):
@@ -70,8 +69,8 @@ def test_fork_children_are_counted(bin_dir):
     """inherit=1: page faults of forked children are in the parent's counts."""
     if not perf_usable():
         return
-    proc = subprocess.run([str(bin_dir / "lat_proc"), "fork", "--counters=page_faults", "--iters", "20",
-                           "--samples", "2"], capture_output=True, text=True, timeout=60)
+    proc, _ = run_samples(bin_dir, "lat_proc", ["fork", "--counters=page_faults", "--iters", "20", "--samples", "2"],
+                          timeout=60)
     assert proc.returncode == 0, proc.stderr
     for line in proc.stdout.splitlines():
         s = json.loads(line)

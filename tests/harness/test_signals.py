@@ -12,6 +12,8 @@ import time
 
 import pytest
 
+from bench_runner import run_bench
+
 
 def children_of(pid):
     kids = []
@@ -63,18 +65,16 @@ def test_sigterm_leaves_nothing(bin_dir, tmp_path, case):
 
 
 def test_normal_exit_removes_temp_dir(bin_dir, tmp_path):
-    env = dict(os.environ, TMPDIR=str(tmp_path))
     for variant in ("stat", "fstat", "open"):
-        proc = subprocess.run([str(bin_dir / "lat_syscall"), variant, "--iters", "5", "--samples", "2"],
-                              capture_output=True, env=env, timeout=30)
+        proc = run_bench(bin_dir, "lat_syscall", [variant, "--iters", "5", "--samples", "2"], tmpdir=tmp_path,
+                         timeout=30)
         assert proc.returncode == 0
     assert list(tmp_path.iterdir()) == []
 
 
 def test_missing_tmpdir_fails_cleanly(bin_dir, tmp_path):
-    env = dict(os.environ, TMPDIR=str(tmp_path / "absent"))
-    proc = subprocess.run([str(bin_dir / "lat_syscall"), "stat", "--iters", "5", "--samples", "2"],
-                          capture_output=True, text=True, env=env, timeout=30)
+    proc = run_bench(bin_dir, "lat_syscall", ["stat", "--iters", "5", "--samples", "2"],
+                     tmpdir=tmp_path / "absent", timeout=30)
     assert proc.returncode == 1
     assert proc.stdout == ""
     assert proc.stderr.startswith("lat_syscall: mkdtemp ")
@@ -82,16 +82,14 @@ def test_missing_tmpdir_fails_cleanly(bin_dir, tmp_path):
 
 
 def test_absent_cpu_is_skipped(bin_dir):
-    proc = subprocess.run([str(bin_dir / "lat_syscall"), "null", "--cpu", "4095", "--iters", "5"],
-                          capture_output=True, text=True, timeout=30)
+    proc = run_bench(bin_dir, "lat_syscall", ["null", "--cpu", "4095", "--iters", "5"], timeout=30)
     assert proc.returncode == 77
     assert "skipped: CPU 4095 is not available here" in proc.stderr
 
 
 def test_exec_helper_missing_is_a_failure_not_a_number(bin_dir):
-    env = dict(os.environ, KBENCH_EXEC_HELPER="/nonexistent/helper")
-    proc = subprocess.run([str(bin_dir / "lat_proc"), "exec", "--iters", "2", "--samples", "1"],
-                          capture_output=True, text=True, env=env, timeout=30)
+    proc = run_bench(bin_dir, "lat_proc", ["exec", "--iters", "2", "--samples", "1"],
+                     env={"KBENCH_EXEC_HELPER": "/nonexistent/helper"}, timeout=30)
     assert proc.returncode == 1
     assert proc.stdout == ""
     assert "lat_proc: exec helper /nonexistent/helper" in proc.stderr

@@ -9,7 +9,7 @@ recorded, and leave nothing behind.
 - the disk is full (a 1 MB tmpfs as the driver's --out, and as TMPDIR);
 - $TMPDIR does not exist;
 - the descriptor limit is too low for lat_select fds=250 (the binary's
-  own skip is tested in tests/fsvm; here the driver's record of it);
+  own skip is tested in tests/bench/test_fsvm.py; here the driver's record of it);
 - a benchmark is killed with SIGKILL (partners die with it; the driver
   records a crash);
 - fork fails (RLIMIT_NPROC, as an unprivileged user: root ignores it).
@@ -222,7 +222,7 @@ def test_missing_tmpdir_driver(driver, bin_dir, tmp_path):
 # ---- descriptor limit too low --------------------------------------------------------
 
 def test_fd_limit_too_low_recorded_as_skip(driver, bin_dir, tmp_path):
-    """The binary's exit 77 is tested in tests/fsvm; here the driver's record of it."""
+    """The binary's exit 77 is tested in tests/bench/test_fsvm.py; here the driver's record of it."""
     def limit():
         resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
     out = tmp_path / "out"

@@ -18,28 +18,10 @@ import time
 
 import pytest
 
+from bench_runner import fixed, list_cases, run_samples
+
 FS_BINS = ["lat_fs", "lat_pathwalk", "lat_select", "lat_mmap", "lat_pagefault",
            "bw_file_rd", "bw_mmap_rd", "bw_mem", "lat_mem_rd"]
-
-
-def run(bin_dir, name, args, tmpdir=None, timeout=120, **kw):
-    env = dict(os.environ)
-    if tmpdir is not None:
-        env["TMPDIR"] = str(tmpdir)
-    proc = subprocess.run([str(bin_dir / name)] + args, capture_output=True, text=True,
-                          timeout=timeout, env=env, **kw)
-    samples = [json.loads(l) for l in proc.stdout.splitlines()] if proc.returncode == 0 else []
-    return proc, samples
-
-
-def listing(bin_dir, name):
-    out = subprocess.run([str(bin_dir / name), "--list"], capture_output=True, text=True, timeout=30)
-    assert out.returncode == 0, out.stderr
-    return [json.loads(l) for l in out.stdout.splitlines()]
-
-
-def quick(iters=5, samples=2):
-    return ["--iters", str(iters), "--samples", str(samples), "--warmup-ms", "0"]
 
 
 def left_in(path):
@@ -71,7 +53,7 @@ EXPECTED = {
 
 @pytest.mark.parametrize("name", FS_BINS)
 def test_case_list(bin_dir, name):
-    cases = listing(bin_dir, name)
+    cases = list_cases(bin_dir, name)
     got = [(c["variant"], c["params"]) for c in cases]
     assert len(got) == len(set(got)), "duplicate cases"
     assert set(got) == EXPECTED[name]
@@ -85,8 +67,8 @@ def test_case_list(bin_dir, name):
 @pytest.mark.parametrize("op", ["create", "delete"])
 @pytest.mark.parametrize("mode", ["fresh", "reuse"])
 def test_lat_fs_iters_and_cleanup(bin_dir, tmp_path, op, mode):
-    proc, samples = run(bin_dir, "lat_fs", [op, "--param", f"mode={mode}", "--param", "size_kb=1"]
-                        + quick(iters=20, samples=3), tmpdir=tmp_path)
+    proc, samples = run_samples(bin_dir, "lat_fs", [op, "--param", f"mode={mode}", "--param", "size_kb=1"]
+                        + fixed(iters=20, samples=3), tmpdir=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert [s["iters"] for s in samples] == [20, 20, 20]
     assert all(s["fs_type"] for s in samples)
@@ -113,7 +95,7 @@ def test_lat_fs_counts_seen_by_strace(bin_dir, tmp_path, op, mode):
     work.mkdir()
     env = dict(os.environ, TMPDIR=str(work))
     args = ["strace", "-f", "-e", "trace=openat,unlinkat,mkdirat", "-o", str(trace),
-            str(bin_dir / "lat_fs"), op, "--param", f"mode={mode}", "--param", "size_kb=0"] + quick(20, 3)
+            str(bin_dir / "lat_fs"), op, "--param", f"mode={mode}", "--param", "size_kb=0"] + fixed(20, 3)
     proc = subprocess.run(args, capture_output=True, text=True, timeout=120, env=env)
     assert proc.returncode == 0, proc.stderr
     lines = trace.read_text().splitlines()
@@ -131,18 +113,18 @@ def test_lat_fs_counts_seen_by_strace(bin_dir, tmp_path, op, mode):
 def test_lat_fs_dir_param(bin_dir, tmp_path):
     target = tmp_path / "target"
     target.mkdir()
-    proc, samples = run(bin_dir, "lat_fs", ["create", "--param", f"dir={target}"] + quick(10, 2),
+    proc, samples = run_samples(bin_dir, "lat_fs", ["create", "--param", f"dir={target}"] + fixed(10, 2),
                         tmpdir=tmp_path / "nonexistent")
     assert proc.returncode == 0, proc.stderr
     assert samples[0]["params"] == f"dir={target},mode=fresh,size_kb=0"
     assert samples[0]["fs_type"]
     assert left_in(target) == []
-    bad, _ = run(bin_dir, "lat_fs", ["create", "--param", f"dir={target},x"] + quick(), tmpdir=tmp_path)
+    bad, _ = run_samples(bin_dir, "lat_fs", ["create", "--param", f"dir={target},x"] + fixed(), tmpdir=tmp_path)
     assert bad.returncode == 2  # the harness refuses ',' in a parameter value
 
 
 def test_lat_pagefault_anon_one_fault_per_page(bin_dir):
-    proc, samples = run(bin_dir, "lat_pagefault", ["anon"] + quick(iters=500, samples=3))
+    proc, samples = run_samples(bin_dir, "lat_pagefault", ["anon"] + fixed(iters=500, samples=3))
     assert proc.returncode == 0, proc.stderr
     for s in samples:
         assert s["iters"] == 500
@@ -152,7 +134,7 @@ def test_lat_pagefault_anon_one_fault_per_page(bin_dir):
 def test_lat_pagefault_file_faults_counted(bin_dir, tmp_path):
     # A file fault may map several pages (fault-around, large folios), so
     # the count is between 1 and one per page (plus a little slack).
-    proc, samples = run(bin_dir, "lat_pagefault", ["file"] + quick(iters=500, samples=3), tmpdir=tmp_path)
+    proc, samples = run_samples(bin_dir, "lat_pagefault", ["file"] + fixed(iters=500, samples=3), tmpdir=tmp_path)
     assert proc.returncode == 0, proc.stderr
     for s in samples:
         assert s["iters"] == 500
@@ -163,13 +145,13 @@ def test_lat_pagefault_file_faults_counted(bin_dir, tmp_path):
 
 def test_lat_pagefault_more_pages_than_the_file(bin_dir, tmp_path):
     # 64 MB file = 16384 pages; 20000 pages need a second mapping.
-    proc, samples = run(bin_dir, "lat_pagefault", ["file"] + quick(iters=20000, samples=1), tmpdir=tmp_path)
+    proc, samples = run_samples(bin_dir, "lat_pagefault", ["file"] + fixed(iters=20000, samples=1), tmpdir=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert samples[0]["iters"] == 20000
 
 
 def test_lat_mmap_faults_every_op(bin_dir, tmp_path):
-    proc, samples = run(bin_dir, "lat_mmap", ["mmap", "--param", "size_kb=64"] + quick(iters=50, samples=2),
+    proc, samples = run_samples(bin_dir, "lat_mmap", ["mmap", "--param", "size_kb=64"] + fixed(iters=50, samples=2),
                         tmpdir=tmp_path)
     assert proc.returncode == 0, proc.stderr
     for s in samples:
@@ -181,7 +163,7 @@ def test_lat_mmap_faults_every_op(bin_dir, tmp_path):
     ("bw_file_rd", "io_only", 512), ("bw_file_rd", "open2close", 512),
     ("bw_mmap_rd", "mmap_only", 512), ("bw_mmap_rd", "open2close", 512)])
 def test_bandwidth_bytes_per_op(bin_dir, tmp_path, name, variant, kb):
-    proc, samples = run(bin_dir, name, [variant, "--param", f"size_kb={kb}"] + quick(iters=7), tmpdir=tmp_path)
+    proc, samples = run_samples(bin_dir, name, [variant, "--param", f"size_kb={kb}"] + fixed(iters=7), tmpdir=tmp_path)
     assert proc.returncode == 0, proc.stderr
     for s in samples:
         assert s["metric"] == "bandwidth" and s["bytes_per_op"] == kb * 1024 and s["iters"] == 7
@@ -189,18 +171,18 @@ def test_bandwidth_bytes_per_op(bin_dir, tmp_path, name, variant, kb):
 
 
 def test_lat_mem_rd_params(bin_dir):
-    proc, samples = run(bin_dir, "lat_mem_rd", ["stride", "--param", "size_kb=8", "--param", "stride=128"]
-                        + quick(iters=1000))
+    proc, samples = run_samples(bin_dir, "lat_mem_rd", ["stride", "--param", "size_kb=8", "--param", "stride=128"]
+                        + fixed(iters=1000))
     assert proc.returncode == 0, proc.stderr
     assert samples[0]["params"] == "size_kb=8,stride=128" and samples[0]["iters"] == 1000
-    proc, _ = run(bin_dir, "lat_mem_rd", ["stride", "--param", "stride=12"] + quick())
+    proc, _ = run_samples(bin_dir, "lat_mem_rd", ["stride", "--param", "stride=12"] + fixed())
     assert proc.returncode == 2 and "stride" in proc.stderr
 
 
 @pytest.mark.parametrize("variant", ["positive", "negative"])
 def test_lat_pathwalk_runs_and_cleans(bin_dir, tmp_path, variant):
-    proc, samples = run(bin_dir, "lat_pathwalk", [variant, "--param", "depth=16", "--param", "name_len=3"]
-                        + quick(iters=100), tmpdir=tmp_path)
+    proc, samples = run_samples(bin_dir, "lat_pathwalk", [variant, "--param", "depth=16", "--param", "name_len=3"]
+                        + fixed(iters=100), tmpdir=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert samples[0]["params"] == "depth=16,name_len=3" and samples[0]["iters"] == 100
     assert left_in(tmp_path) == []
@@ -211,8 +193,8 @@ def test_lat_pathwalk_runs_and_cleans(bin_dir, tmp_path, variant):
 @pytest.mark.parametrize("variant,type_", [("select", "file"), ("select", "tcp"), ("poll", "tcp"),
                                            ("epoll", "tcp")])
 def test_lat_select_runs(bin_dir, tmp_path, variant, type_):
-    proc, samples = run(bin_dir, "lat_select", [variant, "--param", "fds=250", "--param", f"type={type_}"]
-                        + quick(iters=20), tmpdir=tmp_path)
+    proc, samples = run_samples(bin_dir, "lat_select", [variant, "--param", "fds=250", "--param", f"type={type_}"]
+                        + fixed(iters=20), tmpdir=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert samples[0]["iters"] == 20
     assert left_in(tmp_path) == []
@@ -224,8 +206,8 @@ def limit_fds_64():
 
 @pytest.mark.parametrize("type_", ["file", "tcp"])
 def test_lat_select_skips_when_fd_limit_low(bin_dir, tmp_path, type_):
-    proc, samples = run(bin_dir, "lat_select", ["select", "--param", "fds=250", "--param", f"type={type_}"]
-                        + quick(), tmpdir=tmp_path, preexec_fn=limit_fds_64)
+    proc, samples = run_samples(bin_dir, "lat_select", ["select", "--param", "fds=250", "--param", f"type={type_}"]
+                        + fixed(), tmpdir=tmp_path, preexec_fn=limit_fds_64)
     assert proc.returncode == 77, proc.stderr
     assert "skipped:" in proc.stderr and "descriptors" in proc.stderr
     assert proc.stdout == ""
@@ -233,7 +215,7 @@ def test_lat_select_skips_when_fd_limit_low(bin_dir, tmp_path, type_):
 
 
 def test_lat_select_epoll_file_skips(bin_dir, tmp_path):
-    proc, _ = run(bin_dir, "lat_select", ["epoll", "--param", "type=file"] + quick(), tmpdir=tmp_path)
+    proc, _ = run_samples(bin_dir, "lat_select", ["epoll", "--param", "type=file"] + fixed(), tmpdir=tmp_path)
     assert proc.returncode == 77 and "epoll cannot watch regular files" in proc.stderr
 
 
@@ -258,7 +240,7 @@ CLEANUP_CASES = [
 
 @pytest.mark.parametrize("name,args", CLEANUP_CASES, ids=[f"{n}-{'-'.join(a[:1] + a[2::2])}" for n, a in CLEANUP_CASES])
 def test_nothing_left_after_exit(bin_dir, tmp_path, name, args):
-    proc, samples = run(bin_dir, name, args + quick(iters=10, samples=2), tmpdir=tmp_path)
+    proc, samples = run_samples(bin_dir, name, args + fixed(iters=10, samples=2), tmpdir=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert len(samples) == 2
     assert left_in(tmp_path) == []

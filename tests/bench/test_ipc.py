@@ -19,24 +19,11 @@ import time
 
 import pytest
 
+from bench_runner import list_cases, run_bench, samples_of
+
 ITERS, SAMPLES = 50, 3
 FIXED = ["--iters", str(ITERS), "--samples", str(SAMPLES), "--warmup-ms", "0"]
 TIMEOUT = 60
-
-
-def run(bin_dir, bench, args, timeout=TIMEOUT):
-    return subprocess.run([str(bin_dir / bench)] + list(args), capture_output=True, text=True,
-                          timeout=timeout)
-
-
-def list_cases(bin_dir, bench):
-    r = run(bin_dir, bench, ["--list"])
-    assert r.returncode == 0, r.stderr
-    return [json.loads(line) for line in r.stdout.splitlines()]
-
-
-def samples_of(stdout):
-    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
 
 
 def n_cpus():
@@ -135,7 +122,7 @@ def check_samples(stdout, bench, variant):
 @pytest.mark.parametrize("bench,variant,params", COUNTED,
                          ids=[f"{b}-{v}-{','.join(p.values())}" for b, v, p in COUNTED])
 def test_partner_count_equals_timed_ops(bin_dir, bench, variant, params, placement):
-    r = run(bin_dir, bench, [variant] + param_args(params) + FIXED + placement_args(placement))
+    r = run_bench(bin_dir, bench, [variant] + param_args(params) + FIXED + placement_args(placement))
     assert r.returncode == 0, r.stderr
     s = check_samples(r.stdout, bench, variant)
     if bench.startswith("bw_"):
@@ -152,7 +139,7 @@ def test_partner_count_equals_timed_ops(bin_dir, bench, variant, params, placeme
 def test_ring_hops_equal_timed_hops(bin_dir, procs, placement):
     # 50 hops per sample with P = 3 or 8 does not divide into rounds: the
     # last hop of a sample must still be counted exactly once.
-    r = run(bin_dir, "lat_ctx", ["ring", "--param", f"procs={procs}", "--param", "size_kb=16"] + FIXED +
+    r = run_bench(bin_dir, "lat_ctx", ["ring", "--param", f"procs={procs}", "--param", "size_kb=16"] + FIXED +
             placement_args(placement))
     assert r.returncode == 0, r.stderr
     check_samples(r.stdout, "lat_ctx", "ring")
@@ -163,18 +150,18 @@ def test_ring_hops_equal_timed_hops(bin_dir, procs, placement):
 
 
 def test_ring_counts_without_fixed_iters_are_silent(bin_dir):
-    r = run(bin_dir, "lat_ctx", ["ring", "--param", "procs=2", "--samples", "2", "--min-sample-ms", "1",
+    r = run_bench(bin_dir, "lat_ctx", ["ring", "--param", "procs=2", "--samples", "2", "--min-sample-ms", "1",
                                  "--warmup-ms", "0"])
     assert r.returncode == 0, r.stderr
     assert not PASSED.findall(r.stderr) and not SERVED.findall(r.stderr)
 
 
 def test_work_variant_is_one_party(bin_dir):
-    r = run(bin_dir, "lat_ctx", ["work", "--param", "procs=4", "--param", "size_kb=16"] + FIXED)
+    r = run_bench(bin_dir, "lat_ctx", ["work", "--param", "procs=4", "--param", "size_kb=16"] + FIXED)
     assert r.returncode == 0, r.stderr
     s = check_samples(r.stdout, "lat_ctx", "work")
     assert all(x["partner_cpu"] is None for x in s)
-    r = run(bin_dir, "lat_ctx", ["work", "--partner-cpu", "0"] + FIXED)
+    r = run_bench(bin_dir, "lat_ctx", ["work", "--partner-cpu", "0"] + FIXED)
     assert r.returncode == 2
 
 
@@ -341,7 +328,7 @@ def time_wait_ports():
 @pytest.mark.parametrize("family", ["ipv4", "ipv6"])
 def test_connect_leaves_no_time_wait(bin_dir, family):
     n = 2000
-    r = run(bin_dir, "lat_connect", ["connect", "--param", f"family={family}", "--iters", str(n),
+    r = run_bench(bin_dir, "lat_connect", ["connect", "--param", f"family={family}", "--iters", str(n),
                                      "--samples", "2", "--warmup-ms", "0"])
     if r.returncode == 77:
         pytest.skip(r.stderr.strip())
@@ -390,6 +377,6 @@ def test_ipv6_without_ipv6_loopback_is_skipped(bin_dir, bench, variant):
     ("lat_pipe", ["rt", "--param", "size=2"]),
 ])
 def test_bad_parameters_are_usage_errors(bin_dir, bench, args):
-    r = run(bin_dir, bench, args + FIXED)
+    r = run_bench(bin_dir, bench, args + FIXED)
     assert r.returncode == 2, r.stderr
     assert r.stdout == ""

@@ -12,6 +12,8 @@ import subprocess
 
 import pytest
 
+from bench_runner import fixed, list_cases, run_bench
+
 REQUIRED = {
     "schema": int, "run_id": str, "bench": str, "variant": str, "params": str,
     "placement": str, "case": str, "metric": str, "control": bool, "rep_idx": int,
@@ -33,21 +35,10 @@ def bench_binaries(bin_dir):
                   if p.is_file() and os.access(p, os.X_OK) and not p.name.startswith("kbench-"))
 
 
-def list_cases(binary):
-    out = subprocess.run([str(binary), "--list"], capture_output=True, text=True, timeout=30)
-    assert out.returncode == 0, f"{binary.name} --list: {out.stderr}"
-    cases = [json.loads(line) for line in out.stdout.splitlines()]
-    assert cases, f"{binary.name} --list printed no case"
-    return cases
-
-
 def run_case(binary, case, tmp_path):
-    args = [str(binary)] + case["args"] + [
-        "--samples", str(SAMPLES), "--iters", str(ITERS), "--warmup-ms", "0",
-        "--run-id", "smoke", "--rep", "1"]
-    env = dict(os.environ, TMPDIR=str(tmp_path))
-    proc = subprocess.run(args, capture_output=True, text=True, timeout=120, env=env)
-    return args, proc
+    args = case["args"] + fixed(ITERS, SAMPLES) + ["--run-id", "smoke", "--rep", "1"]
+    proc = run_bench(binary.parent, binary.name, args, tmpdir=tmp_path)
+    return [str(binary)] + args, proc
 
 
 def check_result(case, args, proc):
@@ -89,7 +80,7 @@ def test_every_case_of_every_binary(bin_dir, tmp_path):
     assert binaries, "no benchmark binaries built"
     jobs = []
     for b in binaries:
-        for c in list_cases(b):
+        for c in list_cases(b.parent, b.name):
             jobs.append((b, c))
     failures = []
     # Two at a time: the machine has two CPUs and nothing here is timed.
@@ -126,7 +117,7 @@ def test_bad_option_exits_two_with_a_message(bin_dir):
 
 def test_list_names_cases_consistently(bin_dir):
     for b in bench_binaries(bin_dir):
-        for c in list_cases(b):
+        for c in list_cases(b.parent, b.name):
             assert c["bench"] == b.name
             expect = f'{c["bench"]} {c["variant"]}'
             if c["params"]:
@@ -148,7 +139,7 @@ IDENTITY = ["bench", "variant", "params", "placement", "case", "metric", "two_pa
 
 
 def all_list_cases(bin_dir):
-    return [c for b in bench_binaries(bin_dir) for c in list_cases(b)]
+    return [c for b in bench_binaries(bin_dir) for c in list_cases(b.parent, b.name)]
 
 
 def params_of(case):
@@ -239,7 +230,7 @@ def test_control_cases_are_exactly_the_machine_controls(bin_dir):
     names = {b.name for b in bench_binaries(bin_dir)}
     assert set(CONTROLS) <= names, "ctl_machine not built"
     for b in bench_binaries(bin_dir):
-        cases = list_cases(b)
+        cases = list_cases(b.parent, b.name)
         for c in cases:
             assert isinstance(c.get("control"), bool), f"{b.name}: {c}"
         if b.name in CONTROLS:
