@@ -298,7 +298,11 @@ def test_kill_term_leaves_nothing(bin_dir, bench, args):
 def test_normal_exit_leaves_nothing(bin_dir, bench, args):
     p, children, inodes = start_and_inspect(bin_dir, bench, args + ["--samples", "200", "--min-sample-ms", "1"])
     try:
-        out, err = p.communicate(timeout=TIMEOUT)
+        # p.stdout.read(), not communicate(): communicate reads the pipe
+        # beneath the text buffer, losing lines readline() already buffered
+        out = p.stdout.read()
+        err = p.stderr.read()
+        p.wait(timeout=TIMEOUT)
     finally:
         if p.poll() is None:
             p.kill()
