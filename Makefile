@@ -34,7 +34,7 @@ BUILD_INFO := -DKBENCH_VERSION='"$(VERSION)"' \
               -DKBENCH_COMPILER='"$(shell $(CXX) --version | head -n1)"' \
               -DKBENCH_CXXFLAGS='"$(strip $(CXXFLAGS) $(KB_CXXFLAGS) $(LDFLAGS) $(filter-out -pthread,$(KB_LDFLAGS)))"'
 
-HARNESS_SRC := $(wildcard src/harness/*.cpp)
+HARNESS_SRC := $(wildcard src/harness/*.cpp src/harness/internal/*.cpp)
 HARNESS_OBJ := $(patsubst src/%.cpp,$(BUILD)/obj/%.o,$(HARNESS_SRC))
 HARNESS_LIB := $(BUILD)/lib/libkbench.a
 BENCH_SRC   := $(wildcard src/bench/*.cpp)

@@ -29,7 +29,6 @@
 #include <thread>
 #include <unistd.h>
 
-#include "harness/affinity.hpp"
 #include "harness/bench.hpp"
 
 namespace {
@@ -58,13 +57,8 @@ class PingPong final : public kbench::Fixture {
         _exit(0);
       });
     } else {
-      const std::optional<int> cpu = ctx.partner_cpu();
-      thread_ = std::thread([this, cpu, &ctx] {
-        if (cpu) {
-          kbench::pin_to_cpu(*cpu);
-        } else {
-          kbench::unpin();
-        }
+      thread_ = std::thread([this, &ctx] {
+        kbench::pin_as_partner(ctx);
         serve(ctx);
       });
     }

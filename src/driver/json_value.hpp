@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "harness/json.hpp"  // json_quote: one quoting for samples and driver records
+#include "harness/internal/json.hpp"  // json_quote: one quoting for samples and driver records
 
 namespace kbench::driver {
 

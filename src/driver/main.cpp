@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "driver/discover.hpp"
-#include "harness/affinity.hpp"
+#include "harness/internal/affinity.hpp"
 #include "driver/json_value.hpp"
 #include "driver/meta.hpp"
 #include "driver/options.hpp"

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <dirent.h>
 
-#include "harness/cleanup.hpp"  // remove_tree
+#include "harness/internal/cleanup.hpp"  // remove_tree
 
 namespace kbench::driver {
 

@@ -23,7 +23,6 @@
 #include <utility>
 #include <vector>
 
-#include "harness/cleanup.hpp"
 #include "harness/sys.hpp"
 
 namespace kbench {
@@ -335,14 +334,16 @@ void wait_partner(Partner& p);
 // Pins the calling process/thread to one CPU; exit 77 if that CPU is not
 // online and allowed.
 void pin_to_cpu(int cpu);
+// Places the calling process/thread where a partner runs: on --partner-cpu
+// if given, else allowed on every CPU the binary could use (undoing a
+// --cpu pinning inherited from its creator). spawn_partner does it for
+// partner processes; a partner thread calls it first thing.
+void pin_as_partner(const Context& ctx);
 
 // The program's main: parses argv, runs or lists the cases. `category` is
 // the default of every case that declares none.
 int bench_main(const char* name, std::vector<CaseSpec> specs, int argc, char** argv);
 int bench_main(const char* name, const Category& category, std::vector<CaseSpec> specs, int argc, char** argv);
-// The same with explicit arguments and output stream (used by tests).
-int run_main(const char* name, const std::vector<CaseSpec>& specs, const std::vector<std::string>& args,
-             FILE* out, const std::optional<Category>& category = std::nullopt);
 
 }  // namespace kbench
 

@@ -3,7 +3,8 @@
 #include <cstdio>
 
 #include "harness/bench.hpp"
-#include "harness/options.hpp"
+#include "harness/files.hpp"
+#include "harness/internal/options.hpp"
 
 namespace kbench {
 

@@ -20,6 +20,14 @@ void make_cached_file(const std::string& path, std::uint64_t bytes);
 // Reads the whole file once (brings it into the page cache).
 void read_whole_file(const std::string& path);
 
+// Makes a private directory with mkdtemp under `base` (default: $TMPDIR,
+// else /tmp) named kbench-<tag>-XXXXXX; it is removed with everything in it
+// at exit, on failure and on SIGINT/SIGTERM/SIGHUP. (Context::temp_dir() is
+// the case's own one.)
+std::string make_temp_dir(const std::string& tag, const std::string& base = "");
+// Removes a directory made by make_temp_dir now (and forgets it).
+void remove_temp_dir(const std::string& path);
+
 // Makes the soft RLIMIT_NOFILE at least `needed` (up to the hard limit);
 // exit 77 with a reason if that is not possible.
 void require_fds(std::uint64_t needed, const std::string& what);

@@ -5,8 +5,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "harness/affinity.hpp"
+#include "harness/internal/affinity.hpp"
 #include "harness/bench.hpp"
+#include "harness/internal/cleanup.hpp"
 
 namespace kbench {
 
@@ -37,11 +38,7 @@ Partner spawn_partner(Context& ctx, const std::function<void()>& body) {
     sigprocmask(SIG_SETMASK, &old, nullptr);
     check(prctl(PR_SET_PDEATHSIG, SIGKILL), "prctl(PR_SET_PDEATHSIG)");
     if (getppid() != parent) _exit(1);  // the parent died before prctl
-    if (ctx.partner_cpu()) {
-      pin_to_cpu(*ctx.partner_cpu());
-    } else {
-      unpin();
-    }
+    pin_as_partner(ctx);
     body();
     std::fflush(stdout);
     _exit(0);
@@ -49,6 +46,14 @@ Partner spawn_partner(Context& ctx, const std::function<void()>& body) {
   register_partner(pid);
   sigprocmask(SIG_SETMASK, &old, nullptr);
   return Partner{pid};
+}
+
+void pin_as_partner(const Context& ctx) {
+  if (ctx.partner_cpu()) {
+    pin_to_cpu(*ctx.partner_cpu());
+  } else {
+    unpin();
+  }
 }
 
 void wait_partner(Partner& p) {

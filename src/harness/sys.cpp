@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "harness/cleanup.hpp"
+#include "harness/internal/cleanup.hpp"
 
 namespace kbench {
 

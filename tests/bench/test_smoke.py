@@ -21,7 +21,7 @@ REQUIRED = {
     "t_start_ns": int, "utime_ns": int, "stime_ns": int, "nvcsw": int,
     "nivcsw": int, "minflt": int, "majflt": int,
 }
-# Noise markers (src/harness/noise.hpp): an int where the kernel has the
+# Noise markers (src/harness/internal/noise.hpp): an int where the kernel has the
 # file they come from, else null.
 NOISE = {"run_delay_ns": "/proc/self/schedstat", "steal_ns": "/proc/stat",
          "migrations": "/proc/self/sched"}

@@ -21,7 +21,7 @@
 #include <string_view>
 
 #include "driver/json_value.hpp"
-#include "harness/json.hpp"
+#include "harness/internal/json.hpp"
 
 namespace {
 

@@ -21,10 +21,10 @@
 
 #include "driver/json_value.hpp"
 #include "harness/bench.hpp"
-#include "harness/cases.hpp"
-#include "harness/counters.hpp"
-#include "harness/json.hpp"
-#include "harness/options.hpp"
+#include "harness/internal/cases.hpp"
+#include "harness/internal/counters.hpp"
+#include "harness/internal/json.hpp"
+#include "harness/internal/options.hpp"
 #include "fuzz_args.hpp"
 
 namespace {

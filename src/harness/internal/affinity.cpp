@@ -1,5 +1,5 @@
 // affinity.cpp — CPU masks and pinning.
-#include "harness/affinity.hpp"
+#include "harness/internal/affinity.hpp"
 
 #include <algorithm>
 #include <sched.h>

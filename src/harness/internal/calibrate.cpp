@@ -1,5 +1,5 @@
 // calibrate.cpp — iteration-count calibration.
-#include "harness/calibrate.hpp"
+#include "harness/internal/calibrate.hpp"
 
 #include <algorithm>
 

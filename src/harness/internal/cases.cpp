@@ -1,9 +1,9 @@
 // cases.cpp — case construction helpers, names and --list output.
-#include "harness/cases.hpp"
+#include "harness/internal/cases.hpp"
 
 #include <set>
 
-#include "harness/json.hpp"
+#include "harness/internal/json.hpp"
 
 namespace kbench {
 

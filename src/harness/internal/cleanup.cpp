@@ -3,7 +3,8 @@
 // The registry is fixed-size static storage so the signal handler can walk
 // it without allocating. Registration blocks the cleanup signals briefly so
 // the handler never sees a half-written slot.
-#include "harness/cleanup.hpp"
+#include "harness/internal/cleanup.hpp"
+#include "harness/files.hpp"  // make_temp_dir, remove_temp_dir
 
 #include <cerrno>
 #include <climits>

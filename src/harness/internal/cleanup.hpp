@@ -21,12 +21,8 @@ void register_partner(pid_t pid);
 void unregister_partner(pid_t pid);
 // The partners alive now (for per-sample counters).
 std::vector<pid_t> partner_pids();
-// Makes a private directory with mkdtemp under `base` (default: $TMPDIR,
-// else /tmp) named kbench-<tag>-XXXXXX; it is removed with everything in it
-// at exit, on failure and on SIGINT/SIGTERM/SIGHUP.
-std::string make_temp_dir(const std::string& tag, const std::string& base = "");
-// Removes a directory made by make_temp_dir now (and forgets it).
-void remove_temp_dir(const std::string& path);
+// make_temp_dir and remove_temp_dir, for benchmarks, are in files.hpp;
+// the directories they make are removed by run_cleanup.
 
 // Kills and reaps partners, removes temporary directories. Idempotent.
 void run_cleanup();

@@ -1,5 +1,5 @@
 // counters.cpp — perf_event_open groups, with a one-by-one fallback.
-#include "harness/counters.hpp"
+#include "harness/internal/counters.hpp"
 
 #include <cerrno>
 #include <cstdio>

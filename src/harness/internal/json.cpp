@@ -1,5 +1,5 @@
 // json.cpp — JSON string escaping and the flat-object builder.
-#include "harness/json.hpp"
+#include "harness/internal/json.hpp"
 
 #include <cmath>
 #include <cstdio>

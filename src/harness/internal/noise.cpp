@@ -1,5 +1,5 @@
 // noise.cpp — run-queue delay, steal and migrations around each sample.
-#include "harness/noise.hpp"
+#include "harness/internal/noise.hpp"
 
 #include <algorithm>
 #include <cerrno>

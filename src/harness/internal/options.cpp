@@ -1,5 +1,5 @@
 // options.cpp — parsing of the shared benchmark options.
-#include "harness/options.hpp"
+#include "harness/internal/options.hpp"
 
 #include <cerrno>
 #include <climits>

@@ -11,15 +11,17 @@
 #include <cstdio>
 #include <set>
 
-#include "harness/affinity.hpp"
+#include "harness/internal/affinity.hpp"
 #include "harness/bench.hpp"
-#include "harness/calibrate.hpp"
-#include "harness/cases.hpp"
-#include "harness/counters.hpp"
-#include "harness/json.hpp"
-#include "harness/noise.hpp"
-#include "harness/options.hpp"
-#include "harness/usage.hpp"
+#include "harness/internal/calibrate.hpp"
+#include "harness/internal/cases.hpp"
+#include "harness/internal/cleanup.hpp"
+#include "harness/internal/counters.hpp"
+#include "harness/internal/json.hpp"
+#include "harness/internal/noise.hpp"
+#include "harness/internal/options.hpp"
+#include "harness/internal/runner.hpp"
+#include "harness/internal/rusage.hpp"
 
 #ifndef KBENCH_VERSION
 #define KBENCH_VERSION "unknown"

@@ -1,5 +1,5 @@
-// usage.cpp — getrusage plus the partners' counts from /proc.
-#include "harness/usage.hpp"
+// rusage.cpp — getrusage plus the partners' counts from /proc.
+#include "harness/internal/rusage.hpp"
 
 #include <cstdio>
 #include <cstring>

@@ -1,4 +1,4 @@
-// usage.hpp — resource-usage snapshots taken around each sample.
+// rusage.hpp — resource-usage snapshots taken around each sample.
 //
 // A snapshot sums getrusage(RUSAGE_SELF) (all threads), getrusage(
 // RUSAGE_CHILDREN) (children already reaped, e.g. lat_proc's) and the live

@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 #include <vector>
 
-#include "harness/calibrate.hpp"
+#include "harness/internal/calibrate.hpp"
 
 namespace {
 

@@ -16,6 +16,9 @@
 #include <unistd.h>
 
 #include "harness/bench.hpp"
+#include "harness/files.hpp"
+#include "harness/internal/cleanup.hpp"
+#include "harness/internal/runner.hpp"
 
 namespace {
 

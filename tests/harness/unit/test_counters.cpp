@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 
-#include "harness/counters.hpp"
+#include "harness/internal/counters.hpp"
 
 TEST_CASE("counter lists: all, subsets, duplicates, unknown names") {
   std::vector<std::string> out;

@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "harness/json.hpp"
+#include "harness/internal/json.hpp"
 
 using kbench::json_quote;
 using kbench::JsonObject;

@@ -2,7 +2,7 @@
 // on fixed text in the kernel's formats, and the deltas built from them.
 #include <catch2/catch.hpp>
 
-#include "harness/noise.hpp"
+#include "harness/internal/noise.hpp"
 
 using kbench::parse_proc_stat_steal;
 using kbench::parse_sched_migrations;

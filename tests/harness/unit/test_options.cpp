@@ -1,7 +1,7 @@
 // test_options.cpp — the shared option parser: values, defaults and errors.
 #include <catch2/catch.hpp>
 
-#include "harness/options.hpp"
+#include "harness/internal/options.hpp"
 
 using kbench::parse_options;
 

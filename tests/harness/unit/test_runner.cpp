@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "harness/bench.hpp"
+#include "harness/internal/runner.hpp"
 
 namespace {
 
