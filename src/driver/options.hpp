@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "driver/json_value.hpp"
+#include "harness/internal/usage_error.hpp"
 
 namespace kbench::driver {
 
@@ -38,11 +39,8 @@ struct Options {
   double target_change = 0.03;       // budget rounds stop at this detectable change
 };
 
-// Thrown for a usage error; main prints it with the usage and exits 2.
-struct UsageError {
-  std::string message;
-};
-
+// Throws UsageError (harness/internal/usage_error.hpp, the convention of
+// both command lines); main prints it with the usage and exits 2.
 Options parse_options(const std::vector<std::string>& args);
 const char* usage_text();
 

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "driver/schedule.hpp"
+#include "harness/internal/median.hpp"
 
 namespace kbench::driver {
 
@@ -45,13 +46,6 @@ double power_multiplier(double df) {
 }
 
 }  // namespace
-
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 int control_slots_per_rep(std::size_t n_measured, int control_every) {
   if (control_every <= 0) return 0;

@@ -58,10 +58,6 @@ struct CaseSoFar {
   bool usable = true;              // false: it failed or skipped somewhere
 };
 
-// The median of `v` (the middle two averaged); 0 when empty. The one the
-// driver uses, for the budget rounds and its own table.
-double median_of(std::vector<double> v);
-
 // The smallest relative change a comparison of two runs like this one
 // could detect (two-sided 5%, power 80%), from the spread of the log rep
 // values: (t(.975) + t(.80)) * sqrt(2) * s / sqrt(n) with (n-1)/2 degrees

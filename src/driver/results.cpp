@@ -17,6 +17,7 @@
 #include "driver/json_value.hpp"
 #include "driver/meta.hpp"
 #include "driver/rundir.hpp"
+#include "harness/internal/median.hpp"
 
 namespace kbench::driver {
 

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "driver/json_value.hpp"
-#include "driver/plan.hpp"
 #include "driver/rundir.hpp"
+#include "harness/internal/median.hpp"
 
 namespace kbench::driver {
 

@@ -104,7 +104,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   Options o;
   try {
     o = kbench::driver::parse_options(args);
-  } catch (const kbench::driver::UsageError& e) {
+  } catch (const kbench::UsageError& e) {
     if (e.message.empty()) broken("usage error without a message", "");
     return 0;
   }

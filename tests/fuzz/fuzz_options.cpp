@@ -6,9 +6,10 @@
 //             parse_counter_list on --counters, parse_u64 on every argument,
 //             canonical_params/case_name on what was accepted, and the
 //             harness's JSON writer read back by the driver's JSON reader.
-// Checked   = no crash, no sanitizer report, no exception, and the
-//             properties below (a broken one calls abort(), which libFuzzer
-//             and the replayer both report as a finding).
+// Checked   = no crash, no sanitizer report, nothing thrown but UsageError
+//             (with a message), and the properties below (a broken one
+//             calls abort(), which libFuzzer and the replayer both report
+//             as a finding).
 // Built by  = `make fuzz` (clang, -fsanitize=fuzzer) and, through
 //             replay.cpp, by `make test-asan` (g++) to replay the corpus.
 #include <cstddef>
@@ -65,10 +66,10 @@ void check_u64(const std::string& arg) {
 
 void check_counters(const std::string& list) {
   std::vector<std::string> out;
-  std::string error;
-  const bool ok = kbench::parse_counter_list(list, out, error);
-  if (!ok) {
-    if (error.empty()) broken("parse_counter_list failed without a message", list);
+  try {
+    out = kbench::parse_counter_list(list);
+  } catch (const kbench::UsageError& e) {
+    if (e.message.empty()) broken("parse_counter_list failed without a message", list);
     return;
   }
   if (out.empty()) broken("parse_counter_list accepted an empty list", list);
@@ -141,8 +142,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check_u64(a);
     check_counters(a);
   }
-  const kbench::ParseResult r = kbench::parse_options(args);
-  if (!r.error.empty()) return 0;
-  check_accepted(r.options);
+  kbench::Options o;
+  try {
+    o = kbench::parse_options(args);
+  } catch (const kbench::UsageError& e) {
+    if (e.message.empty()) broken("parse_options failed without a message", "");
+    return 0;
+  }
+  check_accepted(o);
   return 0;
 }

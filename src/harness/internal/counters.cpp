@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "harness/internal/usage_error.hpp"
 #include "harness/sys.hpp"
 
 namespace kbench {
@@ -94,12 +95,9 @@ const std::vector<std::string>& counter_names() {
   return names;
 }
 
-bool parse_counter_list(const std::string& list, std::vector<std::string>& out, std::string& error) {
-  out.clear();
-  if (list.empty() || list == "all") {
-    out = counter_names();
-    return true;
-  }
+std::vector<std::string> parse_counter_list(const std::string& list) {
+  if (list.empty() || list == "all") return counter_names();
+  std::vector<std::string> out;
   std::size_t start = 0;
   while (start <= list.size()) {
     const std::size_t comma = list.find(',', start);
@@ -107,8 +105,7 @@ bool parse_counter_list(const std::string& list, std::vector<std::string>& out, 
     if (!find_def(name)) {
       std::string known;
       for (const auto& n : counter_names()) known += (known.empty() ? "" : ", ") + n;
-      error = "unknown counter '" + name + "' (known: " + known + ")";
-      return false;
+      throw UsageError{"--counters: unknown counter '" + name + "' (known: " + known + ")"};
     }
     bool dup = false;
     for (const auto& n : out) dup = dup || n == name;
@@ -116,7 +113,7 @@ bool parse_counter_list(const std::string& list, std::vector<std::string>& out, 
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
-  return true;
+  return out;
 }
 
 Counters::~Counters() { close_all(); }

@@ -18,8 +18,10 @@ namespace kbench {
 // Every counter name --counters knows, in output order.
 const std::vector<std::string>& counter_names();
 
-// Parses "" (all) or "a,b,c"; false with a message for an unknown name.
-bool parse_counter_list(const std::string& list, std::vector<std::string>& out, std::string& error);
+// Parses the value of --counters: "" or "all" (every counter) or "a,b,c"
+// (duplicates dropped); an unknown name throws UsageError ("--counters:
+// unknown counter ...").
+std::vector<std::string> parse_counter_list(const std::string& list);
 
 class Counters {
  public:

@@ -44,106 +44,94 @@ bool valid_run_id(const std::string& v) {
   return true;
 }
 
+// A word that does not start with "--": the variant (only one).
+void set_variant(Options& o, const std::string& arg) {
+  if (!arg.empty() && arg[0] == '-') throw UsageError{"unknown option '" + arg + "'"};
+  if (!o.variant.empty()) throw UsageError{"more than one variant given: '" + o.variant + "' and '" + arg + "'"};
+  if (arg.empty()) throw UsageError{"empty variant"};
+  o.variant = arg;
+}
+
+std::uint64_t whole_number(const std::string& name, const std::string& value, std::uint64_t lo, std::uint64_t hi) {
+  std::uint64_t v;
+  if (!parse_u64(value, v) || v < lo || v > hi)
+    throw UsageError{"bad value '" + value + "' for " + name + " (a whole number from " + std::to_string(lo) +
+                     " to " + std::to_string(hi) + ")"};
+  return v;
+}
+
+std::string run_id(const std::string& value) {
+  if (!valid_run_id(value)) throw UsageError{"bad value for --run-id (at most 128 printable characters)"};
+  return value;
+}
+
+// --param KEY=VALUE
+void add_param(std::map<std::string, std::string>& params, const std::string& value) {
+  const auto eq = value.find('=');
+  if (eq == std::string::npos) throw UsageError{"bad --param '" + value + "': expected KEY=VALUE"};
+  const std::string k = value.substr(0, eq), v = value.substr(eq + 1);
+  if (!valid_param_key(k)) throw UsageError{"bad --param key '" + k + "': lower-case letters, digits and _ only"};
+  if (!valid_param_value(v))
+    throw UsageError{"bad --param value for '" + k + "': empty, or contains ',', '=' or a control character"};
+  params[k] = v;
+}
+
 }  // namespace
 
-ParseResult parse_options(const std::vector<std::string>& args) {
-  ParseResult r;
-  Options& o = r.options;
-  auto fail = [&r](std::string msg) {
-    r.error = std::move(msg);
-    return r;
-  };
+Options parse_options(const std::vector<std::string>& args) {
+  Options o;
   for (std::size_t i = 0; i < args.size(); ++i) {
-    std::string arg = args[i];
+    const std::string& arg = args[i];
     if (arg.size() < 2 || arg[0] != '-' || arg[1] != '-') {
-      if (!arg.empty() && arg[0] == '-') return fail("unknown option '" + arg + "'");
-      if (!o.variant.empty()) return fail("more than one variant given: '" + o.variant + "' and '" + arg + "'");
-      if (arg.empty()) return fail("empty variant");
-      o.variant = arg;
+      set_variant(o, arg);
       continue;
     }
-    std::string name = arg;
-    std::optional<std::string> value;
     const auto eq = arg.find('=');
-    if (eq != std::string::npos) {
-      name = arg.substr(0, eq);
-      value = arg.substr(eq + 1);
-    }
-    auto flag = [&](bool& target) -> bool {
-      if (value) {
-        r.error = "option " + name + " takes no value";
-        return false;
-      }
-      target = true;
+    const std::string name = arg.substr(0, eq);
+    const std::optional<std::string> value =
+        eq == std::string::npos ? std::nullopt : std::optional<std::string>(arg.substr(eq + 1));
+    auto flag = [&] {
+      if (value) throw UsageError{"option " + name + " takes no value"};
       return true;
     };
-    auto need_value = [&]() -> bool {
-      if (value) return true;
-      if (i + 1 >= args.size()) {
-        r.error = "option " + name + " needs a value";
-        return false;
-      }
-      value = args[++i];
-      return true;
+    auto text = [&]() -> std::string {
+      if (value) return *value;
+      if (i + 1 >= args.size()) throw UsageError{"option " + name + " needs a value"};
+      return args[++i];
     };
-    auto number = [&](std::uint64_t& target, std::uint64_t lo, std::uint64_t hi) -> bool {
-      if (!need_value()) return false;
-      std::uint64_t v;
-      if (!parse_u64(*value, v) || v < lo || v > hi) {
-        r.error = "bad value '" + *value + "' for " + name + " (a whole number from " +
-                  std::to_string(lo) + " to " + std::to_string(hi) + ")";
-        return false;
-      }
-      target = v;
-      return true;
-    };
-    auto cpu_number = [&](std::optional<int>& target) -> bool {
-      std::uint64_t v = 0;
-      if (!number(v, 0, 65535)) return false;
-      target = static_cast<int>(v);
-      return true;
-    };
+    auto number = [&](std::uint64_t lo, std::uint64_t hi) { return whole_number(name, text(), lo, hi); };
+    auto cpu = [&] { return static_cast<int>(number(0, 65535)); };
 
     if (name == "--help") {
-      if (!flag(o.help)) return r;
+      o.help = flag();
     } else if (name == "--list") {
-      if (!flag(o.list)) return r;
+      o.list = flag();
     } else if (name == "--samples") {
-      if (!number(o.samples, 1, 1000000)) return r;
+      o.samples = number(1, 1000000);
     } else if (name == "--warmup-ms") {
-      if (!number(o.warmup_ms, 0, 3600000)) return r;
+      o.warmup_ms = number(0, 3600000);
       o.warmup_given = true;
     } else if (name == "--min-sample-ms") {
-      if (!number(o.min_sample_ms, 0, 3600000)) return r;
+      o.min_sample_ms = number(0, 3600000);
     } else if (name == "--iters") {
-      std::uint64_t v = 0;
-      if (!number(v, 1, UINT64_MAX / 2)) return r;
-      o.iters = v;
+      o.iters = number(1, UINT64_MAX / 2);
     } else if (name == "--cpu") {
-      if (!cpu_number(o.cpu)) return r;
+      o.cpu = cpu();
     } else if (name == "--partner-cpu") {
-      if (!cpu_number(o.partner_cpu)) return r;
+      o.partner_cpu = cpu();
     } else if (name == "--rep") {
-      if (!number(o.rep, 0, 1000000000)) return r;
+      o.rep = number(0, 1000000000);
     } else if (name == "--run-id") {
-      if (!need_value()) return r;
-      if (!valid_run_id(*value)) return fail("bad value for --run-id (at most 128 printable characters)");
-      o.run_id = *value;
+      o.run_id = run_id(text());
     } else if (name == "--param") {
-      if (!need_value()) return r;
-      const auto peq = value->find('=');
-      if (peq == std::string::npos) return fail("bad --param '" + *value + "': expected KEY=VALUE");
-      const std::string k = value->substr(0, peq), v = value->substr(peq + 1);
-      if (!valid_param_key(k)) return fail("bad --param key '" + k + "': lower-case letters, digits and _ only");
-      if (!valid_param_value(v)) return fail("bad --param value for '" + k + "': empty, or contains ',', '=' or a control character");
-      o.params[k] = v;
+      add_param(o.params, text());
     } else if (name == "--counters") {
-      o.counters = value ? *value : std::string();
+      o.counters = value.value_or("");
     } else {
-      return fail("unknown option '" + name + "'");
+      throw UsageError{"unknown option '" + name + "'"};
     }
   }
-  return r;
+  return o;
 }
 
 std::string usage_text(const std::string& prog, const std::vector<std::string>& variants) {

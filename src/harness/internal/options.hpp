@@ -1,8 +1,8 @@
 // options.hpp — the command line every benchmark binary shares.
 //
-// Parsing is a pure function (argv in, Options or an error message out) so
-// it can be tested without exiting; the runner turns an error into the usage
-// text and exit 2.
+// Parsing is a pure function (argv in, Options out) so it can be tested
+// without exiting; a mistake throws UsageError (usage_error.hpp), which the
+// runner turns into the usage text and exit 2.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +10,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "harness/internal/usage_error.hpp"
 
 namespace kbench {
 
@@ -30,12 +32,9 @@ struct Options {
   std::optional<std::string> counters;        // --counters[=LIST]
 };
 
-struct ParseResult {
-  Options options;
-  std::string error;  // empty when parsing succeeded
-};
-
-ParseResult parse_options(const std::vector<std::string>& args);
+// Throws UsageError for an unknown option, a missing or bad value, or a
+// second variant.
+Options parse_options(const std::vector<std::string>& args);
 
 // Strict unsigned decimal; false for "", signs, junk, overflow.
 bool parse_u64(const std::string& text, std::uint64_t& out);

@@ -11,13 +11,14 @@
 #include <cstdio>
 #include <set>
 
-#include "harness/internal/affinity.hpp"
 #include "harness/bench.hpp"
+#include "harness/internal/affinity.hpp"
 #include "harness/internal/calibrate.hpp"
 #include "harness/internal/cases.hpp"
 #include "harness/internal/cleanup.hpp"
 #include "harness/internal/counters.hpp"
 #include "harness/internal/json.hpp"
+#include "harness/internal/median.hpp"
 #include "harness/internal/noise.hpp"
 #include "harness/internal/options.hpp"
 #include "harness/internal/runner.hpp"
@@ -45,24 +46,67 @@ int usage_error(const char* name, const std::vector<CaseSpec>& specs, const std:
   return kExitUsage;
 }
 
-// The stderr line for people: median, min and spread of ns/op (or MB/s).
-void human_line(const std::string& case_id, const std::vector<double>& ns_per_op,
-                std::uint64_t iters, std::optional<std::uint64_t> bytes_per_op) {
-  std::vector<double> v = ns_per_op;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  const double med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-  const double spread = med > 0 ? 100.0 * (v.back() - v.front()) / med : 0;
-  if (bytes_per_op) {
-    const double b = static_cast<double>(*bytes_per_op) * 1000.0;
-    std::fprintf(stderr,
-                 "%s: median %.1f MB/s, max %.1f, spread %.1f%% of median, %zu samples x %" PRIu64 " iters\n",
-                 case_id.c_str(), b / med, b / v.front(), spread, n, iters);
-  } else {
-    std::fprintf(stderr,
-                 "%s: median %.4g ns/op, min %.4g, spread %.1f%% of median, %zu samples x %" PRIu64 " iters\n",
-                 case_id.c_str(), med, v.front(), spread, n, iters);
+// --help: the usage text, then every case indented.
+int print_help(FILE* out, const char* name, const std::optional<Category>& category,
+               const std::vector<CaseSpec>& specs) {
+  std::fprintf(out, "%s", usage_text(name, variant_names(specs)).c_str());
+  std::fprintf(out, "\nCases (--list for all default parameters):\n");
+  for (const auto& line : list_lines(name, category, specs, allowed_cpus()))
+    std::fprintf(out, "  %s\n", line.c_str());
+  return kExitOk;
+}
+
+// --list: one JSON line per case.
+int print_list(FILE* out, const char* name, const std::optional<Category>& category,
+               const std::vector<CaseSpec>& specs) {
+  for (const auto& line : list_lines(name, category, specs, allowed_cpus())) std::fprintf(out, "%s\n", line.c_str());
+  std::fflush(out);
+  return kExitOk;
+}
+
+// The case the command line asks for, resolved against the declarations.
+struct Selected {
+  const CaseSpec* spec = nullptr;  // the variant's first declaration: its defaults
+  std::string variant;
+  Params params;                    // the defaults with --param applied
+  std::vector<std::string> counters;
+  std::string placement, case_id, params_str;
+};
+
+// The variant's first spec gives the defaults; --param may set any key that
+// some spec of this variant declares. Throws UsageError.
+Selected select_case(const char* name, const std::vector<CaseSpec>& specs, const Options& opt) {
+  Selected sel;
+  sel.variant = opt.variant;
+  if (sel.variant.empty()) {
+    const auto variants = variant_names(specs);
+    if (variants.size() != 1) throw UsageError{"missing variant"};
+    sel.variant = variants[0];
   }
+  std::set<std::string> keys;
+  for (const auto& s : specs) {
+    if (s.variant != sel.variant) continue;
+    if (!sel.spec) sel.spec = &s;
+    for (const auto& kv : s.params) keys.insert(kv.first);
+  }
+  if (!sel.spec) throw UsageError{"unknown variant '" + sel.variant + "'"};
+  sel.params = sel.spec->params;
+  for (const auto& [k, v] : opt.params) {
+    if (!keys.count(k)) {
+      std::string known;
+      for (const auto& kk : keys) known += (known.empty() ? "" : ", ") + kk;
+      throw UsageError{"unknown parameter '" + k + "' for " + sel.variant +
+                       (known.empty() ? " (it takes none)" : " (known: " + known + ")")};
+    }
+    sel.params[k] = v;
+  }
+  if (opt.counters) sel.counters = parse_counter_list(*opt.counters);
+  if (!sel.spec->is_two_party && opt.partner_cpu)
+    throw UsageError{"--partner-cpu: " + sel.variant + " has no partner process"};
+  sel.placement = placement_name(sel.spec->is_two_party, opt.cpu, opt.partner_cpu);
+  sel.case_id = case_name(name, sel.variant, sel.params, sel.spec->is_two_party, sel.placement);
+  sel.params_str = canonical_params(sel.params);
+  return sel;
 }
 
 struct Measured {
@@ -72,89 +116,15 @@ struct Measured {
   NoiseDelta noise;
 };
 
-}  // namespace
+// One timed run(iters) of the fixture with everything read around it. Used
+// for warm-up and calibration as well as for the samples.
+class Sampler {
+ public:
+  Sampler(Fixture& fixture, const Counters& counters, NoiseMarkers& noise)
+      : fixture_(fixture), counters_(counters), noise_(noise) {}
 
-int run_main(const char* name, const std::vector<CaseSpec>& specs, const std::vector<std::string>& args,
-             FILE* out, const std::optional<Category>& category) {
-  set_program_name(name);
-  ParseResult parsed = parse_options(args);
-  if (!parsed.error.empty()) return usage_error(name, specs, parsed.error);
-  const Options& opt = parsed.options;
-  const auto variants = variant_names(specs);
-  if (opt.help) {
-    std::fprintf(out, "%s", usage_text(name, variants).c_str());
-    std::fprintf(out, "\nCases (--list for all default parameters):\n");
-    for (const auto& line : list_lines(name, category, specs, allowed_cpus()))
-      std::fprintf(out, "  %s\n", line.c_str());
-    return kExitOk;
-  }
-  if (opt.list) {
-    for (const auto& line : list_lines(name, category, specs, allowed_cpus())) std::fprintf(out, "%s\n", line.c_str());
-    std::fflush(out);
-    return kExitOk;
-  }
-
-  // The case: the variant's first spec gives the defaults; --param may set
-  // any key that some spec of this variant declares.
-  std::string variant = opt.variant;
-  if (variant.empty()) {
-    if (variants.size() != 1) return usage_error(name, specs, "missing variant");
-    variant = variants[0];
-  }
-  const CaseSpec* spec = nullptr;
-  std::set<std::string> keys;
-  for (const auto& s : specs) {
-    if (s.variant != variant) continue;
-    if (!spec) spec = &s;
-    for (const auto& kv : s.params) keys.insert(kv.first);
-  }
-  if (!spec) return usage_error(name, specs, "unknown variant '" + variant + "'");
-  Params params = spec->params;
-  for (const auto& [k, v] : opt.params) {
-    if (!keys.count(k)) {
-      std::string known;
-      for (const auto& kk : keys) known += (known.empty() ? "" : ", ") + kk;
-      return usage_error(name, specs, "unknown parameter '" + k + "' for " + variant +
-                                          (known.empty() ? " (it takes none)" : " (known: " + known + ")"));
-    }
-    params[k] = v;
-  }
-  std::vector<std::string> counter_list;
-  if (opt.counters) {
-    std::string error;
-    if (!parse_counter_list(*opt.counters, counter_list, error)) return usage_error(name, specs, "--counters: " + error);
-  }
-  if (!spec->is_two_party && opt.partner_cpu)
-    return usage_error(name, specs, "--partner-cpu: " + variant + " has no partner process");
-
-  const std::string placement = placement_name(spec->is_two_party, opt.cpu, opt.partner_cpu);
-  const std::string case_id = case_name(name, variant, params, spec->is_two_party, placement);
-  const std::string params_str = canonical_params(params);
-
-  install_cleanup_handlers();
-  // Checks both CPUs before any work: an absent CPU is a skip (77).
-  if (opt.partner_cpu && !cpu_allowed(*opt.partner_cpu)) pin_to_cpu(*opt.partner_cpu);
-  if (opt.cpu) pin_to_cpu(*opt.cpu);
-
-  // Opened before setup so that partners forked there inherit them.
-  Counters counters;
-  counters.open(counter_list);
-
-  Context ctx(name, variant, params, opt.cpu, opt.partner_cpu, opt.iters.has_value());
-  std::unique_ptr<Fixture> fixture = spec->make();
-  fixture->setup(ctx);
-  if (spec->metric == Metric::bandwidth && !ctx.bytes_per_op())
-    die("internal error: bandwidth case did not set bytes_per_op");
-  // The setup probe (see Fixture), before the noise markers open.
-  fixture->before_sample(ctx.probe_iters());
-  fixture->run(ctx.probe_iters());
-  fixture->after_sample();
-  // Opened after setup, so partners forked there do not inherit the fds
-  // (O_CLOEXEC keeps them from exec'd programs).
-  NoiseMarkers noise(opt.cpu);
-
-  auto timed = [&](std::uint64_t iters) -> Measured {
-    fixture->before_sample(iters);
+  Measured timed(std::uint64_t iters) {
+    fixture_.before_sample(iters);
     const auto partners = partner_pids();
     // Noise markers outside the perf counters, which must not count their
     // reads. Run delay sits inside the rusage snapshots: a preemption shows
@@ -164,87 +134,176 @@ int run_main(const char* name, const std::vector<CaseSpec>& specs, const std::ve
     // run_delay_ns is also a switch in nvcsw/nivcsw. Steal and migrations,
     // the costlier reads, stay outermost, out of the rusage times.
     NoiseSnapshot n0, n1;
-    noise.read_steal_migrations(n0);
+    noise_.read_steal_migrations(n0);
     const Usage u0 = usage_snapshot(partners);
-    noise.read_run_delay(n0);
-    const auto c0 = counters.read();
+    noise_.read_run_delay(n0);
+    const auto c0 = counters_.read();
     const std::uint64_t t0 = now_ns();
-    fixture->run(iters);
+    fixture_.run(iters);
     const std::uint64_t t1 = now_ns();
-    const auto c1 = counters.read();
-    noise.read_run_delay(n1);
+    const auto c1 = counters_.read();
+    noise_.read_run_delay(n1);
     const Usage u1 = usage_snapshot(partners);
-    noise.read_steal_migrations(n1);
-    fixture->after_sample();
+    noise_.read_steal_migrations(n1);
+    fixture_.after_sample();
     std::vector<std::optional<std::int64_t>> deltas(c0.size());
     for (std::size_t i = 0; i < c0.size(); ++i)
       if (c0[i] && c1[i]) deltas[i] = static_cast<std::int64_t>(*c1[i] - *c0[i]);
-    return {t0, t1 - t0, u1 - u0, deltas, noise.delta(n0, n1)};
-  };
-
-  // Warm-up: off by default in --iters mode, so counts stay exact.
-  const bool warm = opt.iters ? opt.warmup_given && opt.warmup_ms > 0 : opt.warmup_ms > 0;
-  if (warm) {
-    const std::uint64_t budget = opt.warmup_ms * 1000000ull;
-    const std::uint64_t start = now_ns();
-    std::uint64_t n = opt.iters.value_or(1);
-    while (now_ns() - start < budget) {
-      const Measured m = timed(n);
-      if (!opt.iters && m.elapsed_ns < budget / 4 && n < (1ull << 40)) n *= 2;
-    }
+    return {t0, t1 - t0, u1 - u0, deltas, noise_.delta(n0, n1)};
   }
-  const std::uint64_t iters =
-      opt.iters ? *opt.iters
-                : calibrate([&](std::uint64_t n) { return timed(n).elapsed_ns; }, opt.min_sample_ms * 1000000ull);
 
+ private:
+  Fixture& fixture_;
+  const Counters& counters_;
+  NoiseMarkers& noise_;
+};
+
+// Runs the operation for --warmup-ms before measuring, doubling the count
+// while a run is short. Off by default in --iters mode, so counts stay exact.
+void warm_up(const Options& opt, Sampler& sampler) {
+  const bool warm = opt.iters ? opt.warmup_given && opt.warmup_ms > 0 : opt.warmup_ms > 0;
+  if (!warm) return;
+  const std::uint64_t budget = opt.warmup_ms * 1000000ull;
+  const std::uint64_t start = now_ns();
+  std::uint64_t n = opt.iters.value_or(1);
+  while (now_ns() - start < budget) {
+    const Measured m = sampler.timed(n);
+    if (!opt.iters && m.elapsed_ns < budget / 4 && n < (1ull << 40)) n *= 2;
+  }
+}
+
+// The operations per sample: --iters, else calibrated to --min-sample-ms.
+std::uint64_t sample_iters(const Options& opt, Sampler& sampler) {
+  if (opt.iters) return *opt.iters;
+  return calibrate([&](std::uint64_t n) { return sampler.timed(n).elapsed_ns; }, opt.min_sample_ms * 1000000ull);
+}
+
+// One sample as a JSON line (README: Sample format).
+std::string sample_line(const char* name, const Selected& sel, const Options& opt, const Context& ctx,
+                        const Counters& counters, std::uint64_t sample_idx, std::uint64_t iters,
+                        const Measured& m, double per_op) {
+  JsonObject o;
+  o.add("schema", kSchema)
+      .add("run_id", opt.run_id)
+      .add("bench", name)
+      .add("variant", sel.variant)
+      .add("params", sel.params_str)
+      .add("placement", sel.placement)
+      .add("case", sel.case_id)
+      .add("metric", metric_name(sel.spec->metric))
+      .add("control", sel.spec->is_control)
+      .add("rep_idx", opt.rep)
+      .add("sample_idx", sample_idx)
+      .add("iters", iters)
+      .add("elapsed_ns", m.elapsed_ns)
+      .add("ns_per_op", per_op);
+  if (sel.spec->metric == Metric::bandwidth) o.add("bytes_per_op", *ctx.bytes_per_op());
+  o.add("cpu", opt.cpu)
+      .add("partner_cpu", opt.partner_cpu)
+      .add("t_start_ns", m.t_start_ns)
+      .add("utime_ns", m.usage.utime_ns)
+      .add("stime_ns", m.usage.stime_ns)
+      .add("nvcsw", m.usage.nvcsw)
+      .add("nivcsw", m.usage.nivcsw)
+      .add("minflt", m.usage.minflt)
+      .add("majflt", m.usage.majflt)
+      .add("run_delay_ns", m.noise.run_delay_ns)
+      .add("steal_ns", m.noise.steal_ns)
+      .add("migrations", m.noise.migrations);
+  if (counters.active()) {
+    o.add("counter_scope", counters.scope());
+    for (std::size_t c = 0; c < counters.names().size(); ++c) o.add(counters.names()[c], m.counters[c]);
+  }
+  for (const auto& [k, v] : ctx.info()) o.add(k, v);
+  o.add("suite_version", KBENCH_VERSION);
+  return o.str();
+}
+
+// The stderr line for people: median, min and spread of ns/op (or MB/s).
+void human_line(const std::string& case_id, const std::vector<double>& ns_per_op,
+                std::uint64_t iters, std::optional<std::uint64_t> bytes_per_op) {
+  const double med = median_of(ns_per_op);
+  const auto [lo, hi] = std::minmax_element(ns_per_op.begin(), ns_per_op.end());
+  const std::size_t n = ns_per_op.size();
+  const double spread = med > 0 ? 100.0 * (*hi - *lo) / med : 0;
+  if (bytes_per_op) {
+    const double b = static_cast<double>(*bytes_per_op) * 1000.0;
+    std::fprintf(stderr,
+                 "%s: median %.1f MB/s, max %.1f, spread %.1f%% of median, %zu samples x %" PRIu64 " iters\n",
+                 case_id.c_str(), b / med, b / *lo, spread, n, iters);
+  } else {
+    std::fprintf(stderr,
+                 "%s: median %.4g ns/op, min %.4g, spread %.1f%% of median, %zu samples x %" PRIu64 " iters\n",
+                 case_id.c_str(), med, *lo, spread, n, iters);
+  }
+}
+
+// setup(), then the setup probe (see Fixture): before_sample, run,
+// after_sample with ctx.probe_iters(), untimed.
+void set_up(Fixture& fixture, Context& ctx, const CaseSpec& spec) {
+  fixture.setup(ctx);
+  if (spec.metric == Metric::bandwidth && !ctx.bytes_per_op())
+    die("internal error: bandwidth case did not set bytes_per_op");
+  fixture.before_sample(ctx.probe_iters());
+  fixture.run(ctx.probe_iters());
+  fixture.after_sample();
+}
+
+// Pin, set up, warm up, calibrate, then --samples timed samples to `out`,
+// each flushed as soon as it is written; teardown, the human line, cleanup.
+int run_case(const char* name, const Selected& sel, const Options& opt, FILE* out) {
+  install_cleanup_handlers();
+  // Checks both CPUs before any work: an absent CPU is a skip (77).
+  if (opt.partner_cpu && !cpu_allowed(*opt.partner_cpu)) pin_to_cpu(*opt.partner_cpu);
+  if (opt.cpu) pin_to_cpu(*opt.cpu);
+
+  // Opened before setup so that partners forked there inherit them.
+  Counters counters;
+  counters.open(sel.counters);
+
+  Context ctx(name, sel.variant, sel.params, opt.cpu, opt.partner_cpu, opt.iters.has_value());
+  std::unique_ptr<Fixture> fixture = sel.spec->make();
+  set_up(*fixture, ctx, *sel.spec);
+  // Opened after setup (and its probe), so partners forked there do not
+  // inherit the fds (O_CLOEXEC keeps them from exec'd programs).
+  NoiseMarkers noise(opt.cpu);
+  Sampler sampler(*fixture, counters, noise);
+
+  warm_up(opt, sampler);
+  const std::uint64_t iters = sample_iters(opt, sampler);
   std::vector<double> ns_per_op;
   for (std::uint64_t i = 0; i < opt.samples; ++i) {
-    const Measured m = timed(iters);
+    const Measured m = sampler.timed(iters);
     const double per_op = static_cast<double>(m.elapsed_ns) / static_cast<double>(iters);
     ns_per_op.push_back(per_op);
-    JsonObject o;
-    o.add("schema", kSchema)
-        .add("run_id", opt.run_id)
-        .add("bench", name)
-        .add("variant", variant)
-        .add("params", params_str)
-        .add("placement", placement)
-        .add("case", case_id)
-        .add("metric", metric_name(spec->metric))
-        .add("control", spec->is_control)
-        .add("rep_idx", opt.rep)
-        .add("sample_idx", i)
-        .add("iters", iters)
-        .add("elapsed_ns", m.elapsed_ns)
-        .add("ns_per_op", per_op);
-    if (spec->metric == Metric::bandwidth) o.add("bytes_per_op", *ctx.bytes_per_op());
-    o.add("cpu", opt.cpu)
-        .add("partner_cpu", opt.partner_cpu)
-        .add("t_start_ns", m.t_start_ns)
-        .add("utime_ns", m.usage.utime_ns)
-        .add("stime_ns", m.usage.stime_ns)
-        .add("nvcsw", m.usage.nvcsw)
-        .add("nivcsw", m.usage.nivcsw)
-        .add("minflt", m.usage.minflt)
-        .add("majflt", m.usage.majflt)
-        .add("run_delay_ns", m.noise.run_delay_ns)
-        .add("steal_ns", m.noise.steal_ns)
-        .add("migrations", m.noise.migrations);
-    if (counters.active()) {
-      o.add("counter_scope", counters.scope());
-      for (std::size_t c = 0; c < counters.names().size(); ++c) o.add(counters.names()[c], m.counters[c]);
-    }
-    for (const auto& [k, v] : ctx.info()) o.add(k, v);
-    o.add("suite_version", KBENCH_VERSION);
-    std::fprintf(out, "%s\n", o.str().c_str());
+    std::fprintf(out, "%s\n", sample_line(name, sel, opt, ctx, counters, i, iters, m, per_op).c_str());
     if (std::fflush(out) != 0) die_errno("write samples", errno);
   }
   fixture->teardown();
   fixture.reset();
-  human_line(case_id, ns_per_op, iters,
-             spec->metric == Metric::bandwidth ? ctx.bytes_per_op() : std::nullopt);
+  human_line(sel.case_id, ns_per_op, iters,
+             sel.spec->metric == Metric::bandwidth ? ctx.bytes_per_op() : std::nullopt);
   run_cleanup();
   return kExitOk;
+}
+
+}  // namespace
+
+int run_main(const char* name, const std::vector<CaseSpec>& specs, const std::vector<std::string>& args,
+             FILE* out, const std::optional<Category>& category) {
+  set_program_name(name);
+  // Every usage error, of the options or of the case they select, is
+  // caught here: the message and the usage text, exit 2. Nothing the run
+  // itself does throws UsageError.
+  try {
+    const Options opt = parse_options(args);
+    if (opt.help) return print_help(out, name, category, specs);
+    if (opt.list) return print_list(out, name, category, specs);
+    const Selected sel = select_case(name, specs, opt);
+    return run_case(name, sel, opt, out);
+  } catch (const UsageError& e) {
+    return usage_error(name, specs, e.message);
+  }
 }
 
 int bench_main(const char* name, std::vector<CaseSpec> specs, int argc, char** argv) {
