@@ -151,13 +151,15 @@ def _resolve(path_text, results):
 def _summarize(argv):
     from . import summary
     ap = _Parser(prog="summarize", description=(
-        "Per-case summary of runs: reps, samples, headline (by default the 20th percentile of the reps' "
-        "times), median of the rep medians, best sample, smallest detectable change (mde), "
-        "spread between reps (CV and min..max of the rep medians) and within reps (median of the "
-        "per-rep CV), unit.  Runs of one host and kernel are pooled unless --per-run."))
+        "Summary of runs, per kernel: the category tables (one value per quantity, with its unit and the "
+        "spread of its reps; ! marks a noisy one), the control cases, power and noise; with --cases every "
+        "case with its reps and smallest detectable change (mde).  The value is by default the 20th "
+        "percentile of the reps' times.  Runs of one host and kernel are pooled unless --per-run; the CSV "
+        "has every case with every figure."))
     ap.add_argument("dirs", nargs="+", metavar="DIR", help="run directory, kernel directory or any directory above runs")
     ap.add_argument("--csv", metavar="FILE", help="also write the summary as CSV ('-' for stdout)")
     ap.add_argument("--per-run", action="store_true", help="one table per run instead of per kernel")
+    ap.add_argument("--cases", action="store_true", help="also list every case (reps, value, spread, mde)")
     ap.add_argument("--estimator", choices=("low", "median"), default="low",
                     help="the headline over reps: low = Harrell-Davis 20th percentile of the reps' times "
                          "(default), median = median of the rep medians")
@@ -174,7 +176,7 @@ def _summarize(argv):
             groups.append(g)
     else:
         groups = load.group_runs(runs, _warn)
-    print("\n\n".join(_quick_prefix(g) + summary.format_group(g, a.estimator) for g in groups))
+    print("\n\n".join(_quick_prefix(g) + summary.format_group(g, a.estimator, a.cases) for g in groups))
     _write_csv(a.csv, summary.write_csv, groups)
     return 0
 

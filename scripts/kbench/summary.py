@@ -1,6 +1,7 @@
 """Per-case summary of a run, or of all runs of one kernel pooled."""
 import csv
 import math
+import textwrap
 
 from . import controls, counters, stats
 from .compare import case_sort_key, category_of, in_order
@@ -50,32 +51,131 @@ def _last_line(text):
     return lines[-1] if lines else ""
 
 
-def row_cells(case, s):
-    unit, div = stats.unit_for(case.metric, s.headline)
-    f = lambda v: stats.fmt_num(v / div) if not math.isnan(v) else "-"  # noqa: E731
-    return [
-        case.name, str(s.n_reps), str(s.n_samples), f(s.headline), f(s.median), f(s.best),
-        stats.fmt_pct(s.between_cv), f"{f(s.rep_min)}..{f(s.rep_max)}" if s.n_reps > 1 else "-",
-        stats.fmt_pct(s.within_cv), stats.mde_text(s.mde), unit,
-    ]
+NOISY_PCT = 25.0   # a spread of the reps above this is marked "!"
+WIDTH = 100
 
 
-HEADERS = ["case", "reps", "samples", "headline", "median", "best", "between CV", "rep medians", "within CV",
-           "mde", "unit"]
+def fmt_value(v, metric):
+    """A value with about 3 significant figures and its unit beside it:
+    "262 ns", "1.07 µs", "13.2 ms", "5.12 GB/s"."""
+    if v is None or math.isnan(v):
+        return "-"
+    if metric == "bandwidth":
+        unit, div = ("GB/s", 1e3) if abs(v) >= 1e4 else ("MB/s", 1.0)
+    else:
+        unit, div = ("ns", 1.0) if abs(v) < 1e3 else ("µs", 1e3) if abs(v) < 1e6 else \
+            ("ms", 1e6) if abs(v) < 1e9 else ("s", 1e9)
+    x = v / div
+    a = abs(x)
+    text = f"{x:.0f}" if a >= 100 else f"{x:.1f}" if a >= 10 else f"{x:.2f}"
+    return f"{text} {unit}"
 
 
-def format_group(group, estimator=None):
-    """Terminal text for one group (one kernel, its runs pooled)."""
+def fmt_spread(cv):
+    """"±16%" (the CV of the reps), with " !" above NOISY_PCT."""
+    if cv is None or math.isnan(cv):
+        return "", ""
+    return f"±{cv:.0f}%", ("!" if cv > NOISY_PCT else "")
+
+
+def direction_words(metric):
+    return "time per operation, lower is better" if metric == "latency" else "throughput, higher is better"
+
+
+def wrap(text, indent=""):
+    return textwrap.fill(text, WIDTH, initial_indent=indent, subsequent_indent=indent)
+
+
+def short_names(cases):
+    """{case name: shorter name}: the parameters that have one value on every
+    case of their bench are dropped (they say nothing), and listed once in
+    `notes`. Returns (names, notes)."""
+    by_bench = {}
+    for c in cases:
+        by_bench.setdefault(c.bench, []).append(c)
+    names, notes = {}, []
+    for bench, cs in by_bench.items():
+        values = {}
+        for c in cs:
+            for k, v in c.param_dict.items():
+                values.setdefault(k, set()).add(v)
+        constant = {k for k, vs in values.items() if len(vs) == 1 and all(k in c.param_dict for c in cs)}
+        if len(cs) < 2:
+            constant = set()
+        for c in cs:
+            keep = ",".join(f"{k}={v}" for k, v in c.param_dict.items() if k not in constant)
+            name = " ".join(x for x in (c.bench, c.variant, keep) if x)
+            if c.name.rfind(" @") > 0:
+                name += c.name[c.name.rfind(" @"):]
+            names[c.name] = name
+        if constant:
+            notes.append(f"{bench}: " + ", ".join(f"{k}={next(iter(values[k]))}" for k in sorted(constant)))
+    return names, notes
+
+
+def row_cells(case, s, name=None):
+    spread, mark = fmt_spread(s.between_cv)
+    return [name or case.name, str(s.n_reps), fmt_value(s.headline, case.metric), spread, mark,
+            stats.mde_text(s.mde)]
+
+
+HEADERS = ["case", "reps", "value", "spread", "", "mde"]
+
+
+def _wrap_last(headers, rows):
+    """Rows whose last cell is wrapped onto continuation rows so that the
+    table fits in WIDTH columns."""
+    widths = [max(len(r[i]) for r in rows + [headers]) for i in range(len(headers) - 1)]
+    room = max(30, WIDTH - sum(widths) - 2 * len(widths))
+    out = []
+    for r in rows:
+        parts = textwrap.wrap(r[-1], room) or [""]
+        out.append(r[:-1] + [parts[0]])
+        out += [[""] * (len(r) - 1) + [p] for p in parts[1:]]
+    return out
+
+
+def _summary_tables(group, estimator):
+    """Lines of the category tables for one kernel: one row per column of
+    each table, the value with its unit, the spread of its reps."""
+    from . import tables as tables_mod
+    out = []
+    for t in tables_mod.build_tables([group]):
+        rows = []
+        for col in t.columns:
+            cell = col.cells.get(group.key)
+            if cell is None:
+                continue
+            series = cell.series(estimator)
+            value = series.headline()
+            spread, mark = fmt_spread(stats.cv_percent(series.rep_values()))
+            note = "; ".join(x for x in (col.note, cell.note) if x)
+            rows.append([col.label, fmt_value(value, t.metric), spread, mark, note])
+        if not rows:
+            continue
+        out.append("")
+        out.append(f"== {t.title} ({direction_words(t.metric)})")
+        headers = ["", "value", "spread", "", "what"]
+        out.append(table(headers, _wrap_last(headers, rows), right={1, 2}))
+    return out
+
+
+def format_group(group, estimator=None, all_cases=False):
+    """Terminal text for one group (one kernel, its runs pooled): the
+    category tables, then (all_cases) every case, the controls, power,
+    noise and what did not run."""
     out = []
     runs = group.runs
-    title = f"{group.label}: {len(runs)} run(s)"
+    title = f"{group.label}: {len(runs)} run{'s' if len(runs) != 1 else ''}"
     if len(runs) == 1:
-        title += f" ({runs[0].run_id}, {runs[0].path})"
+        title += f" ({runs[0].run_id})"
     out.append(title)
+    if len(runs) == 1:
+        out.append(f"  {runs[0].path}")
     for run in runs:
         if run.status in ("interrupted", "running"):
-            out.append(f"  note: run {run.run_id} is marked '{run.status}' in its meta.json: "
-                       f"the cases it has are summarised, others may be missing")
+            out.append(wrap(f"note: run {run.run_id} is marked '{run.status}' in its meta.json: "
+                            f"the cases it has are summarised, others may be missing", "  "))
         elif run.status not in ("complete", "unknown"):
             out.append(f"  note: run {run.run_id} has status {run.status!r}")
         if run.bad_lines:
@@ -83,24 +183,31 @@ def format_group(group, estimator=None):
     rows = summarize_group(group, estimator)
     if not rows:
         out.append("  no usable samples")
-    what = ("the Harrell-Davis 20th percentile of the reps' times (noise only adds time)"
+    what = ("the 20th percentile of the reps' times (Harrell-Davis; noise only adds time)"
             if (estimator or stats.DEFAULT_ESTIMATOR) == "low" else "the median of the rep medians")
-    out.append(f"  headline = {what}; median = median of the rep medians; best = lowest latency / highest "
-               f"bandwidth of all samples; CV = coefficient of variation; mde = the smallest change a "
-               f"comparison with another run like this could detect (95%, power 80%)")
-    for cat in in_order(category_of(c) for c, _ in rows):
-        cells = [row_cells(c, s) for c, s in rows if category_of(c) == cat]
-        if not cells:
-            continue
+    out.append(wrap(f"value = {what}; spread = how much the reps differ (their CV); ! = a spread above "
+                    f"{NOISY_PCT:.0f}%: read that value with care."
+                    + ("" if all_cases else " Every case: --cases.")))
+    out += _summary_tables(group, estimator)
+    if all_cases and rows:
+        names, notes = short_names([c for c, _ in rows])
         out.append("")
-        out.append(f"== {cat}")
-        out.append(table(HEADERS, cells, right={1, 2, 3, 4, 5, 6, 8, 9}))
+        out.append(wrap("Every case. mde = the smallest change a comparison with another run like this "
+                        "could detect (95%, power 80%)."))
+        if notes:
+            out.append(wrap("Same on every case, left out of the names: " + "; ".join(notes) + "."))
+        for cat in in_order(category_of(c) for c, _ in rows):
+            cells = [row_cells(c, s, names[c.name]) for c, s in rows if category_of(c) == cat]
+            metrics = {c.metric for c, _ in rows if category_of(c) == cat}
+            out.append("")
+            out.append(f"== {cat} ({'; '.join(direction_words(m) for m in sorted(metrics, reverse=True))})")
+            out.append(table(HEADERS, cells, right={1, 2, 3, 5}))
     live = [s.mde for _, s in rows if not math.isnan(s.mde)]
     if live:
         live.sort()
         out.append("")
-        out.append(f"Power: median mde {live[len(live) // 2] * 100:.1f}%; {sum(m <= 0.03 for m in live)} of "
-                   f"{len(live)} cases could detect a 3% change against another run like this one.")
+        out.append(wrap(f"Power: median mde {live[len(live) // 2] * 100:.1f}%; {sum(m <= 0.03 for m in live)} "
+                        f"of {len(live)} cases could detect a 3% change against another run like this one."))
     # One-party cases only: a two-party case on one CPU waits for its
     # partner on the run queue by design.
     solo = [c for c, _ in rows if " @" not in c.name]
@@ -109,33 +216,35 @@ def format_group(group, estimator=None):
     if hit:
         n_hit = sum(k for _, k in hit)
         worst = sorted(hit, key=lambda x: -x[1])[:3]
-        out.append(f"Noise markers: {n_hit} of {n_reps} reps of one-party cases had a sample that spent more "
-                   f"than 10% of its time "
-                   f"waiting on a run queue or stolen by the hypervisor (run_delay_ns, steal_ns); most in "
-                   + ", ".join(f"{c.name} ({k})" for c, k in worst)
-                   + ". They are kept; the low estimator leans on the undisturbed reps.")
+        out.append(wrap(f"Noise markers: {n_hit} of {n_reps} reps of one-party cases had a sample that spent "
+                        f"more than 10% of its time waiting on a run queue or stolen by the hypervisor "
+                        f"(run_delay_ns, steal_ns); most in "
+                        + ", ".join(f"{c.name} ({k})" for c, k in worst)
+                        + ". They are kept; the low estimator leans on the undisturbed reps."))
     ctl = summarize_group(group, estimator, control=True)
     if ctl:
         out.append("")
-        out.append("== controls (the machine, not the kernel: never in the tables above or in comparisons)")
-        out.append(table(HEADERS, [row_cells(c, s) for c, s in ctl], right={1, 2, 3, 4, 5, 6, 8, 9}))
+        out.append("== controls (the machine, not the kernel: never in the tables or in comparisons)")
+        out.append(table(HEADERS, [row_cells(c, s) for c, s in ctl], right={1, 2, 3, 5}))
         for run in runs:
-            out += controls.describe(run)
+            for line in controls.describe(run):
+                indent = line[:len(line) - len(line.lstrip())]
+                out.append(line if len(line) <= WIDTH else wrap(line.strip(), indent))
     if len(runs) > 1:
         ps = [s.run_p for _, s in rows if not math.isnan(s.run_p)]
         if ps:
             n = int(sum(q < 0.05 for q in stats.bh_adjust(ps)))
             out.append("")
-            out.append(f"Runs pooled: {len(runs)}; {n} of {len(ps)} cases differ between the runs beyond their "
-                       f"reps' noise (one-way test, adjusted)" +
-                       (": the machine drifted between runs; comparisons treat the run as the unit there."
-                        if n else "."))
+            out.append(wrap(f"Runs pooled: {len(runs)}; {n} of {len(ps)} cases differ between the runs beyond "
+                            f"their reps' noise (one-way test, adjusted)" +
+                            (": the machine drifted between runs; comparisons treat the run as the unit there."
+                             if n else ".")))
     counted = [c for c, _ in rows if c.counters]
     if counted:
         headers, cells = counters.table_rows(counted)
         out.append("")
-        out.append("== counters per operation (median over reps of each rep's median of count/iters; "
-                   "IPC = instructions/cycles; a counter this machine lacks is left out)")
+        out.append(wrap("== counters per operation (median over reps of each rep's median of count/iters; "
+                        "IPC = instructions/cycles; a counter this machine lacks is left out)"))
         out.append(table(headers, cells, right=set(range(1, len(headers)))))
     probs = problems(group)
     if probs:
@@ -143,7 +252,7 @@ def format_group(group, estimator=None):
         out.append("Cases that did not run cleanly:")
         for case, status, reason, reps in probs:
             where = f" (rep {', '.join(str(r) for r in sorted(set(reps)))})" if reps else ""
-            out.append(f"  {status:<11} {case}{where}: {reason or 'no reason recorded'}")
+            out.append(wrap(f"{status:<11} {case}{where}: {reason or 'no reason recorded'}", "  "))
     return "\n".join(out)
 
 

@@ -2,6 +2,7 @@
 the meta differences are listed, and the command line behaves."""
 import csv
 import io
+import re
 import shutil
 
 import pytest
@@ -144,14 +145,22 @@ def test_summarize_lists_failures_and_interrupted_runs(tmp_path, gen, capsys):
 
 
 def test_summarize_units(fixture_runs, capsys):
-    assert summarize_main([str(fixture_runs[0])]) == 0
+    """The unit sits beside each value; about three significant figures."""
+    assert summarize_main([str(fixture_runs[0]), "--cases"]) == 0
     out = capsys.readouterr().out
-    line = next(ln for ln in out.splitlines() if ln.startswith("lat_proc fork"))
-    assert line.rstrip().endswith("µs")
-    line = next(ln for ln in out.splitlines() if ln.startswith("lat_syscall null"))
-    assert line.rstrip().endswith("ns")
-    line = next(ln for ln in out.splitlines() if ln.startswith("bw_pipe"))
-    assert line.rstrip().endswith("MB/s")
+
+    def value_of(start):
+        line = next(ln for ln in out.splitlines() if ln.startswith(start))
+        return re.search(r"\s(\d+(?:\.\d+)?) (ns|µs|ms|MB/s|GB/s)\b", line).groups()
+
+    num, unit = value_of("lat_proc fork")
+    assert unit == "µs" and len(num.replace(".", "")) == 3
+    assert value_of("lat_syscall null")[1] == "ns"
+    assert value_of("bw_pipe")[1] in ("MB/s", "GB/s")
+    # the category tables come first, the case list after them
+    assert out.index("null call") < out.index("Every case.") < out.index("lat_syscall null")
+    assert value_of("null call")[1] == "ns"
+    assert all(len(ln) <= 100 for ln in out.splitlines())
 
 
 def test_compare_cli_only(fixture_runs, capsys):
@@ -185,10 +194,11 @@ def test_recorded_run_split_in_halves_is_aa(run_dir):
 def test_summarize_tiny_run(tmp_path, gen, capsys):
     cases = [c for c in gen.suite_cases("small") if c["bench"] == "lat_syscall" and c["variant"] == "null"]
     run = gen.make_run(tmp_path, "h", "k", seed=5, reps=1, samples=2, cases=cases, failures=False)
-    assert summarize_main([str(run)]) == 0
+    assert summarize_main([str(run), "--cases"]) == 0
     out = capsys.readouterr().out
     line = next(ln for ln in out.splitlines() if ln.startswith("lat_syscall null"))
-    assert line.split()[2:4] == ["1", "2"] and " - " in line  # no between-rep spread with one rep
+    assert line.split()[2] == "1" and "±" not in line  # no spread between reps with one rep
+    assert line.rstrip().endswith("-")                 # and no detectable change
 
 
 def test_single_run_sides_get_the_drift_note(tmp_path, gen, capsys):

@@ -88,8 +88,8 @@ def test_a_quick_run_alone_is_summarised_with_a_note(tmp_path, gen, capsys):
     assert lines[0].startswith("note: testhost/6.1.0-base is a quick run")
     assert "not a measurement" in lines[0]
     assert sum("quick run" in ln for ln in lines) == 1
-    assert lines[1].startswith("testhost/6.1.0-base: 1 run(s)")
-    assert "lat_syscall null" in out
+    assert lines[1].startswith("testhost/6.1.0-base: 1 run (20250102T000000Z-quick3)")
+    assert "null call" in out
     assert not [ln for ln in err if "quick" in ln]
 
 
