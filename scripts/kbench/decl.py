@@ -10,7 +10,6 @@ summary table and size chart from these declarations and name no benchmark
 themselves; runs recorded before cases.jsonl existed get theirs from
 `legacy`.
 """
-import json
 from pathlib import Path
 
 from . import legacy

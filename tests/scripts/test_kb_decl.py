@@ -2,10 +2,6 @@
 summary tables and curves; runs without them use the legacy mapping."""
 import json
 import pathlib
-import subprocess
-import sys
-
-import pytest
 
 from kb_helpers import one_run, rewrite_samples
 
@@ -46,7 +42,7 @@ def test_recorded_declaration_makes_a_new_category_and_table(base_run):
              _declare("lat_widget exec", "lat_widget", "exec", rank=1000)]
     (base_run / "cases.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
     (g,) = _load(base_run)
-    fork, exe = g.cases["lat_widget fork"], g.cases["lat_widget exec"]
+    fork = g.cases["lat_widget fork"]
     assert compare.category_of(fork) == "Widgets"
     # rank 5 puts the category first; rank orders exec before fork
     ordered = sorted(g.cases.values(), key=compare.case_sort_key)
