@@ -9,7 +9,7 @@ from pathlib import Path
 
 from . import controls, counters, stats
 from .compare import RUN_ONLY_KEYS, case_sort_key, categories_of, category_of, flatten_meta
-from .load import META, RUNS, SAMPLES, meta_text
+from .load import META, RUNS, SAMPLES
 from .tables import column_unit
 
 
