@@ -101,8 +101,9 @@ _SUMMARY = [
     ("bw_mem", "cp", {}, _col("bcopy (hand)", 7, combine="pick", size_param="size_kb")),
     ("bw_mem", "rd", {}, _col("mem read", 8, combine="pick", size_param="size_kb")),
     ("bw_mem", "wr", {}, _col("mem write", 9, combine="pick", size_param="size_kb")),
-    ("lat_mem_rd", "stride", {"stride": "128"}, _col("L", 1, "stride 128", "cache_levels", size_param="size_kb")),
-    ("lat_mem_rd", "random", {}, _col("random", 5, "largest", "largest", size_param="size_kb")),
+    ("lat_mem_rd", "random", {}, _col("L", 1, "random chain", "cache_levels", size_param="size_kb")),
+    ("lat_mem_rd", "stride", {"stride": "128"}, _col("sequential", 5, "stride 128, largest", "largest",
+                                                     size_param="size_kb")),
 ]
 
 

@@ -99,12 +99,15 @@ def test_new_benchmark_reaches_the_tables_and_the_page(widget_build, driver, roo
     assert os.path.isfile(os.path.join(run_dir, "cases.jsonl"))
 
     py = sys.executable
-    s = subprocess.run([py, str(root / "scripts" / "summarize"), str(out)], capture_output=True, text=True,
-                       timeout=300)
+    s = subprocess.run([py, str(root / "scripts" / "summarize"), "--cases", str(out)], capture_output=True,
+                       text=True, timeout=300)
     assert s.returncode == 0, s.stderr
-    section = s.stdout.split("== Widgets and gadgets", 1)
-    assert len(section) == 2, s.stdout
-    assert "lat_widget twice" in section[1] and "lat_widget spin" in section[1]
+    # the category table first (its columns in declared order), then the cases
+    parts = s.stdout.split("== Widgets and gadgets")
+    assert len(parts) == 3, s.stdout
+    table, cases = parts[1], parts[2]
+    assert table.index("one spin") < table.index("two spins") and "8 adds" in table
+    assert "lat_widget twice" in cases and "lat_widget spin" in cases
     assert "== Other" not in s.stdout
 
     page = tmp_path / "index.html"
