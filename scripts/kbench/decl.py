@@ -44,7 +44,7 @@ def check_summary(s):
         return "summary 'order' is not an integer"
     if s.get("combine", "one") not in COMBINES:
         return f"summary 'combine' is {s.get('combine')!r}, expected one of {', '.join(COMBINES)}"
-    for k in ("placement", "minus", "size_param"):
+    for k in ("placement", "minus", "size_param", "per"):
         if not _opt_str(s.get(k)):
             return f"summary '{k}' is not a string or null"
     if s.get("combine") == "minus" and not s.get("minus"):

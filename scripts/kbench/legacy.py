@@ -55,9 +55,10 @@ _BENCHES = {
 _VARIANT_CATEGORY = {("lat_sig", "prot"): "File and VM latency"}
 
 
-def _col(column, order, note="", combine="one", placement=None, minus=None, size_param=None, prefer=None):
+def _col(column, order, note="", combine="one", placement=None, minus=None, size_param=None, prefer=None,
+         per=None):
     return {"column": column, "note": note, "order": order, "combine": combine, "placement": placement,
-            "minus": minus, "size_param": size_param, "prefer": prefer}
+            "minus": minus, "size_param": size_param, "prefer": prefer, "per": per}
 
 
 # (bench, variant, required params) -> summary column; the first match wins
@@ -90,7 +91,7 @@ _SUMMARY = [
     ("lat_fs", "delete", {"mode": "fresh", "size_kb": "10"}, _col("10K delete", 4, "fresh dir")),
     ("lat_mmap", "mmap", {}, _col("mmap", 5, combine="pick", size_param="size_kb", prefer=1024)),
     ("lat_sig", "prot", {}, _col("prot fault", 6)),
-    ("lat_pagefault", "file", {}, _col("page fault", 7, "file, per page")),
+    ("lat_pagefault", "file", {}, _col("page fault", 7, "file, per fault", per="minflt")),
     ("lat_pathwalk", "positive", {"depth": "4"}, _col("path lookup", 8, "4 names")),
     ("bw_pipe", "stream", {"chunk_kb": "64"}, _col("pipe", 1, "64 KB, @same", placement="same")),
     ("bw_unix", "stream", {"chunk_kb": "64"}, _col("AF_UNIX", 2, "64 KB, @same", placement="same")),

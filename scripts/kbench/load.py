@@ -47,6 +47,10 @@ class Warnings:
 
 # Per-sample perf counters (--counters): totals over one sample; per
 # operation = value / iters. A counter the machine lacks is null: skipped.
+# rusage counts of a sample: a summary column may divide a latency by one of
+# them (e.g. time per page fault), see decl "per"
+EVENT_KEYS = ("minflt", "majflt", "nvcsw", "nivcsw")
+
 COUNTER_KEYS = ("instructions", "cycles", "branches", "branch_misses", "cache_references",
                 "cache_misses", "l1d_read_misses", "dtlb_misses", "task_clock_ns",
                 "context_switches", "cpu_migrations", "page_faults")
@@ -71,6 +75,7 @@ class Case:
     disturbed: set = field(default_factory=set)     # rep keys with a sample >10% waiting or stolen
     rep_start: dict = field(default_factory=dict)   # rep key -> first t_start_ns (CLOCK_MONOTONIC)
     declared: dict = None       # the binary's declaration (decl.resolve); None = not read yet
+    per_event: dict = field(default_factory=dict)   # EVENT_KEYS name -> {rep key -> [ns per event]}
 
     @property
     def decl(self):
@@ -489,6 +494,11 @@ def read_samples(path, run_id, warn):
             prev = c.rep_start.get((rid, rep))
             c.rep_start[(rid, rep)] = t0 if prev is None else min(prev, t0)
         iters = obj.get("iters")
+        if _is_int(iters) and iters > 0 and metric == "latency":
+            for k in EVENT_KEYS:
+                v = obj.get(k)
+                if _is_int(v) and v > 0:
+                    c.per_event.setdefault(k, {}).setdefault((rid, rep), []).append(value * iters / v)
         if _is_int(iters) and iters > 0:
             for k in COUNTER_KEYS:
                 v = obj.get(k)
@@ -682,6 +692,9 @@ def pool_cases(runs, warn=None):
                 for name_, by_rep in c.counters.items():
                     if k in by_rep:
                         p.counters.setdefault(name_, {})[k] = list(by_rep[k])
+                for name_, by_rep in c.per_event.items():
+                    if k in by_rep:
+                        p.per_event.setdefault(name_, {})[k] = list(by_rep[k])
     return pooled
 
 

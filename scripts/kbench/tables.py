@@ -16,6 +16,8 @@ per kernel, the sizes that sit inside each cache level according to
 meta.cache; "largest" takes each kernel's largest size.
 """
 import math
+
+import numpy as np
 from dataclasses import dataclass, field
 
 from . import stats
@@ -29,14 +31,24 @@ class Cell:
     combine: object = None       # f(list of per-case medians) -> value; None = the one case
     desc: str = ""               # how the value is made, e.g. "(A + B) / 2"
     note: str = ""               # per-kernel remark (e.g. the size used)
+    per: str = ""                # one case, its time per event of this sample key (e.g. minflt)
 
     @property
     def key(self):
+        if self.per and not self.desc:
+            return f"{self.cases[0].name} per {self.per}"
         return self.desc or self.cases[0].name
 
     def series(self, estimator=None):
         """The cell's Series: its runs as units (the run level of the model),
         the headline by `estimator` (default: stats.DEFAULT_ESTIMATOR)."""
+        if self.combine is None and self.per:
+            c = self.cases[0]
+            by_rep = c.per_event.get(self.per, {})
+            keys = [k for k in c.rep_keys() if by_rep.get(k)]
+            return stats.Series.single([np.asarray(by_rep[k], dtype=float) for k in keys], c.metric,
+                                       f"{c.name} per {self.per}", units=[k[0] for k in keys],
+                                       estimator=estimator)
         if self.combine is None:
             c = self.cases[0]
             return stats.Series.single(c.rep_arrays(), c.metric, c.name, units=c.rep_units(),
@@ -156,7 +168,12 @@ def _difference(meds):
 def _resolve_one(spec):
     def resolve(group):
         cs = _summary_cases(group, spec["column"], spec["category"], spec.get("placement"))
-        return Cell([cs[0]]) if cs else None
+        if not cs:
+            return None
+        per = spec.get("per") or ""
+        if per and not cs[0].per_event.get(per):
+            return None   # the samples do not count that event: missing, not per op
+        return Cell([cs[0]], per=per)
     return resolve
 
 

@@ -115,5 +115,5 @@ class PageFault final : public kbench::Fixture {
 }  // namespace
 
 KBENCH_MAIN("lat_pagefault", kbench::category("File and VM latency", 40).bench_rank(15),
-            {kbench::fixture<PageFault>("file", true).summary(kbench::column("page fault", 7).note("file, per page")),
+            {kbench::fixture<PageFault>("file", true).summary(kbench::column("page fault", 7).note("file, per fault").per("minflt")),
              kbench::fixture<PageFault>("anon", false)})

@@ -135,12 +135,15 @@ inline Category category(std::string name, int rank) { return Category{std::move
 //   cache_levels(p)  columns L1, L2, L3, main memory at the machine's cache
 //                    sizes (the label is only an id);
 //   largest(p)       the largest p present.
+// per(k): the cell is the time per event counted by sample key k (a one-case
+// column; e.g. per("minflt"): elapsed_ns / minflt of each sample, the cost of
+// one page fault when one fault maps several pages).
 // Two-party cases fill their column from @same. at(k, v): only for the cases
 // whose parameter k is v (one point of a sweep).
 class Column {
  public:
   struct Fields {
-    std::string label, note, combine = "one", minus, size_param;
+    std::string label, note, combine = "one", minus, size_param, per;
     int order = 0;
     std::optional<std::int64_t> prefer;
     Params where;
@@ -176,6 +179,7 @@ class Column {
       f.size_param = std::move(size_param);
     });
   }
+  Column per(std::string sample_key) const { return with([&](Fields& f) { f.per = std::move(sample_key); }); }
   Column at(const std::string& key, std::string value) const {
     return with([&](Fields& f) { f.where[key] = std::move(value); });
   }

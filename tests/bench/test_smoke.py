@@ -133,7 +133,8 @@ def test_list_names_cases_consistently(bin_dir):
 DECLARATION = {"category": str, "category_rank": int, "rank": int, "direction": str, "unit": str,
                "summary": (dict, type(None)), "curve": (dict, type(None))}
 SUMMARY = {"column": str, "note": str, "order": int, "combine": str, "placement": (str, type(None)),
-           "minus": (str, type(None)), "size_param": (str, type(None)), "prefer": (int, type(None))}
+           "minus": (str, type(None)), "size_param": (str, type(None)), "prefer": (int, type(None)),
+           "per": (str, type(None))}
 CURVE = {"chart": str, "title": str, "panel": str, "x": str, "log_y": bool, "cache_lines": bool}
 IDENTITY = ["bench", "variant", "params", "placement", "case", "metric", "two_party", "control", "args"]
 

@@ -105,9 +105,27 @@ def test_memory_latency_on_the_recorded_run():
     }
     # the random chain is dearer than the prefetched walk at the same size
     assert c["main mem"].series().headline() > 3 * c["sequential"].series().headline()
-    # and the page-fault cell is still the file case, per page
+    # the page-fault cell is the cost of one fault (elapsed_ns / minflt of
+    # each sample), not of one page: here one file fault maps ~200 pages
     fv = next(t for t in tables.build_tables([g]) if t.title == "File and VM latency")
-    assert {col.label: col for col in fv.columns}["page fault"].cells[g.key].cases[0].name == "lat_pagefault file"
+    pf = {col.label: col for col in fv.columns}["page fault"]
+    cell = pf.cells[g.key]
+    assert cell.cases[0].name == "lat_pagefault file" and cell.per == "minflt" and "per fault" in pf.note
+    case = g.cases["lat_pagefault file"]
+    per_fault = [s["elapsed_ns"] / s["minflt"] for s in _samples(RECORDED, "lat_pagefault file")]
+    assert cell.series().headline() == pytest.approx(np.median(per_fault), rel=0.25)
+    assert cell.series().headline() > 50 * case.rep_arrays()[0].min()
+    # a kernel whose samples do not count faults gets no cell, not a per-page one
+    for c in g.cases.values():
+        c.per_event = {}
+    fv = next(t for t in tables.build_tables([g]) if t.title == "File and VM latency")
+    assert {col.label: col for col in fv.columns}["page fault"].cells[g.key] is None
+
+
+def _samples(root, case):
+    import json
+    return [o for p in root.rglob("samples.jsonl") for o in map(json.loads, p.read_text().splitlines())
+            if o["case"] == case]
 
 
 def test_pick_level_size():

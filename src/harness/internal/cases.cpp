@@ -105,7 +105,8 @@ std::string summary_json(const Column* col, bool two_party) {
       .add("placement", two_party ? std::optional<std::string>("same") : std::nullopt)
       .add("minus", text_or_null(f.minus))
       .add("size_param", text_or_null(f.size_param))
-      .add("prefer", f.prefer);
+      .add("prefer", f.prefer)
+      .add("per", text_or_null(f.per));
   return o.str();
 }
 

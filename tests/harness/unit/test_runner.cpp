@@ -308,7 +308,7 @@ TEST_CASE("--list declares category, rank, direction, unit, summary and curve") 
   const std::string tail_null =
       "\"args\":[\"null\"],\"category\":\"Mine\",\"category_rank\":5,\"rank\":3000,\"direction\":\"lower\","
       "\"unit\":\"ns\",\"summary\":{\"column\":\"null\",\"note\":\"\",\"order\":1,\"combine\":\"one\","
-      "\"placement\":null,\"minus\":null,\"size_param\":null,\"prefer\":null},\"curve\":null}";
+      "\"placement\":null,\"minus\":null,\"size_param\":null,\"prefer\":null,\"per\":null},\"curve\":null}";
   CHECK(has(r.lines[0], tail_null));
   // A sweep copies summary and curve to every point; each point's column is
   // the first whose at() matches it (size=1: "small", size=64: "pick").
@@ -319,12 +319,12 @@ TEST_CASE("--list declares category, rank, direction, unit, summary and curve") 
   }
   CHECK(has(r.lines[1], "\"summary\":{\"column\":\"small\",\"note\":\"1 B\",\"order\":3,\"combine\":\"one\","));
   CHECK(has(r.lines[2], "\"summary\":{\"column\":\"pick\",\"note\":\"\",\"order\":2,\"combine\":\"pick\","
-                        "\"placement\":null,\"minus\":null,\"size_param\":\"size\",\"prefer\":64}"));
+                        "\"placement\":null,\"minus\":null,\"size_param\":\"size\",\"prefer\":64,\"per\":null}"));
   // Every placement of a two-party case carries the declaration; @same fills the column.
   for (int i : {3, 4, 5}) {
     CHECK(has(r.lines[i], "\"rank\":3003,"));
     CHECK(has(r.lines[i], "\"summary\":{\"column\":\"pair\",\"note\":\"\",\"order\":4,\"combine\":\"minus\","
-                          "\"placement\":\"same\",\"minus\":\"null\",\"size_param\":null,\"prefer\":null}"));
+                          "\"placement\":\"same\",\"minus\":\"null\",\"size_param\":null,\"prefer\":null,\"per\":null}"));
   }
   // Its own category, the binary's bench rank; bandwidth is higher-is-better MB/s.
   CHECK(has(r.lines[6], "\"category\":\"Elsewhere\",\"category_rank\":7,\"rank\":3004,\"direction\":\"higher\","
