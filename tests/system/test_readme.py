@@ -1,0 +1,66 @@
+"""The README's claims about the command lines hold: every option it shows
+is one a program accepts, both option lists it prints in full are exactly
+the programs' --help, and every `make X` it mentions is a target of the
+Makefile.  (The formats are checked in test_formats.py.)"""
+import re
+import subprocess
+import sys
+
+import pytest
+
+OPT = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
+
+
+@pytest.fixture(scope="module")
+def readme(root):
+    return (root / "README.md").read_text()
+
+
+def _help(cmd):
+    r = subprocess.run(cmd + ["--help"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, (cmd, r.stderr)
+    return r.stdout + r.stderr
+
+
+def _opts(text):
+    return set(OPT.findall(text))
+
+
+def _section(readme, heading):
+    return re.split(r"\n## ", readme.split("\n" + heading + "\n", 1)[1], maxsplit=1)[0]
+
+
+def test_binary_options_block_is_the_help(readme, bin_dir):
+    sec = _section(readme, "## Running one benchmark by hand")
+    block = sec.split("```", 2)[1]
+    helptext = _help([str(bin_dir / "lat_syscall")]).split("\nCases", 1)[0]
+    assert _opts(block) == _opts(helptext)
+
+
+def test_driver_option_table_is_the_help(readme, driver):
+    sec = _section(readme, "## Running the suite: `kbench-run`")
+    rows = [ln for ln in sec.splitlines() if ln.startswith("| `--")]
+    documented = set()
+    for ln in rows:
+        documented |= _opts(ln.split("|")[1])
+    # the options the help lists (each at the start of a line), --help aside
+    listed = set(re.findall(r"^  (--[a-z][a-z0-9-]*)", _help([str(driver)]), re.M)) - {"--help"}
+    assert documented == listed
+
+
+def test_every_option_in_the_readme_exists(readme, bin_dir, driver, root):
+    known = _opts(_help([str(bin_dir / "lat_syscall")])) | _opts(_help([str(driver)]))
+    for script in ("summarize", "compare", "plot", "report"):
+        known |= _opts(_help([sys.executable, str(root / "scripts" / script)]))
+    # options of other tools the README quotes (chromium, pytest, perf)
+    foreign = {"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--print-to-pdf"}
+    unknown = _opts(readme) - known - foreign
+    assert not unknown, f"README mentions options no kbench program accepts: {sorted(unknown)}"
+
+
+def test_every_make_target_in_the_readme_exists(readme, root):
+    targets = set(re.findall(r"\bmake ([a-z][a-z-]*)\b", readme))
+    assert {"run", "quick", "test", "report"} <= targets
+    for t in sorted(targets):
+        r = subprocess.run(["make", "-n", "-C", str(root), t], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0 and "No rule to make target" not in r.stderr, (t, r.stderr)
