@@ -140,6 +140,347 @@ int print_list(const Options& o, const std::vector<Case>& cases) {
   return std::fflush(stdout) == 0 ? 0 : 1;
 }
 
+// What identifies a run and where it is: made new, or read back by --resume.
+struct RunState {
+  std::string dir, id;
+  std::uint64_t seed = 0;
+  JsonValue meta;
+  std::string runs_path() const { return dir + "/runs.jsonl"; }
+  std::string samples_path() const { return dir + "/samples.jsonl"; }
+};
+
+// --resume: the run keeps its recorded options, seed and run id.
+RunState load_resumed(Options& o) {
+  RunState run;
+  run.dir = o.resume;
+  while (run.dir.size() > 1 && run.dir.back() == '/') run.dir.pop_back();
+  std::string err;
+  auto m = json_parse(read_whole_file(run.dir + "/meta.json"), &err);
+  if (!m || !m->is_object()) throw std::runtime_error(run.dir + "/meta.json: not valid JSON: " + err);
+  run.meta = *m;
+  const JsonValue* opts = run.meta.find("options");
+  const JsonValue* s = run.meta.find("seed");
+  auto id = run.meta.get_string("run_id");
+  if (!opts || !opts->is_object() || !s || !s->as_uint() || !id)
+    throw std::runtime_error(run.dir + "/meta.json lacks options, seed or run_id");
+  options_from_json(*opts, o);
+  run.seed = *s->as_uint();
+  run.id = *id;
+  return run;
+}
+
+// meta.json at the start of a new run: the machine, the options, the state
+// before the first invocation, status "running"; its warnings are printed.
+JsonValue start_meta(const Options& o, const RunState& run, const Discovery& found, std::size_t n_cases) {
+  JsonValue meta = JsonValue::object();
+  meta.set("schema", JsonValue::integer(1));
+  meta.set("run_id", JsonValue::string(run.id));
+  const JsonValue machine = machine_description();
+  for (const auto& [k, v] : machine.members()) meta.set(k, v);
+  meta.set("options", options_to_json(o));
+  // A check, not a measurement: the scripts never pool it with full runs.
+  meta.set("quick", JsonValue::boolean(o.quick));
+  meta.set("seed", JsonValue::unsigned_integer(run.seed));
+  meta.set("started_utc", JsonValue::string(utc_now_iso()));
+  meta.set("ended_utc", JsonValue());
+  meta.set("loadavg_before", read_loadavg());
+  meta.set("loadavg_after", JsonValue());
+  meta.set("busy_processes", busy_processes(0.5, 5));
+  meta.set("swap_before", read_swap_counters());
+  meta.set("swap_after", JsonValue());
+  meta.set("warnings", JsonValue::array());
+  meta.set("status", JsonValue::string("running"));
+  meta.set("list_failures", list_failures_json(found.failures));
+  meta.set("cases_planned", JsonValue::integer(static_cast<long long>(n_cases)));
+  meta.set("resumed_utc", JsonValue::array());
+  const auto w = start_warnings(meta);
+  push_warnings(meta, w);
+  print_warnings(w);
+  return meta;
+}
+
+// A new run: its seed, its directory (locked) and meta.json's first state.
+RunState start_new_run(const Options& o, const Discovery& found, std::size_t n_cases) {
+  RunState run;
+  run.seed = o.seed ? *o.seed : (random_u64() & 0xFFFFFFFFu);  // 32 bits: exact in any JSON reader
+  const HostIds ids = host_ids();
+  const RunDir d = create_run_dir(o.out, ids.host, ids.kernel_release);
+  run.dir = d.path;
+  run.id = d.run_id;
+  lock_run_dir(run.dir);
+  run.meta = start_meta(o, run, found, n_cases);
+  return run;
+}
+
+// A resumed run: locked, "running" again, the time of this resume recorded.
+void restart_resumed(RunState& run) {
+  lock_run_dir(run.dir);
+  run.meta.set("status", JsonValue::string("running"));
+  JsonValue* resumed = run.meta.find("resumed_utc");
+  if (!resumed || !resumed->is_array()) resumed = &run.meta.set("resumed_utc", JsonValue::array());
+  resumed->push(JsonValue::string(utc_now_iso()));
+}
+
+// The declarations (category, summary column, curve, ...) the reports are
+// built from; a resumed run keeps those recorded when it started.
+void write_declarations(const std::string& run_dir, const Discovery& found, bool resumed) {
+  const std::string path = run_dir + "/cases.jsonl";
+  if (resumed && access(path.c_str(), F_OK) == 0) return;
+  std::string text;
+  for (const auto& c : found.cases) text += c.declaration + "\n";
+  write_file_atomic(path, text);
+}
+
+// The driver's time on this run: this session's plus that of the sessions
+// before a --resume (meta.json's driver_seconds).
+class RunClock {
+ public:
+  explicit RunClock(const JsonValue& meta)
+      : start_(monotonic_s()),
+        before_(meta.find("driver_seconds") && meta.find("driver_seconds")->as_double()
+                    ? *meta.find("driver_seconds")->as_double()
+                    : 0.0) {}
+  double spent() const { return before_ + (monotonic_s() - start_); }
+
+ private:
+  double start_, before_;
+};
+
+// Runs one invocation at a time and records it: its samples first, then its
+// runs.jsonl record (a record is the promise that its samples are complete).
+// Knows which (case, rep) pairs have finished, in earlier sessions too.
+class Invoker {
+ public:
+  Invoker(const Options& o, const std::vector<Case>& cases, const RunState& run)
+      : o_(o), cases_(cases), run_id_(run.id), extra_(extra_bench_args(o)),
+        done_(finished_invocations(run.runs_path())) {
+    if (!o.resume.empty()) {
+      const int dropped = repair_samples(run.samples_path(), done_);
+      if (dropped > 0) say("dropped " + std::to_string(dropped) + " sample lines of unfinished invocations");
+    }
+    samples_file_.open(run.samples_path());
+    runs_file_.open(run.runs_path());
+  }
+
+  bool finished(const Invocation& inv) const { return done_.count({cases_[inv.case_index].name, inv.rep}) > 0; }
+  int left_in(const std::vector<Invocation>& plan) const {
+    int n = 0;
+    for (const auto& inv : plan) n += finished(inv) ? 0 : 1;
+    return n;
+  }
+  // Invocations run to the end (not interrupted) in this session.
+  int ran() const { return ran_; }
+
+  void run(const Invocation& inv, Progress& progress, int index_in_rep) {
+    const Case& c = cases_[inv.case_index];
+    const std::vector<std::string> argv = command(c, inv.rep);
+    progress.starting(c.name, inv.round ? 0 : inv.group, index_in_rep);
+    std::string scratch_error;
+    if (!scratch_.prepare(&scratch_error) && !scratch_warned_) {
+      say("warning: " + scratch_error + "; files of killed benchmarks may be left behind");
+      scratch_warned_ = true;
+    }
+    const SpawnResult r = spawn_and_wait(argv, o_.timeout_s);
+    Outcome out = judge(r, o_.timeout_s);
+    out.temp_left = scratch_.sweep();
+    if (out.temp_left != 0 && out.status == "ok")
+      say("warning: " + c.name + " (rep " + std::to_string(inv.rep) + ") left " +
+          (out.temp_left < 0 ? std::string("a temporary directory that could not be removed")
+                             : std::to_string(out.temp_left) + " temporary entries") + " behind");
+    if (!out.samples.empty()) samples_file_.append(out.samples);
+    runs_file_.append(runs_record(run_id_, c, inv.rep, inv.round,
+                                  std::vector<std::string>(argv.begin() + 1, argv.end()), r, out));
+    if (out.status != "interrupted") {
+      done_[{c.name, inv.rep}] = out.status;
+      ++ran_;
+    }
+    progress.finished(c.name, inv.round ? 0 : inv.group, out.status, out.reason, r.duration_ms / 1000.0);
+  }
+
+ private:
+  // BIN ARGS... --run-id ID --rep r --samples N [...]
+  std::vector<std::string> command(const Case& c, int rep) const {
+    std::vector<std::string> argv{c.binary};
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    argv.insert(argv.end(), {"--run-id", run_id_, "--rep", std::to_string(rep)});
+    argv.insert(argv.end(), extra_.begin(), extra_.end());
+    return argv;
+  }
+
+  const Options& o_;
+  const std::vector<Case>& cases_;
+  const std::string run_id_;
+  const std::vector<std::string> extra_;
+  std::map<CaseRep, std::string> done_;
+  AppendFile samples_file_, runs_file_;
+  ScratchDir scratch_;
+  bool scratch_warned_ = false;
+  int ran_ = 0;
+};
+
+// The first pass: every case `reps` times, rep by rep, skipping what an
+// earlier session finished; progress counts the measured cases of a rep.
+void run_first_pass(Invoker& invoker, const std::vector<Invocation>& plan, int to_run, int reps,
+                    std::size_t n_measured) {
+  Progress progress(to_run, reps, static_cast<int>(n_measured));
+  int index_in_rep = 0, current_rep = -1, ran_this_rep = 0;
+  for (const auto& inv : plan) {
+    if (interrupt_signal()) break;
+    if (inv.group != current_rep) {
+      if (ran_this_rep > 0) progress.rep_done(current_rep);
+      current_rep = inv.group;
+      index_in_rep = 0;
+      ran_this_rep = 0;
+    }
+    if (!inv.control) ++index_in_rep;
+    if (invoker.finished(inv)) continue;
+    invoker.run(inv, progress, std::max(0, index_in_rep - 1));
+    ++ran_this_rep;
+  }
+  if (ran_this_rep > 0 && !interrupt_signal()) progress.rep_done(current_rep);
+  progress.clear();
+}
+
+// The cases of the run, measured and control, as indexes into `cases`.
+struct CaseKinds {
+  std::vector<std::size_t> measured, controls;
+};
+
+CaseKinds case_kinds(const std::vector<Case>& cases) {
+  CaseKinds k;
+  for (std::size_t i = 0; i < cases.size(); ++i) (cases[i].control ? k.controls : k.measured).push_back(i);
+  return k;
+}
+
+// The next budget round, from what the run has recorded so far: one more rep
+// of the cases whose intervals are still too wide, best gain per second
+// first, as many as fit in a third of the `left` seconds; empty when every
+// case is precise enough. `round` is set to the round's number.
+std::vector<Invocation> next_round(const Options& o, const std::vector<Case>& cases, const RunState& run,
+                                   const CaseKinds& kinds, double left, int& round, std::size_t& n_chosen) {
+  const SoFar sf = read_so_far(run.runs_path(), run.samples_path(), cases);
+  const auto chosen = choose_round(sf.cases, o.target_change, std::max(left / 3.0, std::min(left, 10.0)),
+                                   kMaxReps);
+  n_chosen = chosen.size();
+  if (chosen.empty()) return {};
+  std::vector<int> next_rep;
+  for (std::size_t i : chosen) next_rep.push_back(sf.next_rep[i]);
+  round = sf.max_round + 1;
+  const int first_slot = std::max(sf.next_control_slot,
+                                  o.reps * control_slots_per_rep(kinds.measured.size(), o.control_every));
+  return round_plan(chosen, next_rep, kinds.controls, run.seed, round, o.control_every, first_slot);
+}
+
+// Budget rounds until the budget is spent, every case is precise enough or
+// the driver is interrupted; returns how many rounds ran.
+int run_budget_rounds(const Options& o, const std::vector<Case>& cases, const RunState& run,
+                      const CaseKinds& kinds, Invoker& invoker, const RunClock& clock) {
+  int rounds = 0;
+  while (o.budget_s && !interrupt_signal()) {
+    const double left = *o.budget_s - clock.spent();
+    if (left < 1.0) break;
+    int round = 0;
+    std::size_t n_chosen = 0;
+    const std::vector<Invocation> rp = next_round(o, cases, run, kinds, left, round, n_chosen);
+    if (n_chosen == 0) {
+      say("every case can detect a change of " + format_percent(o.target_change) + " or less: no more rounds");
+      break;
+    }
+    say("round " + std::to_string(round) + ": one more rep of " + std::to_string(n_chosen) + " case" +
+        (n_chosen == 1 ? "" : "s") + ", " + format_duration(left) + " of the budget left");
+    Progress progress(static_cast<int>(rp.size()), 1, static_cast<int>(n_chosen));
+    int index = 0;
+    for (const auto& inv : rp) {
+      if (interrupt_signal()) break;
+      if (!inv.control) ++index;
+      if (invoker.finished(inv)) continue;
+      invoker.run(inv, progress, std::max(0, index - 1));
+    }
+    progress.clear();
+    ++rounds;
+  }
+  return rounds;
+}
+
+// meta.json at the end: times, rounds, the machine's state after, warnings,
+// and "complete" or "interrupted"; replaced atomically.
+void finish_meta(RunState& run, double spent, int rounds, int sig) {
+  JsonValue& meta = run.meta;
+  meta.set("ended_utc", JsonValue::string(utc_now_iso()));
+  meta.set("driver_seconds", JsonValue::real(std::round(spent * 10) / 10));
+  if (const JsonValue* r = meta.find("budget_rounds"); r && r->as_int()) rounds += static_cast<int>(*r->as_int());
+  meta.set("budget_rounds", JsonValue::integer(rounds));
+  meta.set("loadavg_after", read_loadavg());
+  meta.set("busy_processes_after", busy_processes(0.5, 5));
+  meta.set("swap_after", read_swap_counters());
+  const auto w = end_warnings(meta);
+  push_warnings(meta, w);
+  print_warnings(w);
+  meta.set("status", JsonValue::string(sig ? "interrupted" : "complete"));
+  write_file_atomic(run.dir + "/meta.json", json_dump(meta, true) + "\n");
+}
+
+// The end on stderr: the table (unless --no-table), the failed cases, the
+// counts; returns true if a case failed or a binary's --list did.
+bool print_outcome(const Options& o, const RunState& run, const Discovery& found) {
+  std::map<std::string, std::string> reasons;
+  const auto statuses = case_statuses(run.runs_path(), &reasons);
+  int n_ok = 0, n_skipped = 0, n_failed = 0;
+  for (const auto& [name, st] : statuses) {
+    if (st == "ok") ++n_ok;
+    else if (st == "skipped") ++n_skipped;
+    else ++n_failed;
+  }
+  if (o.table) print_table(stderr, run.samples_path(), statuses, reasons);
+  for (const auto& [name, st] : statuses)
+    if (st == "failed") say("failed: " + name + ": " + reasons[name]);
+  int list_failed = 0;
+  for (const auto& f : found.failures) list_failed += f.status != "skipped";
+  say(std::to_string(statuses.size()) + (statuses.size() == 1 ? " case: " : " cases: ") + std::to_string(n_ok) + " ok, " +
+      std::to_string(n_skipped) + " skipped, " + std::to_string(n_failed) + " failed" +
+      (list_failed ? "; " + std::to_string(list_failed) +
+                         (list_failed == 1 ? " binary" : " binaries") + " failed --list"
+                   : ""));
+  return n_failed > 0 || list_failed > 0;
+}
+
+// After an interrupt: how far the run got and how to finish it.
+void print_interrupted(int sig, int ran, int to_run, const std::string& run_dir) {
+  // Budget rounds come after the first pass: "N of M" only within it.
+  const std::string done_text = ran <= to_run ? std::to_string(ran) + " of " + std::to_string(to_run)
+                                              : std::to_string(to_run) + " of " + std::to_string(to_run) +
+                                                    " and " + std::to_string(ran - to_run) + " in budget rounds";
+  say(std::string("interrupted by ") + strsignal(sig) + " after " + done_text +
+      " invocations; to finish the run: kbench-run --resume " + run_dir);
+}
+
+// The run proper, once meta.json and cases.jsonl are written: the first
+// pass, the budget rounds, meta.json's end, the summary. Returns the exit
+// status.
+int run_invocations(const Options& o, const std::vector<Case>& cases, const Discovery& found, RunState& run) {
+  if (o.resume.empty() || !run.meta.find("driver_seconds")) run.meta.set("driver_seconds", JsonValue::real(0));
+  Invoker invoker(o, cases, run);
+  const CaseKinds kinds = case_kinds(cases);
+  const std::vector<Invocation> plan = first_pass(kinds.measured, kinds.controls, o.reps, run.seed, o.control_every);
+  const int to_run = invoker.left_in(plan);
+  if (!o.resume.empty())
+    say("resuming " + run.id + ": " + std::to_string(to_run) + " invocations of the first pass left");
+
+  const RunClock clock(run.meta);
+  run_first_pass(invoker, plan, to_run, o.reps, kinds.measured.size());
+  const int rounds = run_budget_rounds(o, cases, run, kinds, invoker, clock);
+
+  const int sig = interrupt_signal();
+  finish_meta(run, clock.spent(), rounds, sig);
+  const bool failed = print_outcome(o, run, found);
+  if (sig) print_interrupted(sig, invoker.ran(), to_run, run.dir);
+  say("results in " + run.dir);
+  std::printf("%s\n", run.dir.c_str());
+  std::fflush(stdout);
+  if (sig) return 128 + sig;
+  return failed ? 1 : 0;
+}
+
 int run(int argc, char** argv) {
   install_signal_handlers();
   Options o;
@@ -153,36 +494,17 @@ int run(int argc, char** argv) {
     std::fputs(usage_text(), stdout);
     return 0;
   }
-
-  // A resumed run keeps its own options, seed and run id.
-  JsonValue meta;
-  std::string run_dir, run_id;
-  std::uint64_t seed = 0;
-  if (!o.resume.empty()) {
-    run_dir = o.resume;
-    while (run_dir.size() > 1 && run_dir.back() == '/') run_dir.pop_back();
-    std::string err;
-    auto m = json_parse(read_whole_file(run_dir + "/meta.json"), &err);
-    if (!m || !m->is_object()) throw std::runtime_error(run_dir + "/meta.json: not valid JSON: " + err);
-    meta = *m;
-    const JsonValue* opts = meta.find("options");
-    const JsonValue* s = meta.find("seed");
-    auto id = meta.get_string("run_id");
-    if (!opts || !opts->is_object() || !s || !s->as_uint() || !id)
-      throw std::runtime_error(run_dir + "/meta.json lacks options, seed or run_id");
-    options_from_json(*opts, o);
-    seed = *s->as_uint();
-    run_id = *id;
-  }
+  RunState run;
+  if (!o.resume.empty()) run = load_resumed(o);
   if (o.bin_dir.empty()) o.bin_dir = default_bin_dir(argv[0]);
   o.bin_dir = absolute(o.bin_dir);
 
-  Discovery found = discover(o.bin_dir, o.timeout_s);
+  const Discovery found = discover(o.bin_dir, o.timeout_s);
   if (interrupt_signal()) return 128 + interrupt_signal();
   for (const auto& f : found.failures)
     say(f.binary + " --list: " + f.status + ": " + f.reason);
   if (!o.samples) o.samples = kDefaultSamples;  // recorded resolved, for --resume
-  std::vector<Case> cases = runnable_cases(found.cases, o);
+  const std::vector<Case> cases = runnable_cases(found.cases, o);
   if (o.list) return print_list(o, cases);
   if (cases.empty()) {
     say("no cases to run in " + o.bin_dir +
@@ -191,213 +513,13 @@ int run(int argc, char** argv) {
   }
 
   if (o.resume.empty()) {
-    seed = o.seed ? *o.seed : (random_u64() & 0xFFFFFFFFu);  // 32 bits: exact in any JSON reader
-    const HostIds ids = host_ids();
-    const RunDir d = create_run_dir(o.out, ids.host, ids.kernel_release);
-    run_dir = d.path;
-    run_id = d.run_id;
-    lock_run_dir(run_dir);
-    meta = JsonValue::object();
-    meta.set("schema", JsonValue::integer(1));
-    meta.set("run_id", JsonValue::string(run_id));
-    const JsonValue machine = machine_description();
-    for (const auto& [k, v] : machine.members()) meta.set(k, v);
-    meta.set("options", options_to_json(o));
-    // A check, not a measurement: the scripts never pool it with full runs.
-    meta.set("quick", JsonValue::boolean(o.quick));
-    meta.set("seed", JsonValue::unsigned_integer(seed));
-    meta.set("started_utc", JsonValue::string(utc_now_iso()));
-    meta.set("ended_utc", JsonValue());
-    meta.set("loadavg_before", read_loadavg());
-    meta.set("loadavg_after", JsonValue());
-    meta.set("busy_processes", busy_processes(0.5, 5));
-    meta.set("swap_before", read_swap_counters());
-    meta.set("swap_after", JsonValue());
-    meta.set("warnings", JsonValue::array());
-    meta.set("status", JsonValue::string("running"));
-    meta.set("list_failures", list_failures_json(found.failures));
-    meta.set("cases_planned", JsonValue::integer(static_cast<long long>(cases.size())));
-    meta.set("resumed_utc", JsonValue::array());
-    const auto w = start_warnings(meta);
-    push_warnings(meta, w);
-    print_warnings(w);
+    run = start_new_run(o, found, cases.size());
   } else {
-    lock_run_dir(run_dir);
-    meta.set("status", JsonValue::string("running"));
-    JsonValue* resumed = meta.find("resumed_utc");
-    if (!resumed || !resumed->is_array()) resumed = &meta.set("resumed_utc", JsonValue::array());
-    resumed->push(JsonValue::string(utc_now_iso()));
+    restart_resumed(run);
   }
-  write_file_atomic(run_dir + "/meta.json", json_dump(meta, true) + "\n");
-  // The declarations (category, summary column, curve, ...) the reports are
-  // built from; a resumed run keeps those recorded when it started.
-  const std::string decl_path = run_dir + "/cases.jsonl";
-  if (o.resume.empty() || access(decl_path.c_str(), F_OK) != 0) {
-    std::string text;
-    for (const auto& c : found.cases) text += c.declaration + "\n";
-    write_file_atomic(decl_path, text);
-  }
-
-  if (o.resume.empty() || !meta.find("driver_seconds")) meta.set("driver_seconds", JsonValue::real(0));
-  const std::string runs_path = run_dir + "/runs.jsonl";
-  const std::string samples_path = run_dir + "/samples.jsonl";
-  std::map<CaseRep, std::string> done = finished_invocations(runs_path);
-  if (!o.resume.empty()) {
-    const int dropped = repair_samples(samples_path, done);
-    if (dropped > 0) say("dropped " + std::to_string(dropped) + " sample lines of unfinished invocations");
-  }
-  AppendFile samples_file, runs_file;
-  samples_file.open(samples_path);
-  runs_file.open(runs_path);
-
-  std::vector<std::size_t> measured, controls;
-  for (std::size_t i = 0; i < cases.size(); ++i) (cases[i].control ? controls : measured).push_back(i);
-  const std::vector<Invocation> plan = first_pass(measured, controls, o.reps, seed, o.control_every);
-  int to_run = 0;
-  for (const auto& inv : plan) to_run += done.count({cases[inv.case_index].name, inv.rep}) ? 0 : 1;
-  if (!o.resume.empty())
-    say("resuming " + run_id + ": " + std::to_string(to_run) + " invocations of the first pass left");
-
-  const double session_start = monotonic_s();
-  const double spent_before = meta.find("driver_seconds") && meta.find("driver_seconds")->as_double()
-                                  ? *meta.find("driver_seconds")->as_double()
-                                  : 0.0;
-  auto spent = [&] { return spent_before + (monotonic_s() - session_start); };
-
-  const std::vector<std::string> extra = extra_bench_args(o);
-  ScratchDir scratch;
-  bool scratch_warned = false;
-  int ran = 0;
-  // Runs one invocation and records it; false once interrupted.
-  auto run_one = [&](const Invocation& inv, Progress& progress, int index_in_rep) {
-    const Case& c = cases[inv.case_index];
-    std::vector<std::string> argv_full{c.binary};
-    argv_full.insert(argv_full.end(), c.args.begin(), c.args.end());
-    argv_full.insert(argv_full.end(), {"--run-id", run_id, "--rep", std::to_string(inv.rep)});
-    argv_full.insert(argv_full.end(), extra.begin(), extra.end());
-    progress.starting(c.name, inv.round ? 0 : inv.group, index_in_rep);
-    std::string scratch_error;
-    if (!scratch.prepare(&scratch_error) && !scratch_warned) {
-      say("warning: " + scratch_error + "; files of killed benchmarks may be left behind");
-      scratch_warned = true;
-    }
-    const SpawnResult r = spawn_and_wait(argv_full, o.timeout_s);
-    Outcome out = judge(r, o.timeout_s);
-    out.temp_left = scratch.sweep();
-    if (out.temp_left != 0 && out.status == "ok")
-      say("warning: " + c.name + " (rep " + std::to_string(inv.rep) + ") left " +
-          (out.temp_left < 0 ? std::string("a temporary directory that could not be removed")
-                             : std::to_string(out.temp_left) + " temporary entries") + " behind");
-    // Samples first, then the record: a record is the promise that its
-    // samples are complete.
-    if (!out.samples.empty()) samples_file.append(out.samples);
-    runs_file.append(runs_record(run_id, c, inv.rep, inv.round,
-                                 std::vector<std::string>(argv_full.begin() + 1, argv_full.end()), r, out));
-    if (out.status != "interrupted") {
-      done[{c.name, inv.rep}] = out.status;
-      ++ran;
-    }
-    progress.finished(c.name, inv.round ? 0 : inv.group, out.status, out.reason, r.duration_ms / 1000.0);
-  };
-
-  {
-    Progress progress(to_run, o.reps, static_cast<int>(measured.size()));
-    int index_in_rep = 0, current_rep = -1, ran_this_rep = 0;
-    for (const auto& inv : plan) {
-      if (interrupt_signal()) break;
-      if (inv.group != current_rep) {
-        if (ran_this_rep > 0) progress.rep_done(current_rep);
-        current_rep = inv.group;
-        index_in_rep = 0;
-        ran_this_rep = 0;
-      }
-      if (!inv.control) ++index_in_rep;
-      if (done.count({cases[inv.case_index].name, inv.rep})) continue;
-      run_one(inv, progress, std::max(0, index_in_rep - 1));
-      ++ran_this_rep;
-    }
-    if (ran_this_rep > 0 && !interrupt_signal()) progress.rep_done(current_rep);
-    progress.clear();
-  }
-
-  // Budget rounds: one more rep of the cases whose intervals are still too
-  // wide, best gain per second first, until the budget is spent.
-  int rounds = 0;
-  while (o.budget_s && !interrupt_signal()) {
-    const double left = *o.budget_s - spent();
-    if (left < 1.0) break;
-    const SoFar sf = read_so_far(runs_path, samples_path, cases);
-    const auto chosen = choose_round(sf.cases, o.target_change, std::max(left / 3.0, std::min(left, 10.0)),
-                                     kMaxReps);
-    if (chosen.empty()) {
-      say("every case can detect a change of " + format_percent(o.target_change) + " or less: no more rounds");
-      break;
-    }
-    std::vector<int> next_rep;
-    for (std::size_t i : chosen) next_rep.push_back(sf.next_rep[i]);
-    const int round = sf.max_round + 1;
-    const int first_slot = std::max(sf.next_control_slot,
-                                    o.reps * control_slots_per_rep(measured.size(), o.control_every));
-    const auto rp = round_plan(chosen, next_rep, controls, seed, round, o.control_every, first_slot);
-    say("round " + std::to_string(round) + ": one more rep of " + std::to_string(chosen.size()) + " case" +
-        (chosen.size() == 1 ? "" : "s") + ", " + format_duration(left) + " of the budget left");
-    Progress progress(static_cast<int>(rp.size()), 1, static_cast<int>(chosen.size()));
-    int index = 0;
-    for (const auto& inv : rp) {
-      if (interrupt_signal()) break;
-      if (!inv.control) ++index;
-      if (done.count({cases[inv.case_index].name, inv.rep})) continue;
-      run_one(inv, progress, std::max(0, index - 1));
-    }
-    progress.clear();
-    ++rounds;
-  }
-
-  const int sig = interrupt_signal();
-  meta.set("ended_utc", JsonValue::string(utc_now_iso()));
-  meta.set("driver_seconds", JsonValue::real(std::round(spent() * 10) / 10));
-  if (const JsonValue* r = meta.find("budget_rounds"); r && r->as_int()) rounds += static_cast<int>(*r->as_int());
-  meta.set("budget_rounds", JsonValue::integer(rounds));
-  meta.set("loadavg_after", read_loadavg());
-  meta.set("busy_processes_after", busy_processes(0.5, 5));
-  meta.set("swap_after", read_swap_counters());
-  const auto w = end_warnings(meta);
-  push_warnings(meta, w);
-  print_warnings(w);
-  meta.set("status", JsonValue::string(sig ? "interrupted" : "complete"));
-  write_file_atomic(run_dir + "/meta.json", json_dump(meta, true) + "\n");
-
-  std::map<std::string, std::string> reasons;
-  const auto statuses = case_statuses(runs_path, &reasons);
-  int n_ok = 0, n_skipped = 0, n_failed = 0;
-  for (const auto& [name, st] : statuses) {
-    if (st == "ok") ++n_ok;
-    else if (st == "skipped") ++n_skipped;
-    else ++n_failed;
-  }
-  if (o.table) print_table(stderr, samples_path, statuses, reasons);
-  for (const auto& [name, st] : statuses)
-    if (st == "failed") say("failed: " + name + ": " + reasons[name]);
-  int list_failed = 0;
-  for (const auto& f : found.failures) list_failed += f.status != "skipped";
-  say(std::to_string(statuses.size()) + (statuses.size() == 1 ? " case: " : " cases: ") + std::to_string(n_ok) + " ok, " +
-      std::to_string(n_skipped) + " skipped, " + std::to_string(n_failed) + " failed" +
-      (list_failed ? "; " + std::to_string(list_failed) +
-                         (list_failed == 1 ? " binary" : " binaries") + " failed --list"
-                   : ""));
-  if (sig) {
-    // Budget rounds come after the first pass: "N of M" only within it.
-    const std::string done_text = ran <= to_run ? std::to_string(ran) + " of " + std::to_string(to_run)
-                                                : std::to_string(to_run) + " of " + std::to_string(to_run) +
-                                                      " and " + std::to_string(ran - to_run) + " in budget rounds";
-    say(std::string("interrupted by ") + strsignal(sig) + " after " + done_text +
-        " invocations; to finish the run: kbench-run --resume " + run_dir);
-  }
-  say("results in " + run_dir);
-  std::printf("%s\n", run_dir.c_str());
-  std::fflush(stdout);
-  if (sig) return 128 + sig;
-  return (n_failed > 0 || list_failed > 0) ? 1 : 0;
+  write_file_atomic(run.dir + "/meta.json", json_dump(run.meta, true) + "\n");
+  write_declarations(run.dir, found, !o.resume.empty());
+  return run_invocations(o, cases, found, run);
 }
 
 }  // namespace
