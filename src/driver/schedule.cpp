@@ -32,7 +32,7 @@ std::vector<std::size_t> rep_order(std::size_t n, std::uint64_t seed, int rep) {
 namespace kbench::driver {
 
 double estimate_invocation_s(const Options& o) {
-  // Mirrors the harness defaults (src/harness/options.hpp); only a guess.
+  // Mirrors the harness defaults (src/harness/internal/options.hpp); only a guess.
   const double samples = o.samples ? *o.samples : (o.quick ? 3 : 10);
   const double min_sample_ms = o.quick ? 1 : 2;
   const double warmup_ms = o.quick ? 1 : 5;
