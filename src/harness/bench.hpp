@@ -105,7 +105,7 @@ class Fixture {
 //                kbench::fixture<DevIo>("read", false).summary(kNullIo),
 //                kbench::fixture<FileOps>("fstat", FileOps::Op::fstat)})
 //
-// --list prints all of it (README, "Writing a benchmark"); the driver records
+// --list prints all of it (README, "Adding a benchmark"); the driver records
 // it and the reports build their tables and charts from it. Every builder
 // call returns a modified copy, so a declared base can be reused.
 

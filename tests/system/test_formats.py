@@ -1,7 +1,8 @@
-"""The README owns the formats: the keys of samples, --list lines, runs.jsonl
-and meta.json that it documents are exactly the keys the code writes.
+"""The reference owns the formats: the keys of samples, --list lines,
+runs.jsonl and meta.json that src/REFERENCE.md documents are exactly the keys
+the code writes.
 
-Each format is spelled out once, in README.md; this test reads the README's
+Each format is spelled out once, in src/REFERENCE.md; this test reads its
 tables and key lists and checks them against real output of the current
 build (every binary, and a short driver run), both ways: nothing written is
 undocumented, nothing documented is never written.
@@ -41,7 +42,8 @@ def _between(text, start, end):
 
 @pytest.fixture(scope="module")
 def readme(root):
-    return (root / "README.md").read_text()
+    """The reference, where the formats are documented."""
+    return (root / "src" / "REFERENCE.md").read_text()
 
 
 @pytest.fixture(scope="module")

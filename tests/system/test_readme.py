@@ -1,7 +1,8 @@
-"""The README's claims about the command lines hold: every option it shows
-is one a program accepts, both option lists it prints in full are exactly
-the programs' --help, and every `make X` it mentions is a target of the
-Makefile.  (The formats are checked in test_formats.py.)"""
+"""The documentation's claims about the command lines hold (README.md and
+src/REFERENCE.md): every option they show is one a program accepts, both
+option lists the reference prints in full are exactly the programs' --help,
+and every `make X` they mention is a target of the Makefile.  (The formats
+are checked in test_formats.py.)"""
 import re
 import subprocess
 import sys
@@ -13,7 +14,8 @@ OPT = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
 
 @pytest.fixture(scope="module")
 def readme(root):
-    return (root / "README.md").read_text()
+    """Both documents: the README and the reference."""
+    return (root / "README.md").read_text() + "\n" + (root / "src" / "REFERENCE.md").read_text()
 
 
 def _help(cmd):
@@ -64,3 +66,27 @@ def test_every_make_target_in_the_readme_exists(readme, root):
     for t in sorted(targets):
         r = subprocess.run(["make", "-n", "-C", str(root), t], capture_output=True, text=True, timeout=120)
         assert r.returncode == 0 and "No rule to make target" not in r.stderr, (t, r.stderr)
+
+
+def test_the_catalogue_lists_every_case(root, bin_dir):
+    """README's table of cases names every binary and every variant its
+    --list has (and nothing else)."""
+    from bench_runner import list_cases
+    sec = _section((root / "README.md").read_text(), "## The cases")
+    documented = {}
+    for ln in sec.splitlines():
+        if not ln.startswith("| `"):
+            continue
+        cells = re.split(r"(?<!\\)\|", ln)   # a cell may hold an escaped \|
+        bench = re.findall(r"`(\w+)`", cells[1])[0]
+        variants = re.sub(r"\([^)]*\)", "", cells[2]).split(";")[0]   # parameters aside
+        words = set(re.findall(r"`(\w+)`", variants))
+        documented.setdefault(bench, set()).update(words)
+    listed = {}
+    for p in sorted(bin_dir.iterdir()):
+        if p.name.startswith("kbench-"):
+            continue
+        listed[p.name] = {c["variant"] for c in list_cases(bin_dir, p.name)}
+    assert set(documented) == set(listed)
+    for bench, variants in listed.items():
+        assert variants <= documented[bench], (bench, sorted(variants - documented[bench]))
