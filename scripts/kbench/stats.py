@@ -702,8 +702,9 @@ def decide(comparisons, *, min_effect=DEFAULT_MIN_EFFECT, level=LEVEL, adjust=Tr
     Significant = p, adjusted (Benjamini-Hochberg) for the number of cases
     compared together, is below 1 - level.  Faster or slower also needs
     |ratio - 1| >= min_effect.  Otherwise: *inconclusive* when the
-    comparison could not have detected min_effect (its mde is larger),
-    else *no significant change*.  With machine_shift (the control cases
+    comparison could not have detected min_effect (its mde is larger) or
+    when the change is large and p < 1 - level before the adjustment but not
+    after it (marked unresolved: "(?)"), else *no significant change*.  With machine_shift (the control cases
     moved between the sides), nothing is called faster or slower: such a
     case gets MACHINE.  Adjusting keeps an A/A comparison of a few hundred
     cases free of false alarms; adjust=False judges each case on its own.
@@ -722,8 +723,10 @@ def decide(comparisons, *, min_effect=DEFAULT_MIN_EFFECT, level=LEVEL, adjust=Tr
             c.verdict = MACHINE if machine_shift else (FASTER if c.change > 0 else SLOWER)
         else:
             weak = math.isnan(c.mde) or c.mde > min_effect
-            c.verdict = INCONCLUSIVE if weak else SAME
             c.unresolved = (not math.isnan(c.p)) and c.p < alpha and big and not significant
+            # p < alpha before the adjustment and a change large enough: never
+            # "no significant change" (it read as "no significant change (?)")
+            c.verdict = INCONCLUSIVE if weak or c.unresolved else SAME
     return comparisons
 
 
