@@ -281,7 +281,7 @@ def _pick_baseline(groups, spec):
 
 
 def _analyse(dirs, baseline_spec, opts):
-    """Runs -> (groups, baseline, tables, comparisons, warnings)."""
+    """Runs -> (groups, baseline, tables, comparisons, warnings, machine shifts)."""
     from . import compare, tables as tables_mod
     w = load.Warnings(_warn)
     runs = load.load_runs(dirs, w)
