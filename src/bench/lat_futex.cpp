@@ -18,6 +18,9 @@
 // Placement = this thread on --cpu, the partner thread or process on
 //             --partner-cpu (the thread pins itself; without --partner-cpu
 //             it is unpinned like a partner process).
+// Kernels   = without futexes (CONFIG_FUTEX=n: ENOSYS) both variants exit
+//             77, found by one FUTEX_WAKE of the flavour they use (private
+//             or shared) in setup, before any partner exists.
 // Caveats   = on one CPU an op is two switches; across CPUs two wake-ups,
 //             slow and erratic in VMs. In --iters mode the partner reports
 //             the round trips it served (timed ops + the setup probe).
@@ -51,6 +54,15 @@ class PingPong final : public kbench::Fixture {
     shared_ = new (p) Shared;
     shared_->seq.store(0);
     shared_->quit.store(0);
+    // This flavour of futex in this kernel? A wake with no waiter is a no-op.
+    const long rc = kbench::simulated_missing("futex")
+                        ? (errno = ENOSYS, -1)
+                        : ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&shared_->seq), FUTEX_WAKE | op_flags_,
+                                    1, nullptr, nullptr, 0);
+    if (rc < 0 && errno == ENOSYS)
+      kbench::skip(std::string("futex is not in this kernel (") + (process_ ? "shared" : "private") +
+                   " FUTEX_WAKE: ENOSYS; CONFIG_FUTEX=n)");
+    check(rc, "futex wake");
     if (process_) {
       partner_ = kbench::spawn_partner(ctx, [&] {
         serve(ctx);

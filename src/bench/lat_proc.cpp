@@ -11,9 +11,11 @@
 //             to copy); the harness keeps it small. `shell` includes the
 //             dynamic loading of /bin/sh, which is not the kernel's alone.
 //             The helper is $KBENCH_EXEC_HELPER if set, else
-//             <dir of this binary>/../libexec/kbench-exec-helper.
+//             <dir of this binary>/../libexec/kbench-exec-helper (the
+//             binary found without /proc too: AT_EXECFN).
 #include <climits>
 #include <cstdlib>
+#include <sys/auxv.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,13 +27,23 @@ namespace {
 
 using kbench::check;
 
+// This binary's path: /proc/self/exe, or where /proc is not mounted (or
+// KBENCH_MISSING=procfs) the path it was executed by (AT_EXECFN), which is
+// right as long as the working directory has not changed since.
+std::string self_path() {
+  char self[PATH_MAX];
+  const ssize_t n = kbench::simulated_missing("procfs") ? -1 : ::readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n > 0) return std::string(self, static_cast<std::size_t>(n));
+  const auto* execfn = reinterpret_cast<const char*>(::getauxval(AT_EXECFN));
+  if (!execfn || !*execfn) kbench::die("cannot find this binary: no /proc/self/exe and no AT_EXECFN (set KBENCH_EXEC_HELPER)");
+  return execfn;
+}
+
 std::string find_helper() {
   if (const char* env = std::getenv("KBENCH_EXEC_HELPER"); env && *env) return env;
-  char self[PATH_MAX];
-  const ssize_t n = check(::readlink("/proc/self/exe", self, sizeof self - 1), "readlink /proc/self/exe");
-  self[n] = '\0';
-  std::string dir(self);
-  dir.erase(dir.rfind('/'));
+  std::string dir = self_path();
+  const auto slash = dir.rfind('/');
+  dir = slash == std::string::npos ? "." : dir.substr(0, slash);
   return dir + "/../libexec/kbench-exec-helper";
 }
 

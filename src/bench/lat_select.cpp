@@ -17,9 +17,11 @@
 //             in O(1) and make the three incomparable.)
 // Types     = file: one regular file in the private temporary directory,
 //             opened N times (epoll cannot watch regular files: EPERM, so
-//             epoll takes type=tcp only, and exits 77 for type=file);
+//             epoll takes type=tcp only, and exits 77 for type=file;
+//             and 77 on a kernel without epoll, CONFIG_EPOLL=n);
 //             tcp: N connected loopback TCP connections made in setup
-//             (listener on 127.0.0.1 port 0); the N client ends are
+//             (listener on 127.0.0.1 port 0; exit 77 without an IPv4
+//             loopback, e.g. lo down); the N client ends are
 //             watched, the accepted ends stay open and idle. No partner
 //             process.
 // Timed     = run() only; opening, connecting and registering are setup.
@@ -39,6 +41,7 @@
 
 #include "harness/bench.hpp"
 #include "harness/files.hpp"
+#include "harness/ipc.hpp"
 
 namespace {
 
@@ -72,7 +75,9 @@ class Select final : public kbench::Fixture {
     } else if (call_ == Call::poll) {
       for (int fd : fds_) pfds_.push_back({fd, POLLOUT, 0});
     } else {
-      ep_ = static_cast<int>(check(::epoll_create1(EPOLL_CLOEXEC), "epoll_create1"));
+      ep_ = kbench::simulated_missing("epoll") ? (errno = ENOSYS, -1) : ::epoll_create1(EPOLL_CLOEXEC);
+      if (ep_ < 0 && errno == ENOSYS) kbench::skip("epoll is not in this kernel (epoll_create1: ENOSYS; CONFIG_EPOLL=n)");
+      check(ep_, "epoll_create1");
       for (int fd : fds_) {
         epoll_event ev{};
         ev.events = EPOLLOUT;
@@ -132,20 +137,13 @@ class Select final : public kbench::Fixture {
   }
 
   void open_tcp() {
-    const int lis = static_cast<int>(check(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), "socket"));
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = 0;
-    check(::bind(lis, reinterpret_cast<sockaddr*>(&addr), sizeof addr), "bind 127.0.0.1");
-    check(::listen(lis, 64), "listen");
-    socklen_t len = sizeof addr;
-    check(::getsockname(lis, reinterpret_cast<sockaddr*>(&addr), &len), "getsockname");
+    kbench::ipc::Endpoint ep;
+    const int lis = kbench::ipc::loopback_listener(AF_INET, 64, &ep);
     // The watched ends first, so their descriptor numbers are contiguous.
     for (std::uint64_t i = 0; i < n_; ++i)
       fds_.push_back(static_cast<int>(check(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), "socket")));
     for (int fd : fds_) {
-      check(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), "connect 127.0.0.1");
+      check(::connect(fd, reinterpret_cast<sockaddr*>(&ep.addr), ep.len), "connect 127.0.0.1");
       peers_.push_back(static_cast<int>(check(::accept4(lis, nullptr, nullptr, SOCK_CLOEXEC), "accept")));
     }
     check(::close(lis), "close");

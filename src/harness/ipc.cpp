@@ -45,16 +45,26 @@ void close_ends(Ends& e) {
 }  // namespace
 
 int bound_loopback_socket(int family, int type, Endpoint* bound) {
-  const int fd = ::socket(family, type | SOCK_CLOEXEC, 0);
+  // No IPv6 in the kernel (CONFIG_IPV6=n, the ipv6 module absent or
+  // blacklisted, ipv6.disable=1): socket() fails with EAFNOSUPPORT.
+  const bool no_family = family == AF_INET6 && simulated_missing("ipv6");
+  const int fd = no_family ? (errno = EAFNOSUPPORT, -1) : ::socket(family, type | SOCK_CLOEXEC, 0);
   if (fd < 0) {
     if (errno == EAFNOSUPPORT || errno == EPROTONOSUPPORT)
-      skip(std::string("no ") + family_name(family) + " sockets on this machine (" + std::strerror(errno) + ")");
+      skip(std::string("no ") + family_name(family) + " sockets in this kernel (" + std::strerror(errno) + ")");
     die_errno("socket", errno);
   }
+  // No loopback address: IPv6 disabled on lo (sysctl disable_ipv6), or lo
+  // down (a minimal initramfs that never ran `ip link set lo up`).
+  const bool no_address =
+      simulated_missing("loopback") || (family == AF_INET6 && simulated_missing("ipv6_loopback"));
   Endpoint e = loopback(family);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&e.addr), e.len) != 0) {
+  if (no_address ? (errno = EADDRNOTAVAIL, true) : ::bind(fd, reinterpret_cast<sockaddr*>(&e.addr), e.len) != 0) {
     if (errno == EADDRNOTAVAIL || errno == EAFNOSUPPORT)
-      skip(std::string("no ") + family_name(family) + " loopback address (" + std::strerror(errno) + ")");
+      skip(std::string("no ") + family_name(family) + " loopback address " +
+           (family == AF_INET6 ? "::1" : "127.0.0.1") + " (" + std::strerror(errno) +
+           (family == AF_INET6 ? "): IPv6 disabled (disable_ipv6) or the loopback interface down"
+                               : "): the loopback interface is down"));
     die_errno("bind loopback", errno);
   }
   if (bound) {

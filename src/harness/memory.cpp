@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 #include <sys/mman.h>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 
 namespace kbench {
@@ -16,19 +17,29 @@ std::size_t page_size() {
 }
 
 std::uint64_t mem_available_bytes() {
-  FILE* f = std::fopen("/proc/meminfo", "re");
-  if (!f) return 0;
-  char line[256];
   std::uint64_t kb = 0;
-  while (std::fgets(line, sizeof line, f)) {
-    unsigned long long v = 0;
-    if (std::sscanf(line, "MemAvailable: %llu kB", &v) == 1) {
-      kb = v;
-      break;
+  if (FILE* f = simulated_missing("procfs") ? nullptr : std::fopen("/proc/meminfo", "re")) {
+    char line[256];
+    while (std::fgets(line, sizeof line, f)) {
+      unsigned long long v = 0;
+      if (std::sscanf(line, "MemAvailable: %llu kB", &v) == 1) {
+        kb = v;
+        break;
+      }
     }
+    std::fclose(f);
   }
-  std::fclose(f);
-  return kb * 1024;
+  if (kb > 0) return kb * 1024;
+  struct sysinfo si;
+  if (::sysinfo(&si) != 0) return 0;
+  return (static_cast<std::uint64_t>(si.freeram) + si.bufferram) * si.mem_unit;
+}
+
+bool no_huge_pages(void* addr, std::size_t bytes) {
+  const int rc = simulated_missing("thp") ? (errno = EINVAL, -1) : ::madvise(addr, bytes, MADV_NOHUGEPAGE);
+  if (rc == 0) return true;
+  if (errno == EINVAL) return false;
+  die_errno("madvise MADV_NOHUGEPAGE", errno);
 }
 
 void require_memory(std::uint64_t bytes, const std::string& what) {
@@ -36,7 +47,7 @@ void require_memory(std::uint64_t bytes, const std::string& what) {
   // Keep a margin for the rest of the system: 256 MB or an eighth of what
   // is available, whichever is more, so the case never drives reclaim.
   const std::uint64_t margin = std::max<std::uint64_t>(256ull << 20, avail / 8);
-  if (avail == 0) skip("cannot read MemAvailable from /proc/meminfo (" + what + ")");
+  if (avail == 0) skip("cannot tell how much memory is free: no MemAvailable in /proc/meminfo, sysinfo failed (" + what + ")");
   if (bytes + margin > avail)
     skip(what + " needs " + std::to_string(bytes >> 20) + " MB of free memory plus a " +
          std::to_string(margin >> 20) + " MB margin; " + std::to_string(avail >> 20) + " MB available");
@@ -50,7 +61,7 @@ Buffer::Buffer(std::size_t bytes, unsigned char fill, bool no_huge) {
   if (p == MAP_FAILED) die_errno("mmap buffer", errno);
   data_ = static_cast<char*>(p);
   size_ = bytes;
-  if (no_huge) check(::madvise(data_, mapped_, MADV_NOHUGEPAGE), "madvise MADV_NOHUGEPAGE");
+  if (no_huge) no_huge_pages(data_, mapped_);
   // Writing every byte faults every page in (as real, private pages: a read
   // would map the shared zero page) and gives the data a known value.
   std::memset(data_, fill, mapped_);

@@ -19,8 +19,18 @@ namespace kbench {
 
 std::size_t page_size();
 
-// MemAvailable from /proc/meminfo, in bytes (0 if it cannot be read).
+// MemAvailable from /proc/meminfo, in bytes; without that file (no /proc
+// mounted) or that line (kernels before 3.14), free plus buffer memory from
+// sysinfo(2), which needs no file and counts less than MemAvailable would.
 std::uint64_t mem_available_bytes();
+
+// Asks the kernel not to back [addr, addr + bytes) with transparent huge
+// pages (madvise MADV_NOHUGEPAGE; addr page-aligned). Returns false when
+// the kernel has no transparent huge pages at all (EINVAL: built without
+// CONFIG_TRANSPARENT_HUGEPAGE, as Debian's PREEMPT_RT kernels are; or
+// KBENCH_MISSING=thp): then no mapping gets huge pages and there is nothing
+// to avoid. Any other error ends the binary (exit 1).
+bool no_huge_pages(void* addr, std::size_t bytes);
 
 // Exit 77 ("needs N MB of free memory, M MB available") unless `bytes` plus
 // a safety margin is available now.
@@ -57,7 +67,8 @@ inline void chase(void**& cur, std::uint64_t iters) {
 
 // A page-aligned anonymous buffer, faulted in and filled with `fill` when it
 // is made, unmapped when it is destroyed. Transparent huge pages follow the
-// system setting (meta.json records it) unless `no_huge` is set.
+// system setting (meta.json records it) unless `no_huge` is set (see
+// no_huge_pages: a kernel without them is not an error).
 class Buffer {
  public:
   Buffer() = default;

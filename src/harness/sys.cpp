@@ -2,6 +2,7 @@
 #include "harness/sys.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "harness/internal/cleanup.hpp"
@@ -14,6 +15,14 @@ const char* g_program_name = "kbench";
 
 const char* program_name() { return g_program_name; }
 void set_program_name(const char* name) { g_program_name = name; }
+
+bool simulated_missing(const char* feature) {
+  static const std::string list = [] {
+    const char* env = std::getenv("KBENCH_MISSING");
+    return env && *env ? "," + std::string(env) + "," : std::string();
+  }();
+  return !list.empty() && list.find("," + std::string(feature) + ",") != std::string::npos;
+}
 
 void die_errno(const char* what, int err) {
   std::fflush(stdout);

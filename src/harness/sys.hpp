@@ -35,6 +35,29 @@ void set_program_name(const char* name);
 // "prog: skipped: reason" on stderr, cleanup, exit 77.
 [[noreturn]] void skip(const std::string& reason);
 
+// Optional kernel features. Where a kernel lacks one, a case either runs
+// without it, when its measurement stays valid, and says so in every sample
+// (a key whose value is "unavailable", e.g. "thp": "unavailable"; the
+// driver's end lines and table and scripts/compare name it), or exits 77
+// with the reason. Never exit 1 for a kernel that simply lacks an option.
+//
+// Tests simulate the absence: KBENCH_MISSING=NAME[,NAME...] fails the call
+// that would find the feature with the error such a kernel gives, so the
+// path runs on every machine (tests/bench/test_bench_optional_features.py,
+// tests/driver/test_driver_optional_features.py). Names, and what they fail:
+//   thp            madvise(MADV_NOHUGEPAGE): EINVAL (no CONFIG_TRANSPARENT_HUGEPAGE)
+//   ipv6           socket(AF_INET6): EAFNOSUPPORT (no ipv6 module, ipv6.disable=1)
+//   ipv6_loopback  bind(::1): EADDRNOTAVAIL (disable_ipv6 on lo)
+//   loopback       bind of either loopback address: EADDRNOTAVAIL (lo down)
+//   epoll          epoll_create1: ENOSYS (CONFIG_EPOLL=n)
+//   futex          futex(FUTEX_WAKE): ENOSYS (CONFIG_FUTEX=n)
+//   perf_events    perf_event_open: ENOSYS (CONFIG_PERF_EVENTS=n)
+//   perf_kernel    perf_event_open counting kernel mode: EACCES (perf_event_paranoid >= 2)
+//   procfs, sysfs  every read of /proc, /sys files (not mounted; the driver's meta too)
+//   cpu_hotplug    sched_setaffinity: EINVAL (the CPU went offline)
+// Read once per process; never consulted inside a timed loop.
+bool simulated_missing(const char* feature);
+
 // Returns rc; rc == -1 ends the binary with errno's message.
 inline long check(long rc, const char* what) {
   if (rc == -1) die_errno(what, errno);

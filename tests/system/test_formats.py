@@ -53,7 +53,7 @@ def real_samples(bin_dir, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("fmt")
     out = {}
     names = sorted(p.name for p in bin_dir.iterdir() if not p.name.startswith("kbench-"))
-    extra = {"lat_syscall": ["stat"], "lat_tcp": ["rt"], "bw_mem": ["rd"]}
+    extra = {"lat_syscall": ["stat"], "lat_tcp": ["rt"], "bw_mem": ["rd"], "lat_pagefault": ["anon"]}
     for name in names:
         cases = list_cases(bin_dir, name)
         for args in [cases[0]["args"]] + [[v] for v in extra.get(name, [])]:

@@ -37,7 +37,8 @@ class Counters {
   // Current totals (scaled when multiplexed), nullopt where unavailable.
   std::vector<std::optional<std::uint64_t>> read() const;
   const std::vector<std::string>& names() const { return names_; }
-  // "user+kernel" or "user".
+  // "user+kernel", "user", or "none" when perf_event_open is not available
+  // at all (every counter null).
   const std::string& scope() const { return scope_; }
 
  private:

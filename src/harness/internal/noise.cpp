@@ -6,6 +6,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "harness/sys.hpp"
+
 namespace kbench {
 
 namespace {
@@ -47,7 +49,13 @@ bool starts_with(std::string_view s, std::string_view prefix) {
   return s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0;
 }
 
-int open_proc(const char* path) { return ::open(path, O_RDONLY | O_CLOEXEC); }
+// -1 when the file is missing: no /proc mounted (or KBENCH_MISSING=procfs),
+// a kernel without CONFIG_SCHED_INFO (schedstat) or CONFIG_SCHED_DEBUG
+// (sched). The marker is then null in every sample.
+int open_proc(const char* path) {
+  if (simulated_missing("procfs")) return -1;
+  return ::open(path, O_RDONLY | O_CLOEXEC);
+}
 
 }  // namespace
 
