@@ -432,8 +432,9 @@ bool print_outcome(const Options& o, const RunState& run, const Discovery& found
     else ++n_failed;
   }
   if (o.table) print_table(stderr, run.samples_path(), statuses, reasons);
-  for (const auto& [name, st] : statuses)
-    if (st == "failed") say("failed: " + name + ": " + reasons[name]);
+  // Every case that was not simply ok, with its reason: failed, skipped,
+  // ran without an optional kernel feature.
+  for (const auto& line : outcome_lines(run.runs_path(), run.samples_path())) say(line);
   int list_failed = 0;
   for (const auto& f : found.failures) list_failed += f.status != "skipped";
   say(std::to_string(statuses.size()) + (statuses.size() == 1 ? " case: " : " cases: ") + std::to_string(n_ok) + " ok, " +

@@ -6,6 +6,8 @@
 // name comes from uname), so a static build behaves the same.
 #include "driver/meta.hpp"
 
+#include "harness/sys.hpp"
+
 #include <dirent.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -36,7 +38,15 @@ namespace kbench::driver {
 
 namespace {
 
+// /proc or /sys not mounted (KBENCH_MISSING=procfs, sysfs simulates it):
+// every reader below returns nothing for their files.
+bool simulated_absent(const std::string& path) {
+  return (path.rfind("/proc", 0) == 0 && simulated_missing("procfs")) ||
+         (path.rfind("/sys", 0) == 0 && simulated_missing("sysfs"));
+}
+
 std::optional<std::string> read_file(const std::string& path) {
+  if (simulated_absent(path)) return std::nullopt;
   std::ifstream in(path, std::ios::binary);
   if (!in) return std::nullopt;
   std::ostringstream ss;
@@ -75,7 +85,7 @@ JsonValue int_or_null(const std::optional<long long>& v) {
 // Sorted entry names of a directory matching a prefix; empty if unreadable.
 std::vector<std::string> list_dir(const std::string& dir, const std::string& prefix = "") {
   std::vector<std::string> out;
-  DIR* d = opendir(dir.c_str());
+  DIR* d = simulated_absent(dir) ? nullptr : opendir(dir.c_str());
   if (!d) return out;
   while (dirent* e = readdir(d)) {
     const std::string n = e->d_name;

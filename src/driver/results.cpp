@@ -225,6 +225,84 @@ std::map<std::string, std::string> case_statuses(const std::string& runs_path,
   return out;
 }
 
+namespace {
+
+// "lat_pipe: skipped: CPU 1 is not ..." -> "CPU 1 is not ..." for a case of
+// bench lat_pipe; any other text unchanged.
+std::string bare_reason(const std::string& reason, const std::string& bench) {
+  for (const std::string& prefix : {bench + ": skipped: ", "exit 77: " + bench + ": skipped: "})
+    if (!bench.empty() && reason.rfind(prefix, 0) == 0) return reason.substr(prefix.size());
+  return reason;
+}
+
+std::string count_text(int n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+}  // namespace
+
+std::vector<std::string> outcome_lines(const std::string& runs_path, const std::string& samples_path) {
+  struct Seen {
+    std::map<std::string, int> n;                                  // status -> invocations
+    std::map<std::string, std::vector<std::string>> reasons;       // status -> distinct reasons, first first
+    int total = 0;
+  };
+  std::map<std::string, Seen> cases;
+  auto lines = [](const std::string& path, auto f) {
+    if (access(path.c_str(), F_OK) != 0) return;
+    const std::string text = read_whole_file(path);
+    for_each_line(text, complete_part(text), [&](const std::string& line) {
+      auto v = json_parse(line);
+      if (v && v->is_object()) f(*v);
+    });
+  };
+  lines(runs_path, [&](const JsonValue& v) {
+    auto name = v.get_string("case");
+    auto status = v.get_string("status");
+    if (!name || !status || *status == "interrupted") return;
+    Seen& s = cases[*name];
+    ++s.total;
+    ++s.n[*status];
+    if (*status == "ok") return;
+    const std::string why = bare_reason(v.get_string("reason").value_or(""), v.get_string("bench").value_or(""));
+    auto& list = s.reasons[*status];
+    if (std::find(list.begin(), list.end(), why) == list.end()) list.push_back(why);
+  });
+  // Features each case ran without: keys whose value is "unavailable".
+  std::map<std::string, std::map<std::string, int>> without;  // case -> key -> samples
+  std::map<std::string, int> samples;
+  lines(samples_path, [&](const JsonValue& v) {
+    auto name = v.get_string("case");
+    if (!name) return;
+    ++samples[*name];
+    for (const auto& [k, x] : v.members())
+      if (x.is_string() && x.text() == "unavailable") ++without[*name][k];
+  });
+
+  std::vector<std::string> out;
+  for (const char* status : {"failed", "timeout", "crashed", "skipped"}) {
+    for (const auto& [name, s] : cases) {
+      const auto it = s.n.find(status);
+      if (it == s.n.end()) continue;
+      const auto& why = s.reasons.at(status);
+      std::string line = std::string(status) + ": " + name + ": " + (why[0].empty() ? "(no reason given)" : why[0]);
+      if (why.size() > 1) line += " (and " + count_text(static_cast<int>(why.size()) - 1, "other reason", "other reasons") + ")";
+      line += " (" + std::to_string(it->second) + " of " + count_text(s.total, "invocation", "invocations");
+      if (const auto ok = s.n.find("ok"); ok != s.n.end()) line += "; " + std::to_string(ok->second) + " ok";
+      out.push_back(line + ")");
+    }
+  }
+  for (const auto& [name, keys] : without) {
+    for (const auto& [key, n] : keys) {
+      const int all = samples[name];
+      out.push_back("ran without " + key + ": " + name + " (" +
+                    (n == all ? std::string("every sample") : std::to_string(n) + " of " + std::to_string(all) + " samples") +
+                    " says \"" + key + "\": \"unavailable\")");
+    }
+  }
+  return out;
+}
+
 SoFar read_so_far(const std::string& runs_path, const std::string& samples_path, const std::vector<Case>& cases) {
   SoFar sf;
   sf.cases.resize(cases.size());

@@ -56,6 +56,17 @@ int repair_samples(const std::string& samples_path, const std::map<CaseRep, std:
 std::map<std::string, std::string> case_statuses(const std::string& runs_path,
                                                  std::map<std::string, std::string>* reasons);
 
+// The end-of-run lines for every case that was not simply ok, in the
+// order failed (also timeout, crashed), skipped, ran without a feature:
+//   "failed: CASE: REASON (1 of 2 invocations; 1 ok)"
+//   "skipped: CASE: REASON (2 of 2 invocations)"
+//   "ran without thp: CASE (every sample says \"thp\": \"unavailable\")"
+// The reason is that of runs.jsonl without the binary's "NAME: skipped: "
+// prefix; a case with several reasons names the first and counts the others.
+// A sample key whose value is "unavailable" names an optional kernel
+// feature the case ran without (see simulated_missing in harness/sys.hpp).
+std::vector<std::string> outcome_lines(const std::string& runs_path, const std::string& samples_path);
+
 // What the budget rounds need to know of a run so far, read back from its
 // files (so a resumed run decides as an uninterrupted one would): per case
 // (indexes into `cases`) the median ns/op of each ok rep, the time spent,

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <vector>
 
 #include "driver/json_value.hpp"
@@ -24,6 +25,7 @@ struct CaseData {
   bool bandwidth = false;
   bool control = false;
   std::map<int, std::vector<double>> reps;  // rep_idx -> per-sample values
+  std::set<std::string> without;            // optional features it ran without ("KEY": "unavailable")
 };
 
 }  // namespace
@@ -61,6 +63,8 @@ void print_table(std::FILE* out, const std::string& samples_path,
       d.bandwidth = true;
     }
     d.reps[static_cast<int>(*rep->as_int())].push_back(value);
+    for (const auto& [k, x] : v->members())
+      if (x.is_string() && x.text() == "unavailable") d.without.insert(k);
   }
 
   std::map<std::string, int> names;
@@ -101,9 +105,12 @@ void print_table(std::FILE* out, const std::string& samples_path,
     const double head = median_of(rep_medians);
     const auto [lo, hi] = std::minmax_element(rep_medians.begin(), rep_medians.end());
     const std::string spread = number(*lo) + ".." + number(*hi);
-    std::fprintf(out, "%-*s  %12s  %-23s  %-5s  %zu%s\n", int(width), name.c_str(),
+    std::string without;
+    for (const auto& k : it->second.without) without += (without.empty() ? "  (without " : ", ") + k;
+    if (!without.empty()) without += ")";
+    std::fprintf(out, "%-*s  %12s  %-23s  %-5s  %zu%s%s\n", int(width), name.c_str(),
                  number(head).c_str(), spread.c_str(), it->second.bandwidth ? "MB/s" : "ns/op",
-                 rep_medians.size(), status == "failed" ? "  (some invocations failed)" : "");
+                 rep_medians.size(), status == "failed" ? "  (some invocations failed)" : "", without.c_str());
   }
   std::fflush(out);
 }
