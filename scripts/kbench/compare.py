@@ -275,6 +275,34 @@ def meta_differences(base_meta, other_meta):
     return [(k, a.get(k, "(absent)"), b.get(k, "(absent)")) for k in keys if a.get(k) != b.get(k)]
 
 
+def how_cases_ran(base, other):
+    """Lines for the cases that ran differently on the two sides: without an
+    optional kernel feature on one side only (a sample key whose value is
+    "unavailable"), or not at all on one side (skipped, failed: the reason
+    from runs.jsonl)."""
+    def not_run(side):
+        why = {}
+        for run in side.runs:
+            for inv in run.invocations:
+                if inv["status"] != "ok" and inv["case"] not in side.cases:
+                    why.setdefault(inv["case"], f"{inv['status']} on {side.label}: {inv['reason']}")
+        return why
+    lines = []
+    base_why, other_why = not_run(base), not_run(other)
+    names = sorted(set(base.cases) | set(other.cases) | set(base_why) | set(other_why))
+    for n in names:
+        b, o = base.cases.get(n), other.cases.get(n)
+        if (b or o) and (b or o).control:
+            continue
+        for why in (base_why.get(n), other_why.get(n)):
+            if why and (b or o):      # ran on the other side
+                lines.append(f"{n}: {why}")
+        if b and o:
+            lines += [f"{n}: ran without {k} on {other.label}" for k in sorted(o.without - b.without)]
+            lines += [f"{n}: ran without {k} on {base.label}" for k in sorted(b.without - o.without)]
+    return lines
+
+
 @dataclass
 class Report:
     base: Side
@@ -282,12 +310,13 @@ class Report:
     rows: list
     differences: list = field(default_factory=list)
     shift: MachineShift = None
+    ran_differently: list = field(default_factory=list)
 
 
 def run_compare(base, other, opts=None):
     shift = compare_controls(base, other, opts)
     return Report(base, other, compare_sides(base, other, opts, shift=shift),
-                  meta_differences(base.meta, other.meta), shift)
+                  meta_differences(base.meta, other.meta), shift, how_cases_ran(base, other))
 
 
 def value_text(v, unit, div):
@@ -428,6 +457,10 @@ def format_report(rep, changed_only=False, opts=None):
         out.append("WARNING: the two sides differ in more than the kernel:")
         for k, a, b in rep.differences:
             out.append(f"  {k}: {a}  ->  {b}")
+    if rep.ran_differently:
+        out.append("")
+        out.append("Cases that ran differently on the two sides:")
+        out += [f"  {line}" for line in rep.ran_differently]
     headers = ["case", "base", "other", "unit", "change", "ratio", f"{opts.level * 100:.0f}% CI", "p", "mde",
                "reps", "verdict"]
     keys = ["case", "base", "other", "unit", "change", "ratio", "ci", "p", "mde", "reps", "verdict"]

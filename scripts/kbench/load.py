@@ -74,6 +74,7 @@ class Case:
     control: bool = False       # a control case: measures the machine, not the kernel
     disturbed: set = field(default_factory=set)     # rep keys with a sample >10% waiting or stolen
     rep_start: dict = field(default_factory=dict)   # rep key -> first t_start_ns (CLOCK_MONOTONIC)
+    without: set = field(default_factory=set)       # optional kernel features it ran without ("thp": "unavailable")
     declared: dict = None       # the binary's declaration (decl.resolve); None = not read yet
     per_event: dict = field(default_factory=dict)   # EVENT_KEYS name -> {rep key -> [ns per event]}
 
@@ -489,6 +490,7 @@ def read_samples(path, run_id, warn):
             c.control = True
         if _disturbed(obj):
             c.disturbed.add((rid, rep))
+        c.without.update(k for k, v in obj.items() if v == "unavailable")
         t0 = obj.get("t_start_ns")
         if _is_int(t0) and t0 >= 0:
             prev = c.rep_start.get((rid, rep))
@@ -678,6 +680,7 @@ def pool_cases(runs, warn=None):
                     warn(f"{run.path}: case {name!r} is {c.metric} here but {p.metric} in another run; "
                          f"this run's samples of it are left out")
                 continue
+            p.without |= c.without
             for k, v in c.reps.items():
                 if k in p.reps:
                     if warn:
