@@ -7,8 +7,10 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
-# the shared runners of the layers: bench_runner (bench and harness tests)
+# the shared runners of the layers: bench_runner (bench and harness tests),
 sys.path.insert(0, str(ROOT / "tests" / "bench"))
+# and driver_runner (driver and system tests)
+sys.path.insert(0, str(ROOT / "tests" / "driver"))
 
 
 @pytest.fixture(scope="session")

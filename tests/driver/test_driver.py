@@ -15,7 +15,8 @@ import time
 
 import pytest
 
-FAKES = pathlib.Path(__file__).resolve().parent.parent / "fake_bench"
+from driver_runner import FAKES, run_dir_of, run_driver
+
 
 META_KEYS = [
     "schema", "run_id", "suite_version", "host", "kernel_release", "kernel_version",
@@ -35,12 +36,6 @@ ALL_CASES = {"fake_good a", "fake_good b size=64", "fake_fail open", "fake_skip 
              "fake_hang pipe @same", "fake_crash null"}
 
 
-def run_driver(driver, *args, bin_dir=FAKES, env=None, timeout=60):
-    cmd = [str(driver)] + (["--bin-dir", str(bin_dir)] if bin_dir else []) + [str(a) for a in args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                          env=env or os.environ.copy())
-
-
 def read_jsonl(path):
     if not path.exists():
         return []
@@ -52,12 +47,6 @@ def load_run(run_dir):
     run_dir = pathlib.Path(run_dir)
     meta = json.loads((run_dir / "meta.json").read_text())
     return meta, read_jsonl(run_dir / "runs.jsonl"), read_jsonl(run_dir / "samples.jsonl")
-
-
-def run_dir_of(proc):
-    lines = proc.stdout.splitlines()
-    assert len(lines) == 1, f"stdout should be the run dir only: {proc.stdout!r}"
-    return pathlib.Path(lines[0])
 
 
 def order_by_rep(runs):

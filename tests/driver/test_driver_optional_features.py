@@ -8,20 +8,8 @@ simulated_missing in src/harness/sys.hpp), one CPU with an affinity mask. Nothin
 """
 import json
 import os
-import pathlib
-import subprocess
 
-FAKES = pathlib.Path(__file__).resolve().parent.parent / "fake_bench"
-
-
-def run_driver(driver, *args, bin_dir=None, env=None, timeout=300, **kw):
-    cmd = [str(driver)] + (["--bin-dir", str(bin_dir)] if bin_dir else []) + [str(a) for a in args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                          env=dict(os.environ, **(env or {})), **kw)
-
-
-def run_dir_of(proc):
-    return pathlib.Path(proc.stdout.strip().splitlines()[-1])
+from driver_runner import FAKES, run_dir_of, run_driver
 
 
 def said(proc):

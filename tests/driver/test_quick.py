@@ -11,19 +11,9 @@ import pathlib
 import shlex
 import subprocess
 
+from driver_runner import FAKES, run_dir_of, run_driver
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
-FAKES = ROOT / "tests" / "fake_bench"
-
-
-def run_driver(driver, *args):
-    return subprocess.run([str(driver), "--bin-dir", str(FAKES)] + [str(a) for a in args], capture_output=True,
-                          text=True, timeout=60)
-
-
-def run_dir_of(proc):
-    lines = proc.stdout.splitlines()
-    assert len(lines) == 1, (proc.stdout, proc.stderr)
-    return pathlib.Path(lines[0])
 
 
 def load_run(run_dir):

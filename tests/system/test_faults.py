@@ -28,16 +28,16 @@ import time
 
 import pytest
 
-from faultlib import (FAKES, IS_ROOT, children_of, descendants_of, list_cases, one_case_per_variant,
+import driver_runner
+from faultlib import (IS_ROOT, children_of, descendants_of, list_cases, one_case_per_variant,
                       read_jsonl_lenient, running)
 
 QUICK = ["--iters", "2", "--samples", "1", "--warmup-ms", "0"]
 
 
-def run_driver(driver, *args, env=None, timeout=120, preexec_fn=None, bin_dir=FAKES):
-    cmd = [str(driver), "--no-table"] + (["--bin-dir", str(bin_dir)] if bin_dir else []) + [str(a) for a in args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env or dict(os.environ),
-                          preexec_fn=preexec_fn)
+def run_driver(driver, *args, **kw):
+    """The shared runner, with no table at the end."""
+    return driver_runner.run_driver(driver, "--no-table", *args, **kw)
 
 
 def assert_clean_failure(proc, *needles):
