@@ -73,9 +73,8 @@ const auto kCurve = kbench::curve("mem_latency", "Dependent-load latency against
 
 }  // namespace
 
-// Every power of 2 for the main curve (stride 64), powers of 4 for the others:
-// the run time of the suite is the limit. The summary's cache levels come from
-// the random chain: a stride walk mostly measures the prefetcher.
+// Powers of 2 for the stride-64 curve, of 4 for the others (run time); the
+// cache levels come from the random chain (a stride walk is the prefetcher).
 KBENCH_MAIN("lat_mem_rd", kbench::category("Memory latency", 60).bench_rank(22),
             kbench::cases({kbench::sweep(kbench::fixture<Chase>("stride", false).param("stride", "64").curve(kCurve),
                                          "size_kb", sizes_kb(2)),
