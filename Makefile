@@ -152,6 +152,12 @@ install: all
 	install -m 755 $(BENCH_BIN) $(DRIVER_BIN) $(DESTDIR)$(PREFIX)/lib/kbench/bin/
 	install -m 755 $(HELPER_BIN) $(DESTDIR)$(PREFIX)/lib/kbench/libexec/
 	$(if $(DRIVER_BIN),ln -sf ../lib/kbench/bin/kbench-run $(DESTDIR)$(PREFIX)/bin/kbench-run)
+	install -d $(DESTDIR)$(PREFIX)/lib/kbench/scripts/kbench
+	install -m 644 scripts/kbench/*.py $(DESTDIR)$(PREFIX)/lib/kbench/scripts/kbench/
+	for s in summarize compare plot report; do \
+	  install -m 755 scripts/$$s $(DESTDIR)$(PREFIX)/lib/kbench/scripts/$$s && \
+	  ln -sf ../lib/kbench/scripts/$$s $(DESTDIR)$(PREFIX)/bin/kbench-$$s || exit 1; \
+	done
 
 # ---- Hardening: sanitizers and fuzzing --------------------------------------
 #   make test-asan   harness, binaries, driver and tests built with ASan+UBSan

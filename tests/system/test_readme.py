@@ -90,3 +90,19 @@ def test_the_catalogue_lists_every_case(root, bin_dir):
     assert set(documented) == set(listed)
     for bench, variants in listed.items():
         assert variants <= documented[bench], (bench, sorted(variants - documented[bench]))
+
+
+def test_make_install_installs_the_suite_and_the_scripts(root, tmp_path):
+    """make install DESTDIR=... PREFIX=/usr: the driver, the binaries, the
+    exec helper and the four scripts, each script runnable from PREFIX/bin."""
+    r = subprocess.run(["make", "-C", str(root), "install", f"DESTDIR={tmp_path}", "PREFIX=/usr"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    usr = tmp_path / "usr"
+    assert (usr / "lib/kbench/bin/lat_syscall").is_file()
+    assert (usr / "lib/kbench/libexec/kbench-exec-helper").is_file()
+    for name in ("run", "summarize", "compare", "plot", "report"):
+        p = usr / "bin" / f"kbench-{name}"
+        assert p.exists(), p
+        h = subprocess.run([str(p), "--help"], capture_output=True, text=True, timeout=60)
+        assert h.returncode == 0 and "usage" in (h.stdout + h.stderr).lower(), (name, h.stderr)
