@@ -105,6 +105,9 @@ check-deps:
 
 # Extra kbench-run options, e.g. make run RUN_ARGS="--only lat_syscall".
 RUN_ARGS ?=
+# A name for the kernel under test, e.g. make run LABEL=patched: runs with
+# different labels are different kernels in every report (kbench-run --label).
+LABEL ?=
 # make run's time budget in seconds: a first pass of 5 reps of every case,
 # then more reps where the intervals are widest (kbench-run --budget).
 BUDGET ?= 300
@@ -126,7 +129,7 @@ define run_suite
 	         "the comparisons and the page: apt-get install python3-numpy python3-matplotlib (make test does it)" >&2; \
 	  fi; \
 	fi; \
-	dir=$$($(BUILD)/bin/kbench-run $$table $(1) $(RUN_ARGS)); status=$$?; \
+	dir=$$($(BUILD)/bin/kbench-run $$table $(1) $(if $(LABEL),--label '$(LABEL)') $(RUN_ARGS)); status=$$?; \
 	if [ -n "$$table" ] && [ -n "$$dir" ]; then \
 	  $(PYTHON) scripts/summarize "$$dir"; sstatus=$$?; [ $$status -eq 0 ] && status=$$sstatus; \
 	fi; \

@@ -22,7 +22,7 @@ from .load import natural_key, pool_cases, meta_text, quick_note
 RUN_ONLY_KEYS = {
     "schema", "run_id", "kernel_release", "kernel_version", "seed", "started_utc", "ended_utc",
     "loadavg_before", "loadavg_after", "busy_processes", "swap_before", "swap_after", "warnings",
-    "status", "driver_seconds", "budget_rounds", "busy_processes_after", "resumed_utc",
+    "status", "driver_seconds", "budget_rounds", "label", "busy_processes_after", "resumed_utc",
     "quick",  # also in options.quick, which runs made before this key have
 }
 

@@ -559,12 +559,16 @@ def load_run(path, warn):
     for key, fb in (("host", fb_host), ("kernel_release", fb_kernel)):
         if not isinstance(meta.get(key), str) or not meta.get(key).strip():
             warn(f"{path / META}: no usable '{key}'; using {fb!r} from the directory name")
+    kernel = _str_field(meta, "kernel_release", fb_kernel)
+    label = meta.get("label")
+    if isinstance(label, str) and label.strip():
+        kernel += f"[{label.strip()}]"   # make run LABEL=...: a kernel of its own
     run = Run(
         path=path,
         meta=meta,
         run_id=_str_field(meta, "run_id", fb_run),
         host=_str_field(meta, "host", fb_host),
-        kernel=_str_field(meta, "kernel_release", fb_kernel),
+        kernel=kernel,
         status=_str_field(meta, "status", "unknown"),
     )
     cases, bad = read_samples(path / SAMPLES, run.run_id, warn)
@@ -623,14 +627,84 @@ def _run_list(runs):
     return ", ".join(f"{r.host}/{r.kernel} {r.run_id} ({r.path})" for r in runs)
 
 
+# What makes a kernel besides its release (and the user's label): runs of one
+# release that differ in any of these are different kernels (a rebuild with
+# a patch, another command line).  kernel_config is compared only when every
+# run of the release has it (runs recorded before it was kept have not).
+IDENTITY_KEYS = ("kernel_version", "kernel_cmdline", "kernel_config")
+
+# Conditions under which runs of one kernel should have been measured alike:
+# pooled runs that differ in one of them are pooled, with a loud warning.
+CONDITION_KEYS = ("cpu_model", "cpu_count", "mem_total_kb", "governor", "boost", "smt", "thp", "mitigations",
+                  "clocksource", "aslr", "virtualization", "compiler", "cxxflags", "suite_version")
+
+
+def _identity(run, keys):
+    return tuple(json.dumps(run.meta.get(k), sort_keys=True) for k in keys)
+
+
+def _short_hash(text):
+    import hashlib
+    return hashlib.sha256(text.encode()).hexdigest()[:6]
+
+
+def split_identities(runs, warn=None):
+    """Give runs of one (host, release, label) that differ in IDENTITY_KEYS
+    kernels of their own: "RELEASE~abc123" (a hash of what differs), with a
+    warning that names what differs.  Changes run.kernel in place."""
+    by_key = {}
+    for run in runs:
+        by_key.setdefault(run.key, []).append(run)
+    for (host, kernel), rs in by_key.items():
+        keys = [k for k in IDENTITY_KEYS if k != "kernel_config" or all(r.meta.get(k) for r in rs)]
+        ids = {}
+        for r in rs:
+            ids.setdefault(_identity(r, keys), []).append(r)
+        if len(ids) < 2:
+            continue
+        differ = [k for i, k in enumerate(keys) if len({ident[i] for ident in ids}) > 1]
+        names = []
+        for ident, members in ids.items():
+            name = f"{kernel}~{_short_hash(repr(ident))}"
+            names.append(name)
+            for r in members:
+                r.kernel = name
+        if warn:
+            warn(f"WARNING: {host}/{kernel}: its runs come from {len(ids)} different kernels "
+                 f"(they differ in {', '.join(differ)}): kept apart as {', '.join(sorted(names))}; "
+                 f"name them with make run LABEL=... (kbench-run --label)")
+
+
+def _condition_warnings(group, warn):
+    """One warning per group whose runs differ in a condition that should be
+    the same for every run of a kernel."""
+    if len(group.runs) < 2 or not warn:
+        return
+    differ = []
+    for k in CONDITION_KEYS:
+        values = {json.dumps(r.meta.get(k), sort_keys=True) for r in group.runs if k in r.meta}
+        if len(values) > 1:
+            differ.append(f"{k} ({' | '.join(sorted(meta_text(r.meta.get(k)) for r in group.runs if k in r.meta))})")
+    if differ:
+        warn(f"WARNING: the {len(group.runs)} runs of {group.label} were not measured under the same conditions: "
+             + "; ".join(differ) + ". They are pooled; compare them apart with --per-run or their directories.")
+
+
 def group_runs(runs, warn=None):
     """Group runs by (host, kernel) and pool each case's reps.
+
+    A kernel is its release, plus the label of make run LABEL=..., plus
+    (split_identities) its version string, command line and config: runs of
+    one release that differ there are kept apart, with a warning.  Runs of
+    one kernel measured under different conditions are pooled with a
+    warning.
 
     Quick runs are never pooled with full runs: a kernel that has both keeps
     its full runs, and the quick ones are named in one warning.  A kernel
     with only quick runs keeps them (Group.quick).
     Returns a list of Groups in natural order of (host, kernel).
     """
+    split_identities(runs, warn)
     groups = {}
     for run in runs:
         g = groups.get(run.key)
@@ -648,6 +722,7 @@ def group_runs(runs, warn=None):
              + _run_list(left_out))
     for g in groups.values():
         g.cases = pool_cases(g.runs, warn)
+        _condition_warnings(g, warn)
     return [groups[k] for k in sorted(groups, key=lambda k: (natural_key(k[0]), natural_key(k[1])))]
 
 

@@ -180,6 +180,9 @@ JsonValue start_meta(const Options& o, const RunState& run, const Discovery& fou
   meta.set("options", options_to_json(o));
   // A check, not a measurement: the scripts never pool it with full runs.
   meta.set("quick", JsonValue::boolean(o.quick));
+  // The user's name for this kernel: runs with different labels are
+  // different kernels in every report, whatever uname -r says.
+  meta.set("label", o.label.empty() ? JsonValue() : JsonValue::string(o.label));
   meta.set("seed", JsonValue::unsigned_integer(run.seed));
   meta.set("started_utc", JsonValue::string(utc_now_iso()));
   meta.set("ended_utc", JsonValue());

@@ -55,6 +55,30 @@ std::optional<std::string> read_file(const std::string& path) {
   return ss.str();
 }
 
+// The kernel's build configuration, as an identity: a 64-bit FNV-1a hash of
+// /proc/config.gz (CONFIG_IKCONFIG_PROC) or else /boot/config-RELEASE, and
+// which file it came from; null where neither exists. Two builds of one
+// release with different configs get different hashes (and a rebuild may
+// too: a different build is a different kernel to compare).
+JsonValue kernel_config(const std::string& release) {
+  for (const std::string& path : {std::string("/proc/config.gz"), "/boot/config-" + release}) {
+    const auto data = read_file(path);
+    if (!data || data->empty()) continue;
+    std::uint64_t h = 14695981039346656037ull;
+    for (unsigned char c : *data) {
+      h ^= c;
+      h *= 1099511628211ull;
+    }
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+    JsonValue j = JsonValue::object();
+    j.set("source", JsonValue::string(path));
+    j.set("fnv1a64", JsonValue::string(hex));
+    return j;
+  }
+  return JsonValue();
+}
+
 std::string trim(std::string s) {
   const auto b = s.find_first_not_of(" \t\r\n");
   if (b == std::string::npos) return "";
@@ -308,6 +332,7 @@ JsonValue machine_description() {
   m.set("kernel_release", JsonValue::string(ids.kernel_release));
   m.set("kernel_version", JsonValue::string(ids.kernel_version));
   m.set("kernel_cmdline", JsonValue::string_or_null(read_trimmed("/proc/cmdline")));
+  m.set("kernel_config", kernel_config(ids.kernel_release));
   m.set("arch", JsonValue::string(ids.arch));
   std::optional<std::string> model;
   if (cpuinfo) {

@@ -36,6 +36,7 @@ const char kUsage[] =
     "  --pin-cpu C|none CPU for one-party cases (default: the last one allowed)\n"
     "  --control-every K a control case between every K cases (default 10)\n"
     "  --no-controls    run no control cases\n"
+    "  --label NAME     name this kernel in every report (e.g. patched; letters, digits, ._+-)\n"
     "  --quick          short check: --reps 2 --timeout 20, and --samples 3\n"
     "                   --min-sample-ms 1 --warmup-ms 1 for every binary\n"
     "  --counters[=LIST] pass --counters[=LIST] to every binary (perf counters per sample)\n"
@@ -158,6 +159,14 @@ Options parse_options(const std::vector<std::string>& args) {
       }
     } else if (name == "--control-every") {
       o.control_every = static_cast<int>(parse_integer(name, value(), 1, 100000));
+    } else if (name == "--label") {
+      o.label = value();
+      if (o.label.empty() || o.label.size() > 40)
+        throw UsageError{"--label: expected 1 to 40 characters, got '" + o.label + "'"};
+      for (char c : o.label)
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+              c == '+' || c == '-'))
+          throw UsageError{"--label: only letters, digits and . _ + - are allowed, got '" + o.label + "'"};
     } else if (name == "--no-controls") {
       no_value();
       o.controls = false;
@@ -259,6 +268,7 @@ JsonValue options_to_json(const Options& o) {
   j.set("pin_cpu", o.pin ? JsonValue::integer(o.pin_cpu) : JsonValue());
   j.set("control_every", o.controls ? JsonValue::integer(o.control_every) : JsonValue());
   j.set("target_change", JsonValue::real(o.target_change));
+  j.set("label", o.label.empty() ? JsonValue() : JsonValue::string(o.label));
   return j;
 }
 
@@ -274,6 +284,7 @@ void options_from_json(const JsonValue& j, Options& o) {
     o.samples = static_cast<int>(*v->as_int());
   if (const JsonValue* v = j.find("quick")) o.quick = v->as_bool();
   if (auto s = j.get_string("counters")) o.counters = *s;
+  if (auto s = j.get_string("label")) o.label = *s;
   if (auto s = j.get_string("only")) o.only = *s;
   if (auto s = j.get_string("skip")) o.skip = *s;
   if (auto s = j.get_string("out")) o.out = *s;

@@ -36,6 +36,7 @@ struct Options {
   bool pin = true;                   // false: --pin-cpu none, one-party cases unpinned
   int control_every = 10;            // a control invocation per this many cases
   bool controls = true;              // --no-controls
+  std::string label;                 // --label: names this kernel in every report ("" = none)
   double target_change = 0.03;       // budget rounds stop at this detectable change
 };
 

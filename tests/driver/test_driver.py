@@ -551,3 +551,20 @@ def test_budget_stops_when_every_case_is_precise(driver, tmp_path):
 def test_new_option_errors(driver, args, msg, tmp_path):
     proc = run_driver(driver, *args, "--out", tmp_path)
     assert proc.returncode == 2 and msg in proc.stderr
+
+
+def test_label_names_the_kernel_in_meta(driver, tmp_path):
+    proc = run_driver(driver, "--reps", "1", "--only", "^fake_good", "--no-controls", "--no-table", "--out",
+                      tmp_path, "--label", "patched-2.1")
+    assert proc.returncode == 0, proc.stderr
+    meta = json.loads((run_dir_of(proc) / "meta.json").read_text())
+    assert meta["label"] == "patched-2.1" and meta["options"]["label"] == "patched-2.1"
+    assert "kernel_config" in meta   # an object {source, fnv1a64}, or null without a config file
+    kc = meta["kernel_config"]
+    assert kc is None or (kc["source"] and re.fullmatch(r"[0-9a-f]{16}", kc["fnv1a64"]))
+    plain = run_driver(driver, "--reps", "1", "--only", "^fake_good", "--no-controls", "--no-table", "--out",
+                       tmp_path / "plain")
+    assert json.loads((run_dir_of(plain) / "meta.json").read_text())["label"] is None
+    for bad in ("", "has space", "a/b", "x" * 41):
+        r = run_driver(driver, "--label", bad, "--out", tmp_path / "bad")
+        assert r.returncode == 2 and "--label:" in r.stderr, (bad, r.stderr)

@@ -82,6 +82,7 @@ void check_round_trip(const Options& o) {
   if (back.samples != o.samples) broken("samples changed", text);
   if (back.quick != o.quick) broken("quick changed", text);
   if (back.counters != o.counters) broken("counters changed", text);
+  if (back.label != o.label) broken("label changed", text);   // only [A-Za-z0-9._+-]: no quoting issue
   // Strings go through json_quote, which replaces invalid UTF-8 with
   // U+FFFD (reported separately); compare the ones it must keep.
   if (ascii(o.only) && back.only != o.only) broken("only changed", text);

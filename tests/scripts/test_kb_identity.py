@@ -1,0 +1,79 @@
+"""A kernel is more than its release: runs of one `uname -r` with another
+label (make run LABEL=...), version string, command line or config are
+different kernels in every script; runs of one kernel measured under
+different conditions are pooled with a loud warning."""
+import html
+import re
+
+from kbench import load
+from kbench.cli import compare_main, report_main, summarize_main
+
+from kb_helpers import set_meta
+
+
+def _two_runs(gen, root, **second):
+    """Two runs of release 6.1.0 on host h; meta of the second updated."""
+    a = gen.make_run(root, "h", "6.1.0", seed=3, reps=3, samples=2, cases="small", run_id="r1", failures=False)
+    b = gen.make_run(root, "h", "6.1.0", seed=4, reps=3, samples=2, cases="small", run_id="r2", failures=False)
+    set_meta(b, **second)
+    return a, b
+
+
+def _groups(root):
+    w = load.Warnings()
+    return load.group_runs(load.load_runs([root], w), w), w.messages
+
+
+def test_a_label_makes_a_kernel_of_its_own(tmp_path, gen, capsys):
+    _two_runs(gen, tmp_path, label="patched")
+    groups, _ = _groups(tmp_path)
+    assert [g.label for g in groups] == ["h/6.1.0", "h/6.1.0[patched]"]
+    # every script sees two kernels
+    assert summarize_main([str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^h/6\.1\.0: 1 run ", out, re.M) and re.search(r"^h/6\.1\.0\[patched\]: 1 run ", out, re.M)
+    assert compare_main([str(tmp_path / "h" / "6.1.0" / "r1"), str(tmp_path / "h" / "6.1.0" / "r2"),
+                         "--boot", "200"]) == 0
+    out = capsys.readouterr().out
+    assert "h/6.1.0[patched]" in out and "against baseline h/6.1.0" in out
+    page = tmp_path / "page.html"
+    assert report_main([str(tmp_path), "--out", str(page), "--plots", str(tmp_path / "plots"), "--no-samples",
+                        "--boot", "200"]) == 0
+    capsys.readouterr()
+    text = html.unescape(page.read_text())
+    assert "h/6.1.0[patched]" in text and "h/6.1.0 (baseline)" in text
+
+
+def test_another_command_line_is_another_kernel_with_a_warning(tmp_path, gen):
+    a, b = _two_runs(gen, tmp_path, kernel_cmdline="root=/dev/vda mitigations=off")
+    groups, warnings = _groups(tmp_path)
+    assert len(groups) == 2
+    labels = sorted(g.label for g in groups)
+    assert all(re.fullmatch(r"h/6\.1\.0~[0-9a-f]{6}", x) for x in labels) and labels[0] != labels[1]
+    (w,) = [m for m in warnings if "different kernels" in m]
+    assert w.startswith("WARNING: h/6.1.0:") and "kernel_cmdline" in w and "LABEL=" in w
+
+
+def test_another_config_is_another_kernel_only_when_every_run_has_one(tmp_path, gen):
+    a, b = _two_runs(gen, tmp_path, kernel_config={"source": "/proc/config.gz", "fnv1a64": "00000000000000aa"})
+    groups, warnings = _groups(tmp_path)
+    assert len(groups) == 1 and not [m for m in warnings if "different kernels" in m]  # a has none: not compared
+    set_meta(a, kernel_config={"source": "/proc/config.gz", "fnv1a64": "00000000000000bb"})
+    groups, warnings = _groups(tmp_path)
+    assert len(groups) == 2 and any("kernel_config" in m for m in warnings)
+    set_meta(a, kernel_config={"source": "/proc/config.gz", "fnv1a64": "00000000000000aa"})
+    groups, warnings = _groups(tmp_path)
+    assert [g.label for g in groups] == ["h/6.1.0"] and len(groups[0].runs) == 2
+
+
+def test_runs_of_one_kernel_under_other_conditions_are_pooled_with_a_warning(tmp_path, gen):
+    a, _ = _two_runs(gen, tmp_path, governor="powersave")
+    set_meta(a, governor="performance")
+    groups, warnings = _groups(tmp_path)
+    assert len(groups) == 1 and len(groups[0].runs) == 2
+    (w,) = [m for m in warnings if "not measured under the same conditions" in m]
+    assert w.startswith("WARNING: the 2 runs of h/6.1.0") and "governor (performance | powersave)" in w
+    # the same runs alike: no warning
+    set_meta(tmp_path / "h" / "6.1.0" / "r2", governor="performance")
+    _, warnings = _groups(tmp_path)
+    assert not [m for m in warnings if "same conditions" in m]
