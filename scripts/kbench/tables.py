@@ -208,13 +208,18 @@ def _index_placement(p):
     return order.index(p) if p in order else len(order)
 
 
+def _sized_cases(group, spec):
+    """The cases of `group` in the column `spec` that have its size parameter."""
+    return [c for c in _summary_cases(group, spec["column"], spec["category"], spec.get("placement"))
+            if _size_of(c, spec["size_param"]) is not None]
+
+
 def _sized_cells(groups, spec, size):
     """Cells of the case of size `size` (or, size None, each group's largest)."""
     key = spec["size_param"]
 
     def resolve(group):
-        cs = [c for c in _summary_cases(group, spec["column"], spec["category"], spec.get("placement"))
-              if _size_of(c, key) is not None]
+        cs = _sized_cases(group, spec)
         if not cs:
             return None
         if size is None:
@@ -288,8 +293,7 @@ def _resolve_largest(spec):
     key = spec["size_param"]
 
     def resolve(group):
-        cs = [c for c in _summary_cases(group, spec["column"], spec["category"], spec.get("placement"))
-              if _size_of(c, key) is not None]
+        cs = _sized_cases(group, spec)
         if not cs:
             return None
         c = max(cs, key=lambda x: _size_of(x, key))

@@ -239,6 +239,17 @@ std::string count_text(int n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
+// f(object) for every complete JSON object line of the file, if it exists.
+template <typename F>
+void json_lines(const std::string& path, F f) {
+  if (access(path.c_str(), F_OK) != 0) return;
+  const std::string text = read_whole_file(path);
+  for_each_line(text, complete_part(text), [&](const std::string& line) {
+    auto v = json_parse(line);
+    if (v && v->is_object()) f(*v);
+  });
+}
+
 }  // namespace
 
 std::vector<std::string> outcome_lines(const std::string& runs_path, const std::string& samples_path) {
@@ -248,15 +259,7 @@ std::vector<std::string> outcome_lines(const std::string& runs_path, const std::
     int total = 0;
   };
   std::map<std::string, Seen> cases;
-  auto lines = [](const std::string& path, auto f) {
-    if (access(path.c_str(), F_OK) != 0) return;
-    const std::string text = read_whole_file(path);
-    for_each_line(text, complete_part(text), [&](const std::string& line) {
-      auto v = json_parse(line);
-      if (v && v->is_object()) f(*v);
-    });
-  };
-  lines(runs_path, [&](const JsonValue& v) {
+  json_lines(runs_path, [&](const JsonValue& v) {
     auto name = v.get_string("case");
     auto status = v.get_string("status");
     if (!name || !status || *status == "interrupted") return;
@@ -271,7 +274,7 @@ std::vector<std::string> outcome_lines(const std::string& runs_path, const std::
   // Features each case ran without: keys whose value is "unavailable".
   std::map<std::string, std::map<std::string, int>> without;  // case -> key -> samples
   std::map<std::string, int> samples;
-  lines(samples_path, [&](const JsonValue& v) {
+  json_lines(samples_path, [&](const JsonValue& v) {
     auto name = v.get_string("case");
     if (!name) return;
     ++samples[*name];
@@ -309,15 +312,7 @@ SoFar read_so_far(const std::string& runs_path, const std::string& samples_path,
   sf.next_rep.assign(cases.size(), 0);
   std::map<std::string, std::size_t> index;
   for (std::size_t i = 0; i < cases.size(); ++i) index[cases[i].name] = i;
-  auto lines = [](const std::string& path, auto f) {
-    if (access(path.c_str(), F_OK) != 0) return;
-    const std::string text = read_whole_file(path);
-    for_each_line(text, complete_part(text), [&](const std::string& line) {
-      auto v = json_parse(line);
-      if (v && v->is_object()) f(*v);
-    });
-  };
-  lines(runs_path, [&](const JsonValue& v) {
+  json_lines(runs_path, [&](const JsonValue& v) {
     auto name = v.get_string("case");
     auto status = v.get_string("status");
     const JsonValue* rep = v.find("rep_idx");
@@ -334,7 +329,7 @@ SoFar read_so_far(const std::string& runs_path, const std::string& samples_path,
     if (*status != "ok") c.usable = false;
   });
   std::map<std::pair<std::size_t, int>, std::vector<double>> per_rep;
-  lines(samples_path, [&](const JsonValue& v) {
+  json_lines(samples_path, [&](const JsonValue& v) {
     auto name = v.get_string("case");
     const JsonValue* rep = v.find("rep_idx");
     const JsonValue* ns = v.find("ns_per_op");
