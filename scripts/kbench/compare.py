@@ -266,13 +266,29 @@ def flatten_meta(meta, skip=RUN_ONLY_KEYS):
     return out
 
 
+# The conditions a comparison must be made under, besides the kernel: the
+# machine's state, the build, and the options that change what is measured.
+# Only these are reported as differences (per-run bookkeeping such as
+# options.out or the start time never is).
+COMPARED_CONDITIONS = ("cpu_model", "cpu_count", "cpus_online", "mem_total_kb", "governor", "boost", "smt", "thp",
+                       "mitigations", "clocksource", "aslr", "virtualization", "perf_event_paranoid",
+                       "kernel_cmdline", "kernel_config", "compiler", "cxxflags", "suite_version", "quick",
+                       "options.counters", "options.pin_cpu", "options.samples", "options.bench_args")
+
+
+def _compared(key):
+    top = key.split(".", 1)[0]
+    return key in COMPARED_CONDITIONS or (top in COMPARED_CONDITIONS and top != "options")
+
+
 def meta_differences(base_meta, other_meta):
-    """[(key, base text, other text)] for every condition that differs
-    between the sides, other than the kernel itself."""
-    a = flatten_meta(base_meta)
-    b = flatten_meta(other_meta)
+    """[(key, base text, other text)] for every condition of
+    COMPARED_CONDITIONS that differs between the sides.  A side pooling
+    runs that disagree shows every run's value ("a | b")."""
+    a = {k: v for k, v in flatten_meta(base_meta).items() if _compared(k)}
+    b = {k: v for k, v in flatten_meta(other_meta).items() if _compared(k)}
     keys = list(a) + [k for k in b if k not in a]
-    return [(k, a.get(k, "(absent)"), b.get(k, "(absent)")) for k in keys if a.get(k) != b.get(k)]
+    return [(k, a.get(k, "(not recorded)"), b.get(k, "(not recorded)")) for k in keys if a.get(k) != b.get(k)]
 
 
 def how_cases_ran(base, other):

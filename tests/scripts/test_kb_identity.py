@@ -77,3 +77,18 @@ def test_runs_of_one_kernel_under_other_conditions_are_pooled_with_a_warning(tmp
     set_meta(tmp_path / "h" / "6.1.0" / "r2", governor="performance")
     _, warnings = _groups(tmp_path)
     assert not [m for m in warnings if "same conditions" in m]
+
+
+def test_compare_warns_only_about_conditions_that_matter():
+    """Per-run bookkeeping never reads as a difference in conditions."""
+    from kbench import compare
+    base = {"governor": "performance", "options": {"out": "/a", "counters": None}, "cases_planned": 10,
+            "mitigations": {"meltdown": "PTI"}, "kernel_cmdline": "ro"}
+    other = {"governor": "performance", "options": {"out": "/b", "counters": None}, "cases_planned": 11,
+             "mitigations": {"meltdown": "PTI"}, "kernel_cmdline": "ro"}
+    assert compare.meta_differences(base, other) == []
+    other.update(governor="powersave", options={"out": "/b", "counters": "all"}, mitigations={"meltdown": "off"},
+                 kernel_cmdline="ro mitigations=off")
+    diffs = {k: (a, b) for k, a, b in compare.meta_differences(base, other)}
+    assert set(diffs) == {"governor", "options.counters", "mitigations.meltdown", "kernel_cmdline"}
+    assert diffs["options.counters"] == ("-", "all")
