@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from . import decl, stats
 from .counters import LABELS as COUNTER_LABELS, changes as counter_changes
 from .counters import fmt as counter_fmt, fmt_change as counter_fmt_change
-from .load import natural_key, pool_cases, meta_text, quick_note
+from .load import failures, natural_key, pool_cases, meta_text, quick_note
 
 # meta keys that describe the run itself, not the conditions it ran under:
 # never reported as a difference between the sides.
@@ -217,9 +217,54 @@ def compare_sides(base, other, opts=None, extra=None, shift=None):
     extra_cmps = [compare_series(base, other, key, bs, os_, opts) for key, bs, os_ in (extra or [])]
     stats.decide([r.cmp for r in rows] + extra_cmps, min_effect=opts.min_effect, level=opts.level,
                  adjust=opts.adjust, machine_shift=bool(shift and shift.shifted))
+    mark_failures(rows, base, other)
     if extra is None:
         return rows
     return rows, extra_cmps
+
+
+def mark_failures(rows, base, other):
+    """A case with an invocation that failed, timed out or crashed on one
+    side (its samples are not used: load) gets the verdict FAILED, whatever
+    its other reps say: a failure is the worst regression.  Failing on both
+    sides is no difference between the kernels: missing, with the reason."""
+    fails = [(side, failures(side.runs)) for side in (other, base)]
+    names = {r.case for r in rows}
+    for side, f in fails:
+        for name in f:
+            if name not in names and not _is_control(name, base, other):
+                c = stats.compare(None, None)
+                c.verdict = stats.MISSING
+                rows.append(Row(name, _category_of_name(name, base, other), "latency", c))
+                names.add(name)
+    for r in rows:
+        sides = [(side, f[r.case]) for side, f in fails if r.case in f]
+        if len(sides) == 2:
+            # failing on both kernels is no difference between them: missing,
+            # with the reason (each kernel's summary lists it too)
+            status, reason = sides[0][1]
+            r.cmp.verdict = stats.MISSING
+            r.cmp.failure = f"(failed on both sides: {status})"
+        elif sides:
+            (side, (status, reason)), = sides
+            r.cmp.verdict = stats.FAILED
+            r.cmp.failure = f"on {side.label}: {status}" + (f" ({reason})" if reason else "")
+
+
+def _is_control(name, base, other):
+    c = base.cases.get(name) or other.cases.get(name)
+    return bool(c and c.control)
+
+
+def _category_of_name(name, base, other):
+    """The category of a case that has no samples on either side: its
+    declaration in one of the sides' runs, else "Other"."""
+    for side in (base, other):
+        for run in side.runs:
+            for c in run.cases.values():
+                if c.bench == name.split()[0]:
+                    return c.category
+    return decl.OTHER
 
 
 def compare_tables(base, other, tables, base_key, other_key, opts=None, shift=None):
@@ -368,7 +413,7 @@ def row_cells(row):
         "p": _p_text(c.q if not math.isnan(c.q) else c.p),
         "mde": c.mde_text,
         "reps": f"{c.base_reps}/{c.other_reps}",
-        "verdict": c.verdict + (" (?)" if c.unresolved else ""),
+        "verdict": c.verdict + (" (?)" if c.unresolved else "") + (f" {c.failure}" if c.failure else ""),
     }
 
 
@@ -477,6 +522,11 @@ def format_report(rep, changed_only=False, opts=None):
         out.append("")
         out.append("Cases that ran differently on the two sides:")
         out += [f"  {line}" for line in rep.ran_differently]
+    failed = [r for r in rep.rows if r.cmp.verdict == stats.FAILED]
+    if failed:
+        out.append("")
+        out.append(f"FAILED: {len(failed)} case(s) failed, timed out or crashed (their samples are not used):")
+        out += [f"  {r.case}: {r.cmp.failure}" for r in failed]
     headers = ["case", "base", "other", "unit", "change", "ratio", f"{opts.level * 100:.0f}% CI", "p", "mde",
                "reps", "verdict"]
     keys = ["case", "base", "other", "unit", "change", "ratio", "ci", "p", "mde", "reps", "verdict"]
@@ -486,7 +536,7 @@ def format_report(rep, changed_only=False, opts=None):
         for r in rows:
             counts[r.cmp.verdict] = counts.get(r.cmp.verdict, 0) + 1
         if changed_only:
-            rows = [r for r in rows if r.cmp.significant or r.cmp.verdict == stats.MACHINE]
+            rows = [r for r in rows if r.cmp.flagged or r.cmp.verdict == stats.MACHINE]
         if not rows:
             continue
         lat = {r.metric for r in rows}
@@ -507,7 +557,7 @@ def format_report(rep, changed_only=False, opts=None):
                    "counts: counters explain it)")
         out.append(table(["case", "counter", "base", "other", "change"], crows, right={2, 3}))
     out.append("")
-    order = [stats.FASTER, stats.SLOWER, stats.MACHINE, stats.SAME, stats.INCONCLUSIVE, stats.FEW, stats.MISSING,
+    order = [stats.FAILED, stats.FASTER, stats.SLOWER, stats.MACHINE, stats.SAME, stats.INCONCLUSIVE, stats.FEW, stats.MISSING,
              stats.UNDEFINED]
     out.append("Summary: " + ", ".join(f"{counts[v]} {v}" for v in order if counts.get(v)))
     live = [r.cmp for r in rep.rows if r.cmp.comparable and not math.isnan(r.cmp.mde)]
@@ -517,7 +567,7 @@ def format_report(rep, changed_only=False, opts=None):
         within = sum(m <= opts.min_effect for m in mdes)
         out.append(f"Power: median mde {med * 100:.1f}%; {within} of {len(mdes)} cases could detect a "
                    f"{opts.min_effect * 100:g}% change.")
-    if changed_only and not any(r.cmp.significant for r in rep.rows):
+    if changed_only and not any(r.cmp.flagged for r in rep.rows):
         out.append("No case changed significantly.")
     n_unres = sum(r.cmp.unresolved for r in rep.rows)
     if n_unres:

@@ -539,6 +539,46 @@ def read_invocations(path, warn):
     return out
 
 
+FAILED_STATUSES = ("failed", "timeout", "crashed")
+
+
+def _drop_failed_reps(run, warn):
+    """The samples of an invocation that failed, timed out or crashed never
+    count (the driver keeps them in samples.jsonl, raw, with the
+    invocation's status in runs.jsonl): its rep is removed from its case."""
+    bad = {(inv["case"], inv["rep_idx"]) for inv in run.invocations
+           if inv["status"] in FAILED_STATUSES and inv["rep_idx"] is not None}
+    dropped = 0
+    for (name, rep) in bad:
+        c = run.cases.get(name)
+        key = (run.run_id, rep)
+        if c is None or key not in c.reps:
+            continue
+        dropped += 1
+        del c.reps[key]
+        c.disturbed.discard(key)
+        c.rep_start.pop(key, None)
+        for d in (c.counters, c.per_event):
+            for by_rep in d.values():
+                by_rep.pop(key, None)
+    for name in [n for n, c in run.cases.items() if not c.reps]:
+        del run.cases[name]
+    if dropped and warn:
+        warn(f"{run.path}: the samples of {dropped} rep(s) whose invocation failed, timed out or crashed "
+             f"are left out (runs.jsonl has their status)")
+
+
+def failures(runs):
+    """{case name: (status, reason)} of the invocations of these runs that
+    failed, timed out or crashed (the first of each case)."""
+    out = {}
+    for run in runs:
+        for inv in run.invocations:
+            if inv["status"] in FAILED_STATUSES:
+                out.setdefault(inv["case"], (inv["status"], inv["reason"] or inv["stderr_tail"].strip()))
+    return out
+
+
 def _str_field(meta, key, fallback):
     v = meta.get(key)
     if isinstance(v, str) and v.strip():
@@ -575,6 +615,7 @@ def load_run(path, warn):
     run.cases = cases
     run.bad_lines = bad
     run.invocations = read_invocations(path / RUNS, warn)
+    _drop_failed_reps(run, warn)
     try:
         recorded = decl_mod.read_declarations(path, warn, iter_jsonl)
     except InputError as e:

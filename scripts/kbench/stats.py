@@ -38,6 +38,7 @@ INCONCLUSIVE = "inconclusive"          # not significant, and could not have see
 MACHINE = "not judged: machine shift"  # the controls moved: the change may be the machine's
 MISSING = "missing"
 UNDEFINED = "not comparable"
+FAILED = "FAILED"                      # an invocation failed, timed out or crashed on a side
 
 
 def lower_is_better(metric):
@@ -566,10 +567,16 @@ class Comparison:
     base_runs: int = 0
     other_runs: int = 0
     run_level: bool = False        # the runs disagreed: the run is the observation
+    failure: str = ""              # FAILED: "on SIDE: status (reason)"
 
     @property
     def significant(self):
         return self.verdict in (FASTER, SLOWER)
+
+    @property
+    def flagged(self):
+        """What a reader must see: a significant change, or a failure."""
+        return self.significant or self.verdict == FAILED
 
     @property
     def comparable(self):
