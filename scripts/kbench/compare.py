@@ -339,13 +339,14 @@ def meta_differences(base_meta, other_meta):
 def how_cases_ran(base, other):
     """Lines for the cases that ran differently on the two sides: without an
     optional kernel feature on one side only (a sample key whose value is
-    "unavailable"), or not at all on one side (skipped, failed: the reason
-    from runs.jsonl)."""
+    "unavailable"), or skipped on one side (the reason from runs.jsonl).
+    A failure on one side is the FAILED verdict (mark_failures)."""
     def not_run(side):
         why = {}
         for run in side.runs:
             for inv in run.invocations:
-                if inv["status"] != "ok" and inv["case"] not in side.cases:
+                # failed, timed out, crashed: the FAILED verdict says it
+                if inv["status"] == "skipped" and inv["case"] not in side.cases:
                     why.setdefault(inv["case"], f"{inv['status']} on {side.label}: {inv['reason']}")
         return why
     lines = []
