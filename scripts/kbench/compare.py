@@ -272,14 +272,19 @@ def compare_tables(base, other, tables, base_key, other_key, opts=None, shift=No
 
     Returns (rows, {(table index, column index): Comparison}).  A cell that
     is one case gets that case's comparison, so the tables and the case
-    list always agree.
+    list always agree.  Cells that resolve to different cases on the two
+    kernels (each kernel's largest size, each machine's cache levels) are
+    "not comparable", never coloured against each other.
     """
     extra = []
     where = []
     for ti, t in enumerate(tables):
         for ci, col in enumerate(t.columns):
             a, b = col.cells.get(base_key), col.cells.get(other_key)
-            if a is not None and b is not None and a.combine is None and b.combine is None \
+            if a is not None and b is not None and a.key != b.key:
+                where.append((ti, ci, ("different", f"{a.key} against {b.key}")))
+                continue
+            if a is not None and b is not None and a.combine is None and b.combine is None and not a.per \
                     and a.cases[0].name == b.cases[0].name:
                 where.append((ti, ci, ("case", a.cases[0].name)))
                 continue
@@ -291,7 +296,13 @@ def compare_tables(base, other, tables, base_key, other_key, opts=None, shift=No
     by_case = {r.case: r.cmp for r in rows}
     cells = {}
     for ti, ci, (kind, ref) in where:
-        cells[(ti, ci)] = by_case[ref] if kind == "case" else extra_cmps[ref]
+        if kind == "different":
+            c = stats.compare(None, None)
+            c.verdict = stats.UNDEFINED
+            c.failure = f"(different cases: {ref})"
+            cells[(ti, ci)] = c
+        else:
+            cells[(ti, ci)] = by_case[ref] if kind == "case" else extra_cmps[ref]
     return rows, cells
 
 
