@@ -315,12 +315,17 @@ def _formats(text):
 
 
 def _make_plots(groups, baseline, comparisons, out_dir, formats, strips=True, estimator=None):
+    """The charts, written to out_dir in each of formats; with out_dir None,
+    kept in memory for the page (bars and curves as SVG, the dense
+    raw-sample strips as PNG)."""
     from . import plot
-    out_dir = Path(out_dir)
+    out_dir = Path(out_dir) if out_dir is not None else None
+    vector = formats if out_dir is not None else ("svg",)
+    raster = formats if out_dir is not None else ("png",)
     bars = plot.category_bars(baseline.label, [(g.label, comparisons[g.key][0]) for g in groups[1:]],
-                              out_dir, formats)
-    curves = plot.size_curves(groups, out_dir, formats, estimator)
-    strip = plot.strip_plots(groups, out_dir, formats, estimator) if strips else {}
+                              out_dir, vector)
+    curves = plot.size_curves(groups, out_dir, vector, estimator)
+    strip = plot.strip_plots(groups, out_dir, raster, estimator) if strips else {}
     return bars, curves, strip
 
 
@@ -363,17 +368,18 @@ def _report(argv):
 
     from . import html
     ap = _Parser(prog="report", description=(
-        "Find every run under DIRs (default: results/), write the charts to plots/ and one self-contained "
-        "HTML page with the summary tables (coloured against the baseline), every case, the machines' "
-        "metadata and links to the raw files."))
+        "Find every run under DIRs (default: results/) and write one self-contained HTML page (its charts "
+        "embedded: it works copied alone anywhere) with the summary tables (coloured against the baseline), "
+        "charts, every case, the machines' metadata and links to the raw files that sit beside it."))
     ap.add_argument("--out", default=str(ROOT / "results" / "index.html"), help="the page (default results/index.html)")
-    ap.add_argument("--plots", default=None, help="directory for the charts (default plots/)")
+    ap.add_argument("--plots", default=None, metavar="DIR", help="also write the charts as files (--formats) to DIR "
+                    "(default: none; the page does not need them)")
     _add_chart_options(ap)
     a = ap.parse_args(argv)
     dirs = a.dirs or [str(ROOT / "results")]
     opts = _options(a)
     groups, baseline, tabs, comparisons, warnings, shifts = _analyse(dirs, a.baseline, opts)
-    plots_dir = Path(a.plots) if a.plots else ROOT / "plots"
+    plots_dir = Path(a.plots) if a.plots else None
     bars, curves, strips = _make_plots(groups, baseline, comparisons, plots_dir, a.formats, not a.no_samples,
                                        opts.estimator)
     model = html.Model(groups=groups, baseline=baseline, tables=tabs, comparisons=comparisons, opts=opts,
@@ -394,7 +400,8 @@ def _report(argv):
         note = (f"; MACHINE SHIFT: the control cases ran {shift.change_text} (no verdicts)"
                 if shift is not None and shift.shifted else "")
         print(f"  {g.label}: {f} case(s) significantly faster, {s} significantly slower, of {len(rows)}{note}")
-    print(f"wrote {out} and charts in {plots_dir}")
+    print(f"wrote {out} ({len(page.encode('utf-8')) / 1e6:.1f} MB, charts embedded)"
+          + (f" and the charts in {plots_dir}" if plots_dir is not None else ""))
     return 0
 
 

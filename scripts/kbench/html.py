@@ -1,8 +1,10 @@
 """The self-contained HTML report: inline CSS, a little optional inline
 JavaScript (column sorting), nothing fetched from the network.  Every
 string that comes from a result file goes through `esc`."""
+import base64
 import html as _html
 import math
+import re
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -77,6 +79,9 @@ document.querySelectorAll('table.sort').forEach(function(t){
     if(!isNaN(u))return -1;if(!isNaN(v))return 1;
     return asc?a.textContent.localeCompare(c.textContent):c.textContent.localeCompare(a.textContent);});
    rows.forEach(function(r){b.appendChild(r);});});});});
+function openTo(){var h=decodeURIComponent(location.hash.slice(1)),t=h&&document.getElementById(h),e=t;
+ while(e){if(e.tagName==='DETAILS')e.open=true;e=e.parentElement;}if(t)t.scrollIntoView();}
+window.addEventListener('hashchange',openTo);openTo();
 """
 
 
@@ -120,6 +125,41 @@ def cmp_title(cmp, desc="", note="", unit="", div=1.0):
 
 def _rel(path, out_dir):
     return Path(os.path.relpath(Path(path).resolve(), Path(out_dir).resolve())).as_posix()
+
+
+def _beside(path, out_dir):
+    """The link to path relative to the page, if it sits beside the page
+    (in its directory or below: published together, the link resolves),
+    else None."""
+    rel = _rel(path, out_dir)
+    if rel == ".." or rel.startswith("../") or os.path.isabs(rel):
+        return None
+    return rel
+
+
+MIME = {"png": "image/png", "svg": "image/svg+xml"}
+
+
+def _chart_bytes(item):
+    """(format, bytes) of a chart: a plot.Chart in memory or a file."""
+    if hasattr(item, "data"):
+        return item.fmt, item.data
+    p = Path(item)
+    return p.suffix.lstrip(".").lower(), p.read_bytes()
+
+
+def _chart_name(item):
+    return item.name if hasattr(item, "data") else Path(item).stem
+
+
+def _data_uri(item):
+    fmt, data = _chart_bytes(item)
+    return f"data:{MIME.get(fmt, 'application/octet-stream')};base64,{base64.b64encode(data).decode('ascii')}"
+
+
+def fig_id(item):
+    """The anchor of a chart's figure on the page."""
+    return "fig-" + re.sub(r"[^A-Za-z0-9_-]+", "-", _chart_name(item)).strip("-")
 
 
 def _val(v, div):
@@ -219,10 +259,10 @@ def _all_cases(m, out_dir):
                             if not math.isnan(_headline(g.cases.get(c.name), est))), math.nan)
             unit, div = stats.unit_for(c.metric, ref)
             link = m.strips.get(c.name)
-            name_html = esc(c.name)
+            unit_html = esc(unit)
             if link is not None:
-                name_html = f"<a href='{esc(_rel(link, out_dir))}'>{name_html}</a>"
-            row = [f"<td>{name_html}</td>", f"<td>{esc(unit)}</td>", _num_cell(_headline(base_case, est), div, "base")]
+                unit_html += f" <a class='smp' href='#{esc(fig_id(link))}' title='every sample'>samples</a>"
+            row = [f"<td>{esc(c.name)}</td>", f"<td>{unit_html}</td>", _num_cell(_headline(base_case, est), div, "base")]
             for g in others:
                 rows = m.comparisons.get(g.key, ([], {}))[0]
                 cmp = next((r.cmp for r in rows if r.case == c.name), None)
@@ -361,16 +401,26 @@ def _meta_table(m):
 
 
 def _raw_files(m, out_dir):
-    out = ["<h2 id='raw'>Raw files</h2><ul>"]
+    """Links to each run's files when they sit beside the page (published
+    with it, the links resolve); else where they were, as text."""
+    out = ["<h2 id='raw'>Raw files</h2>",
+           "<p class='note'>Links are relative to the page and are given only for runs in its directory or "
+           "below it (publish them together); for the others, the directory the page was made from.  Copied "
+           "alone, the page keeps all of its tables and charts.</p><ul>"]
     for g in m.groups:
         for r in g.runs:
             links = []
             for name in (META, SAMPLES, RUNS):
                 p = Path(r.path) / name
                 if p.is_file():
-                    links.append(f"<a href='{esc(_rel(p, out_dir))}'>{esc(name)}</a>")
+                    rel = _beside(p, out_dir)
+                    links.append(f"<a class='raw' href='{esc(rel)}'>{esc(name)}</a>" if rel is not None
+                                 else esc(name))
             note = f" <span class='few'>({esc(r.status)})</span>" if r.status not in ("complete", "unknown") else ""
-            out.append(f"<li><b>{esc(g.label)}</b> run <code>{esc(r.run_id)}</code>{note}: {' · '.join(links)}</li>")
+            where = "" if _beside(r.path, out_dir) is not None else \
+                f" <small>(not beside this page: in <code>{esc(Path(r.path).resolve())}</code>)</small>"
+            out.append(f"<li><b>{esc(g.label)}</b> run <code>{esc(r.run_id)}</code>{note}: {' · '.join(links)}"
+                       f"{where}</li>")
     out.append("</ul>")
     return out
 
@@ -423,39 +473,64 @@ def _problems(m):
     return ["<h2 id='problems'>Cases that did not run cleanly</h2><ul>"] + items + ["</ul>"]
 
 
-def _figures(paths_by_name, out_dir, caption_prefix=""):
+def _pick(items, prefer):
+    """The chart to embed: the first format of prefer found, else the first."""
+    for fmt in prefer:
+        for it in items:
+            if _chart_bytes_fmt(it) == fmt:
+                return it
+    return items[0]
+
+
+def _chart_bytes_fmt(item):
+    return item.fmt if hasattr(item, "data") else Path(item).suffix.lstrip(".").lower()
+
+
+def _figures(items_by_name, prefer=("svg", "png")):
+    """Each chart embedded in the page (a data: URI), so that the page needs
+    no file beside it."""
     out = []
-    for name, paths in paths_by_name.items():
-        png = next((p for p in paths if str(p).endswith(".png")), paths[0])
-        svg = next((p for p in paths if str(p).endswith(".svg")), None)
-        cap = esc(f"{caption_prefix}{name}")
-        if svg is not None:
-            cap += f" (<a href='{esc(_rel(svg, out_dir))}'>SVG</a>)"
-        out.append(f"<figure><a href='{esc(_rel(png, out_dir))}'><img src='{esc(_rel(png, out_dir))}' "
-                   f"alt='{esc(caption_prefix + name)}' loading='lazy'></a><figcaption>{cap}</figcaption></figure>")
+    for name, items in items_by_name.items():
+        items = [i for i in items if _chart_bytes_fmt(i) in MIME]
+        if not items:
+            continue
+        it = _pick(items, prefer)
+        out.append(f"<figure id='{esc(fig_id(it))}'><img src='{_data_uri(it)}' alt='{esc(name)}' loading='lazy'>"
+                   f"<figcaption>{esc(name)}</figcaption></figure>")
     return out
 
 
-def _charts(m, out_dir):
+def _by_chart(items):
+    """[chart items, one per format, possibly several charts] -> {chart name: [items]}."""
+    out = {}
+    for it in items:
+        out.setdefault(_chart_name(it), []).append(it)
+    return out
+
+
+def _charts(m):
     out = []
     if m.bars:
         out.append("<h2 id='charts'>Charts against the baseline</h2>")
         out.append("<p class='note'>Each bar: a kernel's value divided by the baseline's, with the 95% "
                    "confidence interval; * marks a significant change.</p>")
-        for cat in m.bars:
-            if m.bars[cat]:
-                out += _figures({f"{cat} ({i + 1})" if len(m.bars[cat]) > 2 else cat: [p]
-                                 for i, p in enumerate(x for x in m.bars[cat] if str(x).endswith('.png'))},
-                                out_dir)
+        for cat, items in m.bars.items():
+            charts = _by_chart(items)
+            out += _figures({f"{cat} ({i + 1})" if len(charts) > 1 else cat: its
+                             for i, its in enumerate(charts.values())})
     if m.curves:
         out.append("<h2 id='curves'>Against size</h2>")
-        out += _figures(m.curves, out_dir)
+        out += _figures(m.curves)
     if m.strips:
-        files = sorted({str(p) for p in m.strips.values()})
+        charts = {}
+        for it in m.strips.values():
+            charts.setdefault(_chart_name(it), it)
         out.append("<h2 id='samples'>Raw samples</h2>")
         out.append("<details><summary>Every sample of every case, per kernel "
-                   f"({len(files)} charts; case names in the tables link to theirs)</summary>")
-        out += _figures({Path(f).stem.replace("samples_", ""): [Path(f)] for f in files}, out_dir)
+                   f"({len(charts)} charts; the <i>samples</i> links in <a href='#cases'>every case</a> lead to "
+                   "theirs)</summary>")
+        out += _figures({n[len("samples_"):] if n.startswith("samples_") else n: [it]
+                         for n, it in sorted(charts.items())}, prefer=("png", "svg"))
         out.append("</details>")
     return out
 
@@ -490,7 +565,7 @@ def render(m, out_path):
                      f"({len(m.warnings)})</summary><ul>"
                      + "".join(f"<li>{esc(w)}</li>" for w in m.warnings) + "</ul></details>")
     parts += _summary_tables(m)
-    parts += _charts(m, out_dir)
+    parts += _charts(m)
     parts += _all_cases(m, out_dir)
     parts += _machine(m)
     parts += _counters(m)

@@ -9,8 +9,11 @@
 - curves against size: one chart per curve the benchmarks declare (see
   decl), one line per kernel and series.
 """
+import io
 import math
 import re
+from dataclasses import dataclass
+from pathlib import Path
 
 import matplotlib
 
@@ -44,8 +47,26 @@ def slug(text):
     return s[:80] or "x"
 
 
+@dataclass
+class Chart:
+    """A chart kept in memory (out_dir None): for the page, which embeds it."""
+    name: str     # what the file would be called, without the extension
+    fmt: str      # png or svg
+    data: bytes
+
+
 def _save(fig, out_dir, name, formats):
+    """Write the figure in each format; with out_dir None, keep it in memory
+    (a Chart per format) instead."""
     paths = []
+    if out_dir is None:
+        for fmt in formats:
+            buf = io.BytesIO()
+            fig.savefig(buf, format=fmt, metadata=_metadata(fmt))
+            paths.append(Chart(name, fmt, buf.getvalue()))
+        plt.close(fig)
+        return paths
+    out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     for fmt in formats:
         p = out_dir / f"{name}.{fmt}"
