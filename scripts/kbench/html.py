@@ -45,9 +45,15 @@ th{background:#f1f1f1;text-align:left;font-weight:600}
 th small,td small{display:block;font-weight:normal;color:#555;font-size:.8em}
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 td.k{white-space:nowrap;font-weight:600}
-.f1{background:#dcf3dc}.f2{background:#a9e2a9}.f3{background:#5fc35f}
-.s1{background:#fadcdc}.s2{background:#f2a7a7}.s3{background:#e06565}
-.few{color:#777;font-style:italic}.unres{outline:2px dotted #b08000;outline-offset:-3px}.miss{color:#999;text-align:center}
+.f1{background:#deebf7}.f2{background:#9ecae1}.f3{background:#4a98d3}
+.s1{background:#fee6ce}.s2{background:#fdae6b}.s3{background:#f2711c}
+.fail{background:#7f2704;color:#fff;font-weight:600}.fail small{color:#fff}
+.few{color:#777;font-style:italic}.unres{outline:2px dotted #6a3d9a;outline-offset:-3px}.miss{color:#999;text-align:center}
+td small.w{font-weight:600;color:inherit}td a.v{color:inherit;text-decoration:none}td a.v:hover{text-decoration:underline}
+table.score td.num{min-width:3.5em}tr.zero td{color:#999}
+body.changed-only table.cases tbody tr:not(.chg){display:none}
+body.changed-only .nochg{display:none}
+#filter{position:sticky;top:0;background:#fff;padding:.3em 0;z-index:1}
 .base{background:#f6f6fb}
 tr.diff td{background:#fff3c4}tr.diff td:first-child{font-weight:600}
 .legend span{display:inline-block;padding:.1em .5em;margin:0 .2em;border:1px solid #ccc}
@@ -82,6 +88,12 @@ document.querySelectorAll('table.sort').forEach(function(t){
 function openTo(){var h=decodeURIComponent(location.hash.slice(1)),t=h&&document.getElementById(h),e=t;
  while(e){if(e.tagName==='DETAILS')e.open=true;e=e.parentElement;}if(t)t.scrollIntoView();}
 window.addEventListener('hashchange',openTo);openTo();
+(function(){var c=document.getElementById('cases');if(!c)return;
+ var d=document.createElement('div');d.id='filter';
+ d.innerHTML="<label><input type='checkbox'> show only the cases that changed (faster, slower or failed) "+
+  "in every case</label>";c.parentNode.insertBefore(d,c.nextSibling);
+ d.querySelector('input').addEventListener('change',function(e){
+  document.body.classList.toggle('changed-only',e.target.checked);});})();
 """
 
 
@@ -89,6 +101,8 @@ def verdict_class(cmp):
     """CSS class of a cell compared with the baseline."""
     if cmp is None:
         return ""
+    if cmp.verdict == stats.FAILED:
+        return "fail"
     if cmp.verdict == stats.FEW:
         return "few"
     if cmp.verdict == stats.MISSING:
@@ -100,7 +114,46 @@ def verdict_class(cmp):
     return ("f" if cmp.change > 0 else "s") + str(level)
 
 
-def cmp_title(cmp, desc="", note="", unit="", div=1.0):
+def speed_words(ratio, metric):
+    """A change stated the same way for latency and bandwidth: the factor
+    of speed ('1.25× slower': 1.25 times the time, or 1/1.25 of the
+    throughput) and the % of what was measured ('time +25.0%' or
+    'MB/s −20.0%').  ('', '') when there is no ratio."""
+    if ratio is None or math.isnan(ratio) or ratio <= 0:
+        return "", ""
+    lower = stats.lower_is_better(metric)
+    speed = 1.0 / ratio if lower else ratio
+    pct = (ratio - 1.0) * 100.0
+    qty = "time" if lower else "MB/s"
+    pct_text = f"{qty} {'+' if pct >= 0 else '−'}{abs(pct):.1f}%"
+    if round(speed, 2) == 1.0:
+        return "same speed", pct_text
+    return (f"{speed:.2f}× faster" if speed > 1 else f"{1 / speed:.2f}× slower"), pct_text
+
+
+VERDICT_WORD = {stats.FASTER: "faster", stats.SLOWER: "slower", stats.SAME: "no sig. change",
+                stats.INCONCLUSIVE: "inconclusive", stats.FEW: "too few reps", stats.MACHINE: "not judged",
+                stats.MISSING: "missing", stats.UNDEFINED: "not comparable", stats.FAILED: "FAILED"}
+
+
+def cell_words(cmp):
+    """What a compared cell says beside its value, without hovering: the
+    verdict in words, the factor, the ratio and its interval."""
+    if cmp is None:
+        return ""
+    word = VERDICT_WORD.get(cmp.verdict, cmp.verdict)
+    if cmp.unresolved:
+        word = "not resolved"
+    if cmp.significant:
+        word = speed_words(cmp.ratio, cmp.metric)[0]
+    out = f"<small class='w'>{esc(word)}</small>"
+    if not math.isnan(cmp.ratio):
+        ci = f" [{cmp.lo:.3f}–{cmp.hi:.3f}]" if not (math.isnan(cmp.lo) or math.isnan(cmp.hi)) else ""
+        out += f"<small>ratio {cmp.ratio:.3f}{ci}</small>"
+    return out
+
+
+def cmp_title(cmp, desc="", note="", unit="", div=1.0, adjusted=True):
     parts = []
     if desc:
         parts.append(desc)
@@ -110,14 +163,15 @@ def cmp_title(cmp, desc="", note="", unit="", div=1.0):
         if not math.isnan(cmp.ratio):
             parts.append(f"ratio to baseline {cmp.ratio:.3f}"
                          + (f", {cmp.ci_text.replace('..', ' to ')} (95% CI)" if cmp.ci_text != "-" else ""))
-            parts.append(f"{cmp.change_text}: {cmp.verdict}")
+            words, pct = speed_words(cmp.ratio, cmp.metric)
+            parts.append(f"{words} ({pct}): {cmp.verdict}")
             if cmp.unresolved:
                 parts.append("the interval excludes 1 but the change is not significant after adjusting for "
                              "the number of cases: more reps would tell")
         else:
             parts.append(cmp.verdict)
         if not math.isnan(cmp.q):
-            parts.append(f"p = {cmp.q:.3g} (adjusted)")
+            parts.append(f"p = {cmp.q:.3g} ({'adjusted for the number of cases' if adjusted else 'not adjusted'})")
         parts.append(f"reps {cmp.base_reps} (baseline) / {cmp.other_reps}; samples {cmp.base_samples} / "
                      f"{cmp.other_samples}")
     return "; ".join(parts)
@@ -169,16 +223,20 @@ def _val(v, div):
 # ------------------------------------------------------------ sections
 
 
-def _summary_tables(m):
+def _summary_tables(m, ids):
     out = ["<h2 id='summary'>Summary tables</h2>",
            "<p class='note'>One row per kernel; each cell is the headline value (by default the Harrell-Davis "
            "20th percentile of the reps' times: noise only adds time).  Cells are coloured against the baseline "
            f"<b>{esc(m.baseline.label)}</b>: "
            "<span class='legend'><span class='f1'>faster</span><span class='f2'>faster &ge;10%</span>"
            "<span class='f3'>faster &ge;30%</span><span class='s1'>slower</span><span class='s2'>slower "
-           "&ge;10%</span><span class='s3'>slower &ge;30%</span><span>no significant change</span>"
-           "<span class='few'>too few reps</span><span class='unres'>not resolved</span></span>.  "
-           "Hover a cell for the ratio, its confidence interval and the sample counts; — = not measured.</p>"]
+           "&ge;10%</span><span class='s3'>slower &ge;30%</span><span class='fail'>FAILED</span>"
+           "<span>no significant change</span><span class='few'>too few reps</span>"
+           "<span class='unres'>not resolved</span></span>.  Under each value: the verdict (a change as the "
+           "factor of speed, the same for times and throughputs: 1.25× slower = 1.25 times the time or 1/1.25 "
+           f"of the MB/s), then the ratio to the baseline (time for latency, MB/s for bandwidth) and its "
+           f"{m.opts.level * 100:.0f}% interval.  A value links to its case in <a href='#cases'>every case</a>; "
+           "hover it for p and the sample counts; — = not measured.</p>"]
     for ti, t in enumerate(m.tables):
         if not any(c is not None for col in t.columns for c in col.cells.values()):
             continue
@@ -215,22 +273,54 @@ def _summary_tables(m):
                     continue
                 cmp = cmps.get((ti, ci)) if cmps else None
                 cls = verdict_class(cmp)
-                title = cmp_title(cmp, cell.key, cell.note)
-                extra = f"<small>{esc(cmp.change_text)}</small>" if cmp is not None and cmp.significant else ""
-                cells.append(f"<td class='num {cls}' data-v='{v:.6g}' title='{esc(title)}'>{_val(v, div)}{extra}</td>")
+                title = cmp_title(cmp, cell.key, cell.note, adjusted=m.opts.adjust)
+                anchor = ids.get(cell.cases[0].name) if cell.cases else None
+                val = _val(v, div)
+                if anchor:
+                    val = f"<a class='v' href='#{esc(anchor)}'>{val}</a>"
+                cells.append(f"<td class='num {cls}' data-v='{v:.6g}' title='{esc(title)}'>{val}{cell_words(cmp)}</td>")
             out.append("<tr>" + "".join(cells) + "</tr>")
         out.append("</tbody></table>")
     return out
 
 
-def _all_cases(m, out_dir):
+def _significance_text(m):
+    """How a case is judged, in the words that match --no-adjust."""
+    alpha = f"{1 - m.opts.level:.2g}"
+    if m.opts.adjust:
+        return (f"significant (p &lt; {alpha}) after adjusting for the number of cases compared "
+                "(Benjamini-Hochberg)")
+    return (f"significant (p &lt; {alpha}) for that case on its own: <b>not adjusted for the number of cases "
+            f"compared</b> (--no-adjust), so about {alpha} of the cases that did not change are called faster "
+            "or slower by chance")
+
+
+def case_ids(m):
+    """{case name: anchor id}, unique, for every case in every case."""
+    ids, used = {}, set()
+    for g in m.groups:
+        for c in g.cases.values():
+            if c.control or c.name in ids:
+                continue
+            base = "case-" + (re.sub(r"[^A-Za-z0-9_.-]+", "-", c.name).strip("-") or "x")
+            i, cid = 1, base
+            while cid in used:
+                i += 1
+                cid = f"{base}-{i}"
+            used.add(cid)
+            ids[c.name] = cid
+    return ids
+
+
+def _all_cases(m, out_dir, ids):
     others = [g for g in m.groups if g.key != m.baseline.key]
     out = ["<h2 id='cases'>Every case</h2>",
            "<p class='note'>Headline value per kernel; for each other kernel the change against the baseline "
-           f"(ratio other/baseline, {m.opts.level * 100:.0f}% confidence interval from a hierarchical bootstrap "
+           "(as a factor of speed, the same for times and throughputs, and as the % of the time or of the MB/s; "
+           f"ratio other/baseline, {m.opts.level * 100:.0f}% confidence interval from a hierarchical bootstrap "
            "from one model: the difference of the log estimates, bootstrap standard errors over reps, Welch t).  "
-           "A case is called faster or slower only when that is significant after adjusting for the number of "
-           f"cases compared and the change is at least {m.opts.min_effect * 100:g}%; <i>inconclusive</i> = "
+           f"A case is called faster or slower only when it is {_significance_text(m)}, and the change is at "
+           f"least {m.opts.min_effect * 100:g}%; <i>inconclusive</i> = "
            "not significant, and the comparison could not have detected that minimum (mde = the smallest change "
            "it could detect).  Control cases are in <a href='#machine'>the machine</a>, never here.</p>"]
     names = {}
@@ -248,8 +338,11 @@ def _all_cases(m, out_dir):
             continue
         metrics = {c.metric for c in cases}
         direction = " / ".join(stats.direction_text(x) for x in sorted(metrics, key=lambda x: x != "latency"))
-        out.append(f"<h3>{esc(cat)} <small class='note'>({direction})</small></h3>")
-        out.append("<table class='sort'><thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in head)
+        flagged = {c.name for c in cases for g in others
+                   if any(r.case == c.name and r.cmp.flagged for r in m.comparisons.get(g.key, ([], {}))[0])}
+        hidden = "" if flagged else " nochg"
+        out.append(f"<h3 class='cat{hidden}'>{esc(cat)} <small class='note'>({direction})</small></h3>")
+        out.append(f"<table class='sort cases{hidden}'><thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in head)
                    + "</tr></thead><tbody>")
         for c in cases:
             base_case = m.baseline.cases.get(c.name)
@@ -262,24 +355,62 @@ def _all_cases(m, out_dir):
             unit_html = esc(unit)
             if link is not None:
                 unit_html += f" <a class='smp' href='#{esc(fig_id(link))}' title='every sample'>samples</a>"
+            row_attr = f" id='{esc(ids[c.name])}'" if c.name in ids else ""
+            if c.name in flagged:
+                row_attr += " class='chg'"
             row = [f"<td>{esc(c.name)}</td>", f"<td>{unit_html}</td>", _num_cell(_headline(base_case, est), div, "base")]
             for g in others:
                 rows = m.comparisons.get(g.key, ([], {}))[0]
                 cmp = next((r.cmp for r in rows if r.case == c.name), None)
                 cls = verdict_class(cmp)
-                title = esc(cmp_title(cmp))
+                title = esc(cmp_title(cmp, adjusted=m.opts.adjust))
                 row.append(_num_cell(_headline(g.cases.get(c.name), est), div, cls, title))
                 if cmp is None:
                     row += ["<td></td>"] * 4
                     continue
-                row.append(f"<td class='{cls}' data-v='{_dv(cmp.change)}' title='{title}'>{esc(cmp.change_text)}</td>")
+                words, pct = speed_words(cmp.ratio, cmp.metric)
+                row.append(f"<td class='{cls}' data-v='{_dv(cmp.change)}' title='{title}'>"
+                           + (f"{esc(words)} <small>{esc(pct)}</small>" if words else "-") + "</td>")
                 row.append(f"<td class='num'>{esc(cmp.ci_text)}</td>")
                 row.append(f"<td class='num' data-v='{_dv(cmp.mde)}'>{esc(cmp.mde_text)}</td>")
                 row.append(f"<td class='{cls}'>{esc(cmp.verdict)}"
                            + (" <small>(not resolved: more reps needed)</small>" if cmp.unresolved else "")
                            + "</td>")
-            out.append("<tr>" + "".join(row) + "</tr>")
+            out.append(f"<tr{row_attr}>" + "".join(row) + "</tr>")
         out.append("</tbody></table>")
+    return out
+
+
+SCORE = [("failed", (stats.FAILED,), "fail"), ("slower", (stats.SLOWER,), "s2"), ("faster", (stats.FASTER,), "f2"),
+         ("inconclusive", (stats.INCONCLUSIVE,), ""), ("no significant change", (stats.SAME,), ""),
+         ("not judged", (stats.MACHINE, stats.FEW, stats.MISSING, stats.UNDEFINED), "few")]
+
+
+def _scoreboard(m):
+    """Per kernel against the baseline: how many cases ended in each verdict."""
+    others = [g for g in m.groups if g.key != m.baseline.key]
+    if not others:
+        return []
+    out = ["<h2 id='score'>Scoreboard</h2>",
+           f"<p class='note'>Cases of each kernel against the baseline <b>{esc(m.baseline.label)}</b>; faster "
+           f"and slower = {_significance_text(m)}, by at least {m.opts.min_effect * 100:g}%.  "
+           "<i>Not judged</i>: a machine shift, too few reps, missing on a side, not comparable.  The "
+           "<a href='#cases'>every case</a> tables list them; the filter above them shows only the changed "
+           "ones.</p>",
+           "<table class='score'><thead><tr><th>kernel</th>"
+           + "".join(f"<th>{esc(name)}</th>" for name, _, _ in SCORE) + "<th>cases</th></tr></thead><tbody>"]
+    for g in others:
+        rows = m.comparisons.get(g.key, ([], {}))[0]
+        cells = []
+        for name, verdicts, cls in SCORE:
+            n = sum(r.cmp.verdict in verdicts for r in rows)
+            extra = ""
+            if name == "inconclusive":
+                u = sum(r.cmp.unresolved for r in rows)
+                extra = f"<small>{u} not resolved (more reps)</small>" if u else ""
+            cells.append(f"<td class='num {cls if n else ''}'>{n}{extra}</td>")
+        out.append(f"<tr><td class='k'>{esc(g.label)}</td>" + "".join(cells) + f"<td class='num'>{len(rows)}</td></tr>")
+    out.append("</tbody></table>")
     return out
 
 
@@ -355,7 +486,7 @@ def _machine(m):
         rows = "".join(f"<tr><td>{esc(r.case)}</td><td class='num'>{r.cmp.ratio:.3f}</td>"
                        f"<td class='num'>{esc(r.cmp.ci_text)}</td><td>{esc(r.cmp.change_text)}</td>"
                        f"<td>{'moved' if r.cmp.significant else 'no'}</td></tr>" for r in sh.rows)
-        verdict = (f"<span class='s2'>machine shift: the controls ran {esc(sh.change_text)} than on the "
+        verdict = (f"<span class='s2'>machine shift: the controls ran {esc(speed_words(sh.ratio, 'latency')[0])} than on the "
                    "baseline's runs; no verdicts</span>" if sh.shifted else "the controls did not move")
         out.append(f"<h3>{esc(g.label)} against {esc(m.baseline.label)}: {verdict}</h3>"
                    "<table><thead><tr><th>control</th><th>ratio</th><th>95% CI</th><th>change</th>"
@@ -557,16 +688,18 @@ def render(m, out_path):
         sh = m.shifts.get(g.key)
         if sh is not None and sh.shifted:
             parts.append(f"<div class='alarm'>Machine shift: the control cases, which no kernel can change, ran "
-                         f"{esc(sh.change_text)} during {esc(g.label)} than during {esc(m.baseline.label)}.  "
+                         f"{esc(speed_words(sh.ratio, 'latency')[0])} during {esc(g.label)} than during {esc(m.baseline.label)}.  "
                          "The verdicts for that kernel are not about the kernel: none is called faster or slower "
                          "(see <a href='#machine'>the machine</a>).</div>")
     if m.warnings:
         parts.append("<details><summary>Warnings while reading the results "
                      f"({len(m.warnings)})</summary><ul>"
                      + "".join(f"<li>{esc(w)}</li>" for w in m.warnings) + "</ul></details>")
-    parts += _summary_tables(m)
+    ids = case_ids(m)
+    parts += _scoreboard(m)
+    parts += _summary_tables(m, ids)
     parts += _charts(m)
-    parts += _all_cases(m, out_dir)
+    parts += _all_cases(m, out_dir, ids)
     parts += _machine(m)
     parts += _counters(m)
     parts += _problems(m)

@@ -109,3 +109,56 @@ def test_case_anchors_and_sample_links_resolve(pages):
     assert len(r.ids) == len(set(r.ids)), "duplicate ids"
     samples = [h for h in r.hrefs if h.startswith("#fig-samples_")]
     assert samples and all(h[1:] in r.ids for h in samples)
+
+
+def test_a_change_is_stated_the_same_way_for_latency_and_bandwidth():
+    from kbench.html import speed_words
+    # 1.25 times the time and 0.8 times the MB/s are the same slow-down
+    assert speed_words(1.25, "latency") == ("1.25× slower", "time +25.0%")
+    assert speed_words(0.8, "bandwidth") == ("1.25× slower", "MB/s −20.0%")
+    assert speed_words(0.8, "latency") == ("1.25× faster", "time −20.0%")
+    assert speed_words(1.25, "bandwidth") == ("1.25× faster", "MB/s +25.0%")
+    assert speed_words(1.001, "latency")[0] == "same speed"
+    assert speed_words(float("nan"), "latency") == ("", "")
+
+
+def test_reading_scoreboard_cells_anchors_filter_palette(pages):
+    apart, _, _ = pages
+    text = apart.read_text()
+    r = refs_of(text)
+    # the scoreboard comes before the summary tables, one row per other kernel, the six counts adding up
+    assert text.index("id='score'") < text.index("id='summary'")
+    board = text[text.index("<table class='score'>"):]
+    board = board[:board.index("</table>")]
+    for word in ("failed", "slower", "faster", "inconclusive", "no significant change", "not judged"):
+        assert f"<th>{word}</th>" in board
+    row = re.search(r"<tr><td class='k'>testhost/6.6.0-new</td>(.*?)</tr>", board).group(1)
+    nums = [int(x) for x in re.findall(r"<td class='num[^']*'>(\d+)", row)]
+    assert len(nums) == 7 and sum(nums[:6]) == nums[6] and nums[1] > 0 and nums[2] > 0
+    # summary cells: the verdict in words, the ratio and its interval without hovering, a link to the case
+    cell = re.search(r"<td class='num s\d' data-v='[0-9.]+' title='lat_syscall stat; [^']*'>"
+                     r"<a class='v' href='#([^']+)'>[^<]+</a><small class='w'>([^<]+)</small>"
+                     r"<small>ratio ([0-9.]+) \[([0-9.]+)–([0-9.]+)\]</small></td>", text)
+    assert cell, "summary cell of lat_syscall stat"
+    anchor, words, ratio, lo, hi = cell.groups()
+    assert anchor in r.ids and words.endswith("× slower") and float(lo) <= float(ratio) <= float(hi)
+    assert re.search(rf"<tr id='{re.escape(anchor)}' class='chg'><td>lat_syscall stat</td>", text)
+    # every case has an anchor; the changed ones are marked for the filter, which is optional script
+    assert len([i for i in r.ids if i.startswith("case-")]) >= 40
+    assert "changed-only" in text and "show only the cases that changed" in text
+    assert "<tr class='chg'" not in text  # the mark goes with the id
+    # the palette: blue for faster, orange for slower, no red/green pair
+    assert ".f2{background:#9ecae1}" in text and ".s2{background:#fdae6b}" in text
+    assert "#a9e2a9" not in text and "#f2a7a7" not in text
+    # adjusted wording by default
+    assert "after adjusting for the number of cases compared" in text and "--no-adjust" not in text
+
+
+def test_no_adjust_wording(tmp_path, fixture_runs):
+    out = tmp_path / "index.html"
+    assert report_main([str(fixture_runs[0].parent), "--out", str(out), "--no-samples", "--no-adjust",
+                        "--boot", "200"]) == 0
+    text = out.read_text()
+    assert "not adjusted for the number of cases compared</b> (--no-adjust)" in text
+    assert "after adjusting" not in text and "(adjusted for the number of cases)" not in text
+    assert "p = " in text and "(not adjusted)" in text
