@@ -325,7 +325,13 @@ def _make_plots(groups, baseline, comparisons, out_dir, formats, strips=True, es
     bars = plot.category_bars(baseline.label, [(g.label, comparisons[g.key][0]) for g in groups[1:]],
                               out_dir, vector)
     curves = plot.size_curves(groups, out_dir, vector, estimator)
-    strip = plot.strip_plots(groups, out_dir, raster, estimator) if strips else {}
+    if not strips:
+        strip = {}
+    elif out_dir is None:  # the page: its own small SVG, fast over many runs
+        from .strips import strip_figures
+        strip = strip_figures(groups, estimator)
+    else:
+        strip = plot.strip_plots(groups, out_dir, raster, estimator)
     return bars, curves, strip
 
 

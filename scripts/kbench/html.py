@@ -62,6 +62,9 @@ tr.diff td{background:#fff3c4}tr.diff td:first-child{font-weight:600}
 figure{display:inline-block;margin:.5em 1em .5em 0;vertical-align:top}
 figure img{max-width:100%;border:1px solid #ddd}
 figcaption{font-size:.85em;color:#444}
+figure.strips{display:block}figure.strips figcaption{font-weight:600;font-size:.95em}svg.strip{margin:0 .4em .4em 0;border:1px solid #eee}
+svg.strip text{font-size:9px;fill:#333}svg.strip text.t{font-size:10px;font-weight:600}
+svg.strip text.m{fill:#888}svg.strip line.g{stroke:#e6e6e6}svg.strip line.h{stroke:#000;stroke-width:1.5}
 details{margin:.5em 0}summary{cursor:pointer;font-weight:600}
 .alarm{background:#fde2e2;border:2px solid #c33;padding:.6em 1em;font-weight:600}
 svg.trace{border:1px solid #ddd;background:#fff;margin:.3em 1em .3em 0}
@@ -203,7 +206,7 @@ def _chart_bytes(item):
 
 
 def _chart_name(item):
-    return item.name if hasattr(item, "data") else Path(item).stem
+    return item.name if hasattr(item, "data") or hasattr(item, "inline") else Path(item).stem
 
 
 def _data_uri(item):
@@ -614,6 +617,8 @@ def _pick(items, prefer):
 
 
 def _chart_bytes_fmt(item):
+    if hasattr(item, "inline"):
+        return "inline"
     return item.fmt if hasattr(item, "data") else Path(item).suffix.lstrip(".").lower()
 
 
@@ -622,6 +627,11 @@ def _figures(items_by_name, prefer=("svg", "png")):
     no file beside it."""
     out = []
     for name, items in items_by_name.items():
+        inline = next((i for i in items if hasattr(i, "inline")), None)
+        if inline is not None:  # our own SVG markup (strips.py): no ids inside, safe to inline
+            out.append(f"<figure id='{esc(fig_id(inline))}' class='strips'><figcaption>{esc(name)}</figcaption>"
+                       f"{inline.inline}</figure>")
+            continue
         items = [i for i in items if _chart_bytes_fmt(i) in MIME]
         if not items:
             continue
@@ -660,6 +670,9 @@ def _charts(m):
         out.append("<details><summary>Every sample of every case, per kernel "
                    f"({len(charts)} charts; the <i>samples</i> links in <a href='#cases'>every case</a> lead to "
                    "theirs)</summary>")
+        out.append("<p class='note'>One column per rep, coloured by the run it belongs to; with few samples "
+                   "every sample is a dot, with many each rep is a line from its 10th to its 90th percentile "
+                   "with a tick at its median; the black line is the kernel's headline value.</p>")
         out += _figures({n[len("samples_"):] if n.startswith("samples_") else n: [it]
                          for n, it in sorted(charts.items())}, prefer=("png", "svg"))
         out.append("</details>")

@@ -70,11 +70,12 @@ def test_charts_are_embedded_and_the_page_works_copied_alone(pages, tmp_path):
         data = base64.b64decode(m.group(2))
         assert data.startswith(PNG) if m.group(1) == "png" else b"<svg" in data[:2000]
         kinds.add(m.group(1))
-    assert kinds == {"png", "svg+xml"}  # bars and curves as SVG, the dense strips as PNG
-    # every chart section holds its charts: bars, curves, one strip per bench and variant
+    assert kinds == {"svg+xml"}  # bars and curves as SVG
+    # every chart section holds its charts: bars, curves, one strip figure per bench and variant, inline
     for section in ("charts", "curves", "samples"):
         assert f"id='{section}'" in text
-    assert len(re.findall(r"<figure id='fig-samples_", text)) >= 10
+    assert len(re.findall(r"<figure id='fig-samples_[^']+' class='strips'><figcaption>[^<]+</figcaption>"
+                          r"<svg class='strip' ", text)) >= 10
     # copied alone elsewhere: nothing left but anchors inside the page and data: URIs
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -162,3 +163,26 @@ def test_no_adjust_wording(tmp_path, fixture_runs):
     assert "not adjusted for the number of cases compared</b> (--no-adjust)" in text
     assert "after adjusting" not in text and "(adjusted for the number of cases)" not in text
     assert "p = " in text and "(not adjusted)" in text
+
+
+def test_strips_over_many_runs_are_small_and_coloured_by_run(tmp_path):
+    """Twenty runs' worth of reps: each rep a 10-90% line with its median, one
+    path per run colour; few reps: every sample a dot."""
+    from kbench import load
+    from kbench.strips import DOTS_MAX, RUN_COLOURS, panel
+
+    def case(n_runs, reps, samples):
+        c = load.Case.__new__(load.Case)
+        c.reps = {(f"run{r:02d}", j): list(1000.0 + 10 * r + j + 0.5 * k for k in range(samples))
+                  for r in range(n_runs) for j in range(reps)}
+        return c
+
+    many = case(10, 5, 8)   # 400 samples
+    svg = panel("lat_x", "latency", [("a/k1", many), ("a/k2", None)])
+    assert 400 > DOTS_MAX and svg.count("<path ") == 10          # one path per run
+    assert {c for c in RUN_COLOURS} == set(re.findall(r"stroke='(#[0-9a-f]{6})'", svg))
+    assert svg.count("V") >= 50 and "missing" in svg and "10 runs, 50 reps" in svg
+    few = case(1, 5, 8)
+    svg = panel("lat_x", "latency", [("a/k1", few)])
+    assert svg.count("h.1") == 40 and svg.count("<path ") == 1   # every sample a dot
+    assert len(svg) < 4000
