@@ -8,7 +8,39 @@ Modules:
   tables   the lmbench-style summary table definitions
   plot     charts (the only module that imports matplotlib)
   html     the self-contained HTML page
-  cli      the command-line entry points
+  cli      the command-line entry points (scripts/NAME calls main(NAME) here,
+           which needs no numpy)
 """
 
+import sys
+
 SUPPORTED_SCHEMA = 1
+
+# What the scripts need beyond the standard library (Debian's packages).
+DEPENDENCIES = ("numpy", "matplotlib")
+INSTALL = "apt-get install python3-numpy python3-matplotlib"
+
+
+def missing_dependency(prog, error):
+    """The one-line message for an ImportError of a dependency (numpy,
+    matplotlib), or None when `error` is anything else."""
+    name = getattr(error, "name", None) or ""
+    if not isinstance(error, ImportError) or name.split(".")[0] not in DEPENDENCIES:
+        return None
+    return (f"{prog}: needs {name.split('.')[0]}, which {sys.executable} cannot import "
+            f"({error}): {INSTALL} (make test installs them)")
+
+
+def main(prog):
+    """scripts/PROG: kbench.cli's PROG_main, which runs under cli._guard.
+    Importing kbench.cli imports numpy before any guard can run: without
+    numpy, the same one line (exit 1) instead of a traceback."""
+    try:
+        from . import cli
+    except ImportError as e:
+        msg = missing_dependency(prog, e)
+        if msg is None:
+            raise
+        print(msg, file=sys.stderr)
+        return 1
+    return getattr(cli, prog + "_main")(sys.argv[1:])

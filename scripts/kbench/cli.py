@@ -1,9 +1,10 @@
 """Command-line entry points: summarize, compare, plot, report.
 
 Each `*_main(argv) -> int`.  Exit status: 0 done, 1 bad input (nothing
-usable), 2 usage error, 130 interrupted.  Problems with input files are
-reported as 'FILE:LINE: what' on stderr, never as a traceback; set
-KBENCH_DEBUG=1 to see the traceback of an internal error.
+usable) or numpy/matplotlib missing, 2 usage error, 130 interrupted.
+Problems with input files are reported as 'FILE:LINE: what' on stderr,
+never as a traceback; set KBENCH_DEBUG=1 to see the traceback of an
+internal error.
 """
 import argparse
 import os
@@ -11,7 +12,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from . import load
+from . import load, missing_dependency
 
 PROG_DIR = Path(__file__).resolve().parent.parent
 ROOT = PROG_DIR.parent
@@ -57,6 +58,10 @@ def _guard(prog, fn, argv):
         print(f"{prog}: {name}{e.strerror or e}", file=sys.stderr)
         return 1
     except Exception as e:  # noqa: BLE001 -- last resort: no traceback for users
+        missing = missing_dependency(prog, e)  # plot and report import matplotlib only here
+        if missing is not None:
+            print(missing, file=sys.stderr)
+            return 1
         if os.environ.get("KBENCH_DEBUG"):
             traceback.print_exc()
         print(f"{prog}: internal error: {type(e).__name__}: {e} "

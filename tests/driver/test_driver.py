@@ -143,9 +143,11 @@ def test_samples(full_run):
     ok = {(r["case"], r["rep_idx"]): r["n_samples"] for r in runs if r["status"] == "ok"}
     for (case, rep), n in ok.items():
         assert n == sum(1 for s in samples if s["case"] == case and s["rep_idx"] == rep)
-    # The table on stderr: bandwidth in MB/s (64 bytes / 2 ns = 32000 MB/s in rep 0).
-    assert re.search(r"fake_good b size=64 +\S+ +\S+ +MB/s +2", proc.stderr)
-    assert re.search(r"fake_good a +\S+ +\S+ +ns/op +2", proc.stderr)
+    # The table on stderr: the median of the rep medians and their range
+    # (ns = 2 + rep: 2 and 3 ns; bandwidth 64 bytes / 2 ns = 32000 MB/s and
+    # 64 / 3 = 21333 MB/s); the values themselves: test_fallback_table_values.
+    assert re.search(r"^fake_good b size=64 +26667 +21333\.\.32000 +MB/s +2$", proc.stderr, re.M), proc.stderr
+    assert re.search(r"^fake_good a +2\.5 +2\.\.3 +ns/op +2$", proc.stderr, re.M), proc.stderr
 
 
 def test_every_rep_runs_every_case_once(full_run):
@@ -164,15 +166,44 @@ def test_skipped_only_is_success_and_no_table(driver, tmp_path):
 
 
 def test_seed_reproducible(driver, tmp_path):
+    """The recorded seed gives the same order of every rep again; another
+    seed gives other orders; and inside one run the reps' orders differ (a
+    driver that never shuffles, or shuffles every rep alike, fails here).
+    Fixed seeds: deterministic, not a matter of chance."""
     args = ["--reps", 4, "--only", "fake_good|fake_skip|fake_fail", "--out", tmp_path]
     first = run_driver(driver, *args)
     seed = load_run(run_dir_of(first))[0]["seed"]
     again = run_driver(driver, *args, "--seed", seed)
-    other = run_driver(driver, *args, "--seed", seed)
-    orders = [order_by_rep(load_run(run_dir_of(p))[1]) for p in (first, again, other)]
-    assert orders[0] == orders[1] == orders[2]
+    orders = [order_by_rep(load_run(run_dir_of(p))[1]) for p in (first, again)]
+    assert orders[0] == orders[1]
     assert load_run(run_dir_of(again))[0]["seed"] == seed
-    assert len({run_dir_of(p) for p in (first, again, other)}) == 3
+    one, two = (order_by_rep(load_run(run_dir_of(run_driver(driver, *args, "--seed", s)))[1]) for s in (1, 2))
+    assert one != two
+    for by_rep in (one, two):
+        assert sorted(by_rep) == [0, 1, 2, 3]
+        assert len({tuple(cases) for cases in by_rep.values()}) >= 3, by_rep
+    assert len({run_dir_of(p) for p in (first, again)}) == 2
+
+
+def test_shuffle_gives_every_order_evenly(driver, tmp_path):
+    """120 reps of 3 cases (seed 1): each of the 6 orders about 20 times,
+    and every case about 40 times in each position. A biased shuffle
+    (Sattolo's off-by-one gives only the 2 cyclic orders; a modulo bias or
+    a stuck first pick skews the positions) fails here."""
+    proc = run_driver(driver, "--reps", 120, "--seed", 1, "--only", "fake_good|fake_skip", "--no-table",
+                      "--out", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    by_rep = order_by_rep(load_run(run_dir_of(proc))[1])
+    assert len(by_rep) == 120
+    orders = {}
+    at = {}
+    for cases in by_rep.values():
+        assert sorted(cases) == ["fake_good a", "fake_good b size=64", "fake_skip raw"]
+        orders[tuple(cases)] = orders.get(tuple(cases), 0) + 1
+        for pos, case in enumerate(cases):
+            at[(case, pos)] = at.get((case, pos), 0) + 1
+    assert len(orders) == 6 and all(8 <= n <= 32 for n in orders.values()), orders
+    assert len(at) == 9 and all(25 <= n <= 55 for n in at.values()), at
 
 
 def test_only_and_skip(driver, tmp_path):
@@ -409,8 +440,8 @@ def test_json_reading_and_args_intact(driver, tmp_path):
 # ---------------------------------------------------------------- controls and budget
 
 FAKE_TEMPLATE = r'''#!/bin/sh
-# A fake for the control/budget tests: cases from $LIST, ns/op from $VALUE
-# (an expression of the rep index r).
+# A fake for the control/budget/table tests: cases from $LIST, ns/op from
+# $VALUE (an expression of the rep index r and the sample index i).
 if [ "$1" = "--list" ]; then
   cat <<'LIST'
 @LIST@
@@ -428,22 +459,26 @@ while [ $# -gt 0 ]; do
   shift
 done
 r=$rep
-ns=$((@VALUE@))
 i=0
 while [ $i -lt "$samples" ]; do
-  echo "{\"schema\":1,\"run_id\":\"$run_id\",\"bench\":\"@BENCH@\",\"variant\":\"$variant\",\"params\":\"\",\"placement\":\"pinned\",\"case\":\"@BENCH@ $variant\",\"metric\":\"latency\",\"control\":@CONTROL@,\"rep_idx\":$rep,\"sample_idx\":$i,\"iters\":1000,\"elapsed_ns\":$((ns * 1000)),\"ns_per_op\":$ns,\"cpu\":0,\"partner_cpu\":null,\"t_start_ns\":$i}"
+  ns=$((@VALUE@))
+  echo "{\"schema\":1,\"run_id\":\"$run_id\",\"bench\":\"@BENCH@\",\"variant\":\"$variant\",\"params\":\"\",\"placement\":\"pinned\",\"case\":\"@BENCH@ $variant\",\"metric\":\"@METRIC@\",\"control\":@CONTROL@,\"rep_idx\":$rep,\"sample_idx\":$i,\"iters\":1000,\"elapsed_ns\":$((ns * 1000)),\"ns_per_op\":$ns,@BYTES@\"cpu\":0,\"partner_cpu\":null,\"t_start_ns\":$i}"
   i=$((i + 1))
 done
 exit 0
 '''
 
 
-def write_fake(bin_dir, bench, variants, control, value):
+def write_fake(bin_dir, bench, variants, control, value, bytes_per_op=None):
+    """bin_dir/bench: cases `bench VARIANT`, ns/op = the shell expression
+    `value` of r (rep) and i (sample); bandwidth if bytes_per_op."""
+    metric = "bandwidth" if bytes_per_op else "latency"
     lines = "\n".join(json.dumps({"bench": bench, "variant": v, "params": "", "placement": "unpinned",
-                                  "case": f"{bench} {v}", "metric": "latency", "control": control,
+                                  "case": f"{bench} {v}", "metric": metric, "control": control,
                                   "args": [v]}) for v in variants)
     text = (FAKE_TEMPLATE.replace("@LIST@", lines).replace("@VALUE@", value).replace("@BENCH@", bench)
-            .replace("@CONTROL@", "true" if control else "false"))
+            .replace("@CONTROL@", "true" if control else "false").replace("@METRIC@", metric)
+            .replace("@BYTES@", f'\\"bytes_per_op\\":{bytes_per_op},' if bytes_per_op else ""))
     path = bin_dir / bench
     path.write_text(text)
     path.chmod(0o755)
@@ -539,6 +574,25 @@ def test_budget_stops_when_every_case_is_precise(driver, tmp_path):
     assert sorted(r["rep_idx"] for r in runs if r["case"] == "steady s") == list(range(10))
     assert len(runs) == 20 and meta["budget_rounds"] == 7
     assert "no more rounds" in proc.stderr
+
+
+def test_fallback_table_values(driver, tmp_path):
+    """The driver's own table on data with a known answer. Latency, 4 reps
+    of 3 samples: [10 10 10] [20 20 1] [30 30 2] [90 90 90]; rep medians
+    10 20 30 90, so the median of the rep medians is 25 (the median of all
+    samples is 20, the mean of the rep medians 37.5, the middle ones 20 and
+    30). Bandwidth, 1000 bytes per op: ns [1 2 4] [8 8 8] [1 1 1] [4 4 4],
+    MB/s = 1000 / ns * 1000: rep medians 500000 125000 1000000 250000, so
+    375000 (converting the median ns of 3 instead gives 333333)."""
+    bins = tmp_path / "bin"
+    bins.mkdir()
+    write_fake(bins, "lat", ["k"], False, "r == 3 ? 90 : (r > 0 && i == 2 ? r : 10 * (r + 1))")
+    write_fake(bins, "bw", ["k"], False, "r == 0 ? 1 << i : (r == 1 ? 8 : (r == 2 ? 1 : 4))", bytes_per_op=1000)
+    proc = run_driver(driver, "--reps", 4, "--no-controls", "--seed", 1, "--out", tmp_path / "o", bin_dir=bins)
+    assert proc.returncode == 0, proc.stderr
+    rows = [ln.split() for ln in proc.stderr.splitlines() if ln.startswith(("lat k ", "bw k "))]
+    assert sorted(rows) == [["bw", "k", "375000", "125000..1000000", "MB/s", "4"],
+                            ["lat", "k", "25", "10..90", "ns/op", "4"]], proc.stderr
 
 
 @pytest.mark.parametrize("args,msg", [

@@ -41,3 +41,15 @@ def set_meta(run_dir, **kv):
     meta = json.loads(p.read_text())
     meta.update(kv)
     p.write_text(json.dumps(meta))
+
+
+def assert_clean_exit(rc, err, code, *messages):
+    """A command ended as intended: exit status `code`, every one of
+    `messages` on stderr, and no internal error. cli._guard turns every
+    unexpected exception into one 'internal error' line with exit 1, so
+    the absence of a traceback alone proves nothing."""
+    assert rc == code, (rc, err)
+    for m in messages:
+        assert m in err, (m, err)
+    assert "internal error" not in err, err
+    assert "Traceback" not in err, err

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from kb_helpers import recorded_runs, rewrite_samples, set_meta
+from kb_helpers import assert_clean_exit, one_run, recorded_runs, rewrite_samples, set_meta
 from kbench import compare, load, stats
 from kbench.cli import compare_main, summarize_main
 
@@ -34,12 +34,16 @@ def test_aa_comparison_has_no_significant_change(tmp_path, gen, seed):
     assert all(r.cmp.mde > 0 for r in rows if r.cmp.comparable)
 
 
-def test_committed_runs_aa_against_themselves(fixture_runs):
-    base = side(fixture_runs[0], "A")
-    same = side(fixture_runs[0], "B")
-    rows = compare.compare_sides(base, same, FAST)
-    assert not any(r.cmp.significant for r in rows)
-    assert all(r.cmp.ratio == 1.0 for r in rows if r.cmp.verdict != stats.MISSING)
+def test_the_same_runs_on_both_sides_are_named_as_such(fixture_runs, capsys):
+    """A run compared with itself (ratio 1 by construction, so its rows
+    prove nothing about the statistics: the A/A tests above and the split
+    halves below do that): compare warns and tells the sides apart."""
+    rc = compare_main([str(fixture_runs[0]), str(fixture_runs[0]), "--boot", "100"])
+    out, err = capsys.readouterr()
+    assert_clean_exit(rc, err, 0, f"warning: {fixture_runs[0]}: the same runs as BASE; comparing them with themselves")
+    run_id = one_run(fixture_runs[0]).name
+    assert (f"Comparing testhost/6.1.0-base [{run_id}] (1 run(s), 5 reps) against baseline "
+            f"testhost/6.1.0-base [{run_id}]") in out
 
 
 def test_syscalls_times_110_are_exactly_the_slower_cases(tmp_path, base_run):
@@ -91,7 +95,7 @@ def test_compare_cli_text_and_csv(fixture_runs, tmp_path, capsys):
     out_csv = tmp_path / "c.csv"
     rc = compare_main([str(fixture_runs[0]), str(fixture_runs[1]), "--boot", "300", "--csv", str(out_csv)])
     out, err = capsys.readouterr()
-    assert rc == 0 and "Traceback" not in err
+    assert_clean_exit(rc, err, 0)
     assert "Comparing testhost/6.6.0-new" in out and "against baseline testhost/6.1.0-base" in out
     assert "significantly slower" in out and "% slower" in out and "lower is better" in out
     assert "higher is better" in out
@@ -116,18 +120,21 @@ def test_compare_cli_min_effect(fixture_runs, capsys):
 
 
 def test_compare_cli_usage_errors(fixture_runs, capsys):
-    assert compare_main([]) == 2
-    assert compare_main([str(fixture_runs[0]), str(fixture_runs[1]), "--min-effect", "abc"]) == 2
+    rc = compare_main([])
+    assert_clean_exit(rc, capsys.readouterr().err, 2, "compare: the following arguments are required: BASE, OTHER")
+    rc = compare_main([str(fixture_runs[0]), str(fixture_runs[1]), "--min-effect", "abc"])
+    assert_clean_exit(rc, capsys.readouterr().err, 2, "compare: argument --min-effect: not a percentage: 'abc'")
     # BASE holding several kernels is ambiguous
-    assert compare_main([str(fixture_runs[0].parent), str(fixture_runs[1])]) == 2
-    err = capsys.readouterr().err
-    assert "several kernels" in err and "Traceback" not in err
+    rc = compare_main([str(fixture_runs[0].parent), str(fixture_runs[1])])
+    assert_clean_exit(rc, capsys.readouterr().err, 2,
+                      f"compare: BASE {fixture_runs[0].parent} holds runs of several kernels (testhost/6.1.0-base, "
+                      "testhost/6.6.0-new); give the directory of one kernel")
 
 
 def test_compare_cli_missing_dir(fixture_runs, capsys):
-    assert compare_main([str(fixture_runs[0]), "/nonexistent/dir"]) == 1
-    err = capsys.readouterr().err
-    assert "/nonexistent/dir: no such file or directory" in err and "Traceback" not in err
+    rc = compare_main([str(fixture_runs[0]), "/nonexistent/dir"])
+    assert_clean_exit(rc, capsys.readouterr().err, 1, "warning: /nonexistent/dir: no such file or directory",
+                      "compare: OTHER /nonexistent/dir: no usable run found")
 
 
 def test_summarize_lists_failures_and_interrupted_runs(tmp_path, gen, capsys):

@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from kb_helpers import assert_clean_exit
 from kbench import load
 from kbench.cli import summarize_main
 
@@ -192,7 +193,9 @@ def test_params_and_natural_order():
 
 
 @pytest.mark.parametrize("damage", ["meta_array", "truncated", "binary", "missing"])
-def test_summarize_never_tracebacks(base_run, capsys, damage):
+def test_summarize_damaged_input_says_what_is_wrong(base_run, capsys, damage):
+    """Each damage gets its own message and exit status, and none is an
+    internal error (which would also exit 1 without a traceback)."""
     if damage == "meta_array":
         (base_run / "meta.json").write_text("[]")
     elif damage == "truncated":
@@ -200,12 +203,19 @@ def test_summarize_never_tracebacks(base_run, capsys, damage):
         p.write_bytes(p.read_bytes()[:-7])
     elif damage == "binary":
         (base_run / "samples.jsonl").write_bytes(bytes(range(256)) * 10)
-    rc = summarize_main([str(base_run if damage != "missing" else base_run / "nope")])
+    target = base_run if damage != "missing" else base_run / "nope"
+    rc = summarize_main([str(target)])
     out, err = capsys.readouterr()
-    assert "Traceback" not in err
     if damage == "truncated":
-        assert rc == 0 and "truncated last line" in err and "null call" in out
+        assert_clean_exit(rc, err, 0, "samples.jsonl:", "truncated last line")
+        assert "null call" in out
     elif damage == "binary":
-        assert rc == 0 and "not valid UTF-8" in err and "no usable samples" in out
+        assert_clean_exit(rc, err, 0, "samples.jsonl:2: not valid UTF-8; line skipped", "samples.jsonl: no usable samples")
+        assert "no usable samples" in out
+    elif damage == "meta_array":
+        assert_clean_exit(rc, err, 1, f"warning: {target}/meta.json: expected a JSON object, found an array; run skipped",
+                          f"summarize: no usable run found in {target}")
     else:
-        assert rc == 1 and ("meta.json" in err or "no such file" in err)
+        assert_clean_exit(rc, err, 1, f"warning: {target}: no such file or directory",
+                          f"summarize: no usable run found in {target}")
+        assert out == ""

@@ -192,6 +192,32 @@ def test_interval_covers_known_ratio_at_nominal_rate():
     assert float(np.median(widths)) < 0.20, np.median(widths)
 
 
+@pytest.mark.parametrize("metric", ["latency", "bandwidth"])
+def test_interval_is_d_plus_minus_t_se_on_known_estimates(metric):
+    """The interval on fixed side estimates, against numbers worked out by
+    hand: log values 100 and 120 (ratio 1.2), each with a standard error of
+    0.03 on 4 degrees of freedom, so se = 0.03 * sqrt(2) and Welch's df =
+    8; t(0.975, 8) = 2.306004 (tables).  Any change to the width (t, se,
+    df, level) or to its centre moves lo and hi."""
+    est = {side: S.SideEstimate(theta=math.log(v), se=0.03, df=4, n=5, runs=1, run_p=math.nan, run_unit=False)
+           for side, v in (("base", 100.0), ("other", 120.0))}
+    base = series([[100.0]] * 5, metric)
+    other = series([[120.0]] * 5, metric)
+    c = S.compare(base, other, n_boot=50, base_est=est["base"], other_est=est["other"])
+    half = 2.306004 * 0.03 * math.sqrt(2)
+    assert c.ratio == pytest.approx(1.2, rel=1e-12)
+    assert c.df == pytest.approx(8.0, rel=1e-12)
+    if metric == "latency":  # time ratio other/base
+        assert (c.lo, c.hi) == (pytest.approx(1.2 * math.exp(-half), rel=1e-6),
+                                pytest.approx(1.2 * math.exp(half), rel=1e-6))
+    else:  # MB/s ratio: the log difference counts the other way
+        assert (c.lo, c.hi) == (pytest.approx(math.exp(-math.log(1.2) - half), rel=1e-6),
+                                pytest.approx(math.exp(-math.log(1.2) + half), rel=1e-6))
+    assert c.hi / c.lo == pytest.approx(math.exp(2 * half), rel=1e-6)  # 1.216: the width itself
+    # p from the same t: t = log(1.2) / se = 4.297 on 8 df
+    assert c.p == pytest.approx(0.00263, abs=2e-5)
+
+
 def test_units():
     assert S.latency_unit(950) == ("ns", 1.0)
     assert S.latency_unit(25_000) == ("µs", 1e3)
