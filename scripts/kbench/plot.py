@@ -247,13 +247,18 @@ def _strip(ax, name, metric, sides, bench, estimator=None):
 
 
 def _wrap(label, width=16):
-    """Break a long kernel label after '/' (host/kernel), else every width."""
+    """Break a long kernel label after each '/' (host/kernel), and any part
+    longer than width every width characters.  (No recursion: a host name
+    with a '/' and more than width characters once recursed for ever.)"""
+    label = str(label)
     if len(label) <= width:
         return label
-    if "/" in label:
-        host, _, kernel = label.partition("/")
-        return _wrap(host + "/", width) + "\n" + _wrap(kernel, width)
-    return "\n".join(label[i:i + width] for i in range(0, len(label), width))
+    out = []
+    parts = label.split("/")
+    for i, part in enumerate(parts):
+        part += "/" if i < len(parts) - 1 else ""
+        out += [part[j:j + width] for j in range(0, len(part), width)] or [""]
+    return "\n".join(x for x in out if x)
 
 
 # ------------------------------------------------------------ curves
