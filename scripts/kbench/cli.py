@@ -220,6 +220,10 @@ def _compare(argv):
     ap.add_argument("--only", metavar="REGEX", help="compare only the cases whose name matches (a smaller "
                     "family of cases: the adjustment for their number is milder)")
     ap.add_argument("--csv", metavar="FILE", help="also write every row as CSV ('-' for stdout)")
+    ap.add_argument("--json", metavar="FILE", help="also write the comparison as JSON ('-' for stdout)")
+    ap.add_argument("--fail-on-regression", action="store_true",
+                    help="exit 1 when any case is significantly slower or FAILED on an OTHER kernel (for CI "
+                         "gates; a machine shift judges nothing, so it never fails the gate)")
     ap.add_argument("--results", default=str(ROOT / "results"),
                     help="where HOST/KERNEL arguments are looked up (default: the repository's results/)")
     _add_stats_options(ap)
@@ -247,6 +251,14 @@ def _compare(argv):
             reports.append(compare.run_compare(base, side, opts))
     print("\n\n".join(compare.format_report(r, a.changed, opts) for r in reports))
     _write_csv(a.csv, compare.write_csv, reports)
+    _write_csv(a.json, compare.write_json, reports)
+    if a.fail_on_regression:
+        bad = [(r.other.label, row.case) for r in reports for row in compare.regressions(r)]
+        if bad:
+            print(f"compare: --fail-on-regression: {len(bad)} regression(s): "
+                  + ", ".join(f"{case} ({label})" for label, case in bad[:10]) + (" ..." if len(bad) > 10 else ""),
+                  file=sys.stderr)
+            return 1
     return 0
 
 

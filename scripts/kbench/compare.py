@@ -620,6 +620,46 @@ def _num(v):
     return f"{v:.6g}"
 
 
+def _json_num(v):
+    return None if v is None or (isinstance(v, float) and (math.isnan(v) or math.isinf(v))) else v
+
+
+def write_json(reports, f):
+    """The comparisons as one JSON document: per comparison the sides, the
+    machine check, the conditions that differ and every row (the CSV's
+    fields, numbers as numbers, plus the failure text)."""
+    import json
+    doc = []
+    for rep in reports:
+        rows = []
+        for row, r in zip(list(rep.shift.rows if rep.shift else []) + list(rep.rows), csv_rows(rep)):
+            d = {k: (_json_num(float(v)) if k in _NUMERIC and v != "" else (None if v == "" else v))
+                 for k, v in r.items()}
+            d["control"] = rep.shift is not None and row in rep.shift.rows
+            d["failure"] = row.cmp.failure or None
+            rows.append(d)
+        doc.append({
+            "base": rep.base.label, "other": rep.other.label,
+            "machine_shift": bool(rep.shift and rep.shift.shifted),
+            "differences": [{"key": k, "base": a, "other": b} for k, a, b in rep.differences],
+            "regressions": [r.case for r in regressions(rep)],
+            "rows": rows,
+        })
+    json.dump(doc, f, indent=1, ensure_ascii=False)
+    f.write("\n")
+
+
+_NUMERIC = {"base_value", "other_value", "ratio", "ci_low", "ci_high", "p_t", "p_adjusted", "p_rank", "change_pct",
+            "mde_pct"}
+
+
+def regressions(rep):
+    """The rows a CI gate fails on: significantly slower, or FAILED on the
+    other side (a failure on the baseline is not the other kernel's)."""
+    return [r for r in rep.rows if r.cmp.verdict == stats.SLOWER
+            or (r.cmp.verdict == stats.FAILED and r.cmp.failure.startswith(f"on {rep.other.label}:"))]
+
+
 def write_csv(reports, f):
     w = csv.DictWriter(f, fieldnames=CSV_FIELDS)
     w.writeheader()

@@ -66,3 +66,23 @@ def test_the_page_says_failed(tmp_path, gen, capsys):
     capsys.readouterr()
     text = page.read_text()
     assert "FAILED" in text and "timeout" in text
+
+
+def test_fail_on_regression_and_json(tmp_path, gen, capsys):
+    """compare --fail-on-regression exits 1 on a case FAILED (or slower) on
+    OTHER, 0 otherwise; --json writes every row with the regressions."""
+    from kbench.cli import compare_main
+    _sides(tmp_path, gen)
+    base, new = tmp_path / "h" / "base" / "a", tmp_path / "h" / "new" / "b"
+    js = tmp_path / "cmp.json"
+    assert compare_main([str(base), str(new), "--boot", "200", "--fail-on-regression", "--json", str(js)]) == 1
+    err = capsys.readouterr().err
+    assert "--fail-on-regression: 1 regression(s): lat_syscall null (h/new)" in err
+    doc = json.loads(js.read_text())
+    assert [d["other"] for d in doc] == ["h/new"] and doc[0]["regressions"] == ["lat_syscall null"]
+    row = next(r for r in doc[0]["rows"] if r["case"] == "lat_syscall null")
+    assert row["verdict"] == stats.FAILED and row["failure"].startswith("on h/new: timeout")
+    assert all(isinstance(r["ratio"], (float, type(None))) for r in doc[0]["rows"])
+    # the other way round the failure is the baseline's: no regression of the other kernel
+    assert compare_main([str(new), str(base), "--boot", "200", "--fail-on-regression"]) == 0
+    capsys.readouterr()
