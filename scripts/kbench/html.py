@@ -421,10 +421,19 @@ def _dv(v):
     return "" if v is None or math.isnan(v) else f"{v:.6g}"
 
 
+_HEADLINES = {}  # (id of the case, its reps, estimator) -> headline: computed once per page
+
+
 def _headline(case, estimator=None):
     if case is None or not case.reps:
         return math.nan
-    return stats.Series.single(case.rep_arrays(), case.metric, estimator=estimator).headline()
+    key = (id(case), id(case.reps), len(case.reps), estimator)
+    hit = _HEADLINES.get(key)
+    if hit is not None and hit[0] is case:
+        return hit[1]
+    v = stats.Series.single(case.rep_arrays(), case.metric, estimator=estimator).headline()
+    _HEADLINES[key] = (case, v)
+    return v
 
 
 def trace_svg(run, width=640, height=150):
@@ -682,6 +691,7 @@ def _charts(m):
 def render(m, out_path):
     """The page as a string; links are relative to out_path's directory."""
     out_dir = Path(out_path).parent
+    _HEADLINES.clear()
     kernels = ", ".join(esc(g.label) for g in m.groups)
     parts = ["<!DOCTYPE html>", "<html lang='en'><head><meta charset='utf-8'>",
              "<meta name='viewport' content='width=device-width, initial-scale=1'>",
