@@ -504,6 +504,8 @@ def read_samples(path, run_id, warn):
         if _is_int(iters) and iters > 0:
             for k in COUNTER_KEYS:
                 v = obj.get(k)
+                if v is None:       # no counters in this sample (the common case): no more checks
+                    continue
                 if _is_num(v) and math.isfinite(v) and v >= 0:
                     c.counters.setdefault(k, {}).setdefault((rid, rep), []).append(v / iters)
     return cases, counter["bad"]

@@ -13,6 +13,7 @@ write) are computed per rep from the medians of their component cases in
 that rep, so every statistic below works on a `Series`: a list of reps,
 each a tuple of per-component sample arrays, plus a combine function.
 """
+import functools
 import math
 import zlib
 from dataclasses import dataclass
@@ -88,7 +89,13 @@ class Series:
         return self.combine(medians)
 
     def rep_values(self):
-        return np.array([self._combine([np.median(a) for a in r]) for r in self.reps], dtype=float)
+        """Each rep's value: the median of its samples (combined for a derived
+        series).  Computed once: the reps never change after construction."""
+        cached = getattr(self, "_rep_values", None)
+        if cached is None:
+            cached = self._rep_values = np.array([self._combine([_median(a) for a in r])
+                                                  for r in self.reps], dtype=float)
+        return cached.copy()
 
     def headline(self):
         """The case's value: the estimator over the rep values (ns or MB/s)."""
@@ -127,6 +134,17 @@ def from_log_time(y, metric):
 _HD_CACHE = {}
 
 
+def _median(a):
+    """np.median of a small array, without numpy's per-call overhead (a
+    rep has a few samples; a report takes the median of 100 000 of them)."""
+    v = sorted(a.tolist() if hasattr(a, "tolist") else a)
+    n = len(v)
+    if n == 0:
+        return math.nan
+    h = n // 2
+    return float(v[h]) if n % 2 else (v[h - 1] + v[h]) / 2.0
+
+
 def hd_weights(n, q):
     """Harrell-Davis weights of the sorted values for quantile q: a smooth
     weighted average of every order statistic (less jumpy than one order
@@ -151,8 +169,10 @@ def estimate(y, estimator=DEFAULT_ESTIMATOR, axis=-1):
     return ys @ hd_weights(ys.shape[axis], LOW_Q)
 
 
+@functools.lru_cache(maxsize=4096)
 def t_quantile(p_two_sided, df):
-    """t such that a two-sided test with df degrees of freedom has p."""
+    """t such that a two-sided test with df degrees of freedom has p
+    (memoised: the same levels and degrees of freedom recur)."""
     if math.isinf(df) or df > 1e6:
         df = 1e6
     lo, hi = 0.0, 1.0
