@@ -80,3 +80,25 @@ def test_meta_says_whether_the_run_was_quick(driver, tmp_path):
     meta, _, _ = load_run(run_dir_of(proc))
     assert meta["quick"] is False and meta["options"]["quick"] is False
     assert json.loads((run_dir_of(proc) / "meta.json").read_text())["quick"] is False
+
+
+def test_make_run_without_numpy_prints_the_driver_table_and_the_install_command(build_dir, tmp_path):
+    """A fresh machine: python3 without numpy. make run still measures, prints
+    the driver's own table and the exact command that installs the rest,
+    and exits 0."""
+    blocker = tmp_path / "blocker" / "numpy"
+    blocker.mkdir(parents=True)
+    (blocker / "__init__.py").write_text("raise ImportError('no numpy on this machine')\n")
+    args = ["run", f"BUILD={build_dir}", "BUDGET=1", "LABEL=fresh",
+            "RUN_ARGS=--bin-dir " + shlex.quote(str(FAKES)) + " --only '^fake_good a' --no-controls --out "
+            + shlex.quote(str(tmp_path / "res"))]
+    script = recipe(make_n(*args))
+    assert "--label 'fresh'" in script
+    env = dict(os.environ, PYTHONPATH=str(tmp_path / "blocker"))
+    proc = subprocess.run(["/bin/sh", "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "has no numpy" in proc.stderr and "apt-get install python3-numpy python3-matplotlib" in proc.stderr
+    assert "fake_good a" in proc.stdout + proc.stderr          # the driver's own table
+    assert "Traceback" not in proc.stderr
+    (meta,) = list((tmp_path / "res").rglob("meta.json"))
+    assert json.loads(meta.read_text())["label"] == "fresh"
