@@ -1,9 +1,13 @@
 """The one way the tests run a benchmark binary (the bench and harness
 layers share it): by path under the build's bin directory, output captured,
-samples parsed."""
+samples parsed; which exits 77 (skipped) a test may accept."""
 import json
 import os
+import re
+import resource
+import socket
 import subprocess
+import threading
 
 
 def run_bench(bin_dir, name, args, tmpdir=None, env=None, timeout=120, **kw):
@@ -39,3 +43,126 @@ def list_cases(bin_dir, name):
 def fixed(iters=5, samples=2):
     """Options for exact counts and no warm-up: --iters N --samples S."""
     return ["--iters", str(iters), "--samples", str(samples), "--warmup-ms", "0"]
+
+
+# ---- exit 77: only named cases, only for a reason that holds on this machine
+#
+# A harness that skipped everything would pass any test that accepts 77
+# from every case. Each entry: which cases may skip, how their skip line
+# reads, why, and whether that reason holds here (a function of the match).
+
+def _cpus():
+    return len(os.sched_getaffinity(0))
+
+
+def _has_loopback(family, address):
+    try:
+        with socket.socket(family, socket.SOCK_DGRAM) as s:
+            s.bind((address, 0))
+        return True
+    except OSError:
+        return False
+
+
+def _mem_available_mb():
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) // 1024
+    except OSError:
+        pass
+    return 0
+
+
+def _short_of_memory(m):
+    """The binary's test (src/harness/memory.cpp) is bytes + max(256 MB,
+    available / 8) > available; ours allows for what freed up since, 25%."""
+    need = int(m.group(1))
+    return _mem_available_mb() < 1.25 * max(need + 256, need * 8 / 7)
+
+
+def _fd_hard_limit_below(m):
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    return hard != resource.RLIM_INFINITY and hard < int(m.group(1))
+
+
+SOCKET_BENCHES = {"lat_udp", "lat_tcp", "lat_connect", "bw_tcp"}
+MEMORY_BENCHES = {"bw_file_rd", "bw_mem", "bw_mmap_rd", "lat_mem_rd", "lat_mmap", "lat_pagefault"}
+
+
+def _uses_ipv4_loopback(c):
+    return ((c["bench"] in SOCKET_BENCHES and "family=ipv6" not in c.get("params", ""))
+            or (c["bench"] == "lat_select" and "type=tcp" in c.get("params", "")))
+
+
+ALLOWED_SKIPS = [
+    (lambda c: c.get("placement") == "cross", r"skipped: CPU \d+ is not available here",
+     "@cross needs a second CPU", lambda m: _cpus() < 2),
+    (lambda c: "family=ipv6" in c.get("params", ""),
+     r"skipped: no IPv6 (sockets in this kernel|loopback address ::1)",
+     "no IPv6 loopback", lambda m: not _has_loopback(socket.AF_INET6, "::1")),
+    (_uses_ipv4_loopback, r"skipped: no IPv4 (sockets in this kernel|loopback address 127\.0\.0\.1)",
+     "no IPv4 loopback", lambda m: not _has_loopback(socket.AF_INET, "127.0.0.1")),
+    (lambda c: c["bench"] in MEMORY_BENCHES, r"skipped: .* needs (\d+) MB of free memory plus a \d+ MB margin",
+     "not enough free memory", _short_of_memory),
+    (lambda c: c["bench"] == "lat_select", r"skipped: .* needs (\d+) file descriptors; the limit \(ulimit -n\)",
+     "the hard limit of descriptors is too low", _fd_hard_limit_below),
+    (lambda c: c["bench"] == "lat_proc" and c.get("variant") == "shell", r"skipped: no /bin/sh",
+     "no /bin/sh", lambda m: not os.access("/bin/sh", os.X_OK)),
+]
+
+
+def allowed_skip(case, proc):
+    """Why `proc` (a run of `case`, a --list object) may have exited 77
+    here, or None: the case must be named in ALLOWED_SKIPS, its skip line
+    must give that entry's reason, and the reason must hold here."""
+    if proc.returncode != 77 or proc.stdout.strip():
+        return None
+    for applies, pattern, why, holds in ALLOWED_SKIPS:
+        m = re.search(pattern, proc.stderr)
+        if applies(case) and m and holds(m):
+            return why
+    return None
+
+
+def ran_or_allowed_skip(case, proc, where=None):
+    """True: the case ran (exit 0); False: it skipped (77) for an allowed
+    reason that holds here. Anything else fails (AssertionError)."""
+    where = where or case.get("case") or f'{case["bench"]} {case.get("variant", "")}'
+    if proc.returncode == 0:
+        return True
+    assert proc.returncode == 77, f"{where}: exit {proc.returncode}: {proc.stderr.strip()[-300:]}"
+    assert allowed_skip(case, proc), (f"{where}: skipped (77) though nothing this case needs is missing here: "
+                                      f"{proc.stderr.strip()[-300:]}")
+    return False
+
+
+# ---- bounded waits on a running binary (subprocess.Popen with pipes)
+
+def within(timeout, fn, proc, what):
+    """fn() (a read of proc's pipes) in a thread, for at most `timeout`
+    seconds; past that proc is killed and the test fails: no test waits
+    forever on a binary that hangs."""
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fn()), daemon=True)
+    reader.start()
+    reader.join(timeout)
+    if reader.is_alive():
+        proc.kill()
+        reader.join(10)
+        raise AssertionError(f"{what}: nothing within {timeout} s (killed the process)")
+    return got[0]
+
+
+def first_line(proc, timeout=60):
+    """The first line of proc's stdout, waiting at most `timeout` seconds."""
+    return within(timeout, proc.stdout.readline, proc, f"first line of {proc.args[0]}")
+
+
+def stderr_of(proc, timeout=30):
+    """All of proc's stderr, for a failure message: the process is killed
+    first if it still runs, so that reading to the end cannot hang."""
+    if proc.poll() is None:
+        proc.kill()
+    return within(timeout, proc.stderr.read, proc, f"stderr of {proc.args[0]}")

@@ -56,11 +56,16 @@ def order_by_rep(runs):
     return reps
 
 
+# fake_hang's invocations run into this; every other fake ends within
+# moments, and this leaves them room on a loaded machine.
+TIMEOUT_S = 5
+
+
 @pytest.fixture(scope="module")
 def full_run(driver, tmp_path_factory):
-    """All six fakes, 2 reps, 1 s timeout: shared by the schema tests."""
+    """All six fakes, 2 reps, TIMEOUT_S timeout: shared by the schema tests."""
     out = tmp_path_factory.mktemp("full")
-    proc = run_driver(driver, "--reps", 2, "--timeout", 1, "--out", out)
+    proc = run_driver(driver, "--reps", 2, "--timeout", TIMEOUT_S, "--out", out)
     return out, proc
 
 
@@ -79,7 +84,7 @@ def test_layout_and_meta(full_run):
     assert meta["status"] == "complete"
     assert meta["ended_utc"] and meta["started_utc"]
     assert isinstance(meta["seed"], int)
-    assert meta["options"]["reps"] == 2 and meta["options"]["timeout_s"] == 1
+    assert meta["options"]["reps"] == 2 and meta["options"]["timeout_s"] == TIMEOUT_S
     assert isinstance(meta["warnings"], list)
     assert all(isinstance(w, str) for w in meta["warnings"])
     for w in meta["warnings"]:
@@ -333,35 +338,44 @@ def wait_for(pred, limit=20.0):
 
 
 def test_resume_after_sigint(driver, tmp_path):
-    env = dict(os.environ, KBENCH_FAKE_DELAY="0.3")
-    cmd = [str(driver), "--bin-dir", str(FAKES), "--only", "fake_good|fake_skip", "--reps", 3,
-           "--out", str(tmp_path)]
-    proc = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
+    """SIGINT while an invocation runs: every fake_good invocation of rep 1
+    or later blocks and says so (KBENCH_FAKE_BLOCK_FROM_REP), so the signal
+    is sent on that event, inside an invocation, never on a guess of time."""
+    blocked = tmp_path / "blocked"
+    out = tmp_path / "out"
+    env = dict(os.environ, KBENCH_FAKE_BLOCK_FROM_REP="1", KBENCH_FAKE_BLOCKED=str(blocked))
+    cmd = [str(driver), "--bin-dir", str(FAKES), "--only", "fake_good|fake_skip", "--reps", "3", "--seed", "1",
+           "--out", str(out)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
-        runs_file = lambda: next(tmp_path.glob("*/*/*/runs.jsonl"), None)
-        assert wait_for(lambda: runs_file() and len(read_jsonl(runs_file())) >= 2)
+        assert wait_for(lambda: blocked.exists() or proc.poll() is not None, limit=60)
+        assert blocked.exists(), proc.communicate(timeout=60)
+        run_dir = next(out.glob("*/*/*"))
         # While it runs, the directory is locked against a concurrent resume.
-        busy = run_driver(driver, "--resume", runs_file().parent, bin_dir=None)
+        busy = run_driver(driver, "--resume", run_dir, bin_dir=None)
         assert busy.returncode == 1 and "in use by another kbench-run" in busy.stderr
-        time.sleep(0.1)  # most likely inside the next invocation's delay
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
+        stdout, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
+            proc.communicate(timeout=60)
     assert proc.returncode == 130, err
-    run_dir = pathlib.Path(out.strip())
+    assert pathlib.Path(stdout.strip()) == run_dir
     assert "--resume " + str(run_dir) in err
     meta, runs, samples = load_run(run_dir)
     assert meta["status"] == "interrupted" and meta["ended_utc"]
     finished_before = {(r["case"], r["rep_idx"]) for r in runs if r["status"] != "interrupted"}
-    assert 2 <= len(finished_before) < 9
+    # All of rep 0, and of rep 1 at most fake_skip (it never blocks).
+    assert {(c, 0) for c in ("fake_good a", "fake_good b size=64", "fake_skip raw")} <= finished_before
+    assert finished_before - {(c, 0) for c in ("fake_good a", "fake_good b size=64")} <= {
+        ("fake_skip raw", 0), ("fake_skip raw", 1)}
     interrupted = [r for r in runs if r["status"] == "interrupted"]
-    for r in interrupted:
-        assert r["n_samples"] == 0
+    assert len(interrupted) == 1, runs
+    assert interrupted[0]["case"].startswith("fake_good ") and interrupted[0]["rep_idx"] == 1
+    assert interrupted[0]["n_samples"] == 0
 
-    proc2 = run_driver(driver, "--resume", run_dir, bin_dir=None)
+    proc2 = run_driver(driver, "--resume", run_dir, bin_dir=None)  # no blocking now
     assert proc2.returncode == 0, proc2.stderr
     assert run_dir_of(proc2) == run_dir
     meta, runs, samples = load_run(run_dir)
@@ -377,6 +391,45 @@ def test_resume_after_sigint(driver, tmp_path):
     # A complete run resumes to nothing more.
     proc3 = run_driver(driver, "--resume", run_dir, bin_dir=None)
     assert proc3.returncode == 0 and len(load_run(run_dir)[1]) == len(runs)
+
+
+def process_group(pgid):
+    """The processes of a process group that are still running (not zombies)."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
+            members.append(int(entry))
+    return members
+
+
+def test_timeout_kills_the_whole_process_group(driver, tmp_path):
+    """fake_hang runs in its own process group with a `sleep 300` partner:
+    after its timeout nothing of that group runs on (SIGTERM, then SIGKILL
+    to the group; a partner the binary left behind must not keep running
+    into the next measurement)."""
+    proc = run_driver(driver, "--reps", 1, "--timeout", 1, "--only", "fake_hang", "--out", tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    _, runs, _ = load_run(run_dir_of(proc))
+    assert [r["status"] for r in runs] == ["timeout"]
+    m = re.search(r"fake_hang: pid (\d+), partner (\d+) started", runs[0]["stderr_tail"])
+    assert m, runs[0]["stderr_tail"]
+    pgid, partner = int(m.group(1)), int(m.group(2))
+    try:
+        # Signals take effect at once; the bound is for a loaded machine.
+        assert wait_for(lambda: not process_group(pgid), limit=60), f"still running in group {pgid}: {process_group(pgid)}"
+        assert partner not in process_group(pgid)
+    finally:
+        try:
+            os.killpg(pgid, signal.SIGKILL)  # what a failing driver left behind
+        except ProcessLookupError:
+            pass
 
 
 def test_two_drivers_at_once(driver, tmp_path):

@@ -18,13 +18,14 @@ def said(proc):
 
 
 def test_end_lines_name_every_skip_and_failure_with_its_reason(driver, tmp_path):
-    proc = run_driver(driver, "--reps", 2, "--timeout", 1, "--out", tmp_path, "--seed", 1, bin_dir=FAKES)
+    # fake_hang runs into the timeout; the other fakes end within moments (5 s: room on a loaded machine).
+    proc = run_driver(driver, "--reps", 2, "--timeout", 5, "--out", tmp_path, "--seed", 1, bin_dir=FAKES)
     assert proc.returncode == 1
     lines = said(proc)
     assert "skipped: fake_skip raw: needs root (2 of 2 invocations)" in lines
     assert ("failed: fake_fail open: exit 1: fake_fail: open /nonexistent/file: No such file or directory "
             "(2 of 2 invocations)") in lines
-    assert any(ln.startswith("timeout: fake_hang pipe @same: still running after 1 s") for ln in lines), lines
+    assert any(ln.startswith("timeout: fake_hang pipe @same: still running after 5 s") for ln in lines), lines
     assert any(ln.startswith("crashed: fake_crash null: killed by signal") for ln in lines), lines
     # failures first, then skips; then the counts
     order = [ln.split(":")[0] for ln in lines if ln.split(":")[0] in ("failed", "timeout", "crashed", "skipped")]

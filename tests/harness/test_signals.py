@@ -12,55 +12,68 @@ import time
 
 import pytest
 
-from bench_runner import run_bench
+from bench_runner import first_line, run_bench, stderr_of
 
 
 def children_of(pid):
+    """(pid, start time) of every child of pid: a pid reused later is not the same child."""
     kids = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        if ppid == pid:
-            kids.append(int(entry))
+        st = stat_of(int(entry))
+        if st and st[0] == pid:
+            kids.append((int(entry), st[1]))
     return kids
 
 
-def alive(pid):
+def stat_of(pid):
+    """(ppid, start time) of pid, or None when it is gone."""
     try:
         with open(f"/proc/{pid}/stat") as f:
-            return True
+            stat = f.read()
     except OSError:
-        return False
+        return None
+    fields = stat.rsplit(")", 1)[1].split()
+    return int(fields[1]), int(fields[19])
+
+
+def alive(child):
+    st = stat_of(child[0])
+    return st is not None and st[1] == child[1]
 
 
 def start_and_wait_for_first_sample(args, env):
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    line = proc.stdout.readline()
-    assert line.startswith(b"{"), proc.stderr.read()
+    line = first_line(proc, 60)
+    assert line.startswith(b"{"), stderr_of(proc)
     return proc
 
 
-@pytest.mark.parametrize("case", [["lat_proc", "fork"], ["lat_proc", "shell"], ["lat_syscall", "stat"],
-                                  ["lat_syscall", "open"]])
-def test_sigterm_leaves_nothing(bin_dir, tmp_path, case):
+@pytest.mark.parametrize("case,forks", [(["lat_proc", "fork"], True), (["lat_proc", "shell"], True),
+                                        (["lat_syscall", "stat"], False), (["lat_syscall", "open"], False)])
+def test_sigterm_leaves_nothing(bin_dir, tmp_path, case, forks):
     env = dict(os.environ, TMPDIR=str(tmp_path))
     proc = start_and_wait_for_first_sample(
         [str(bin_dir / case[0]), case[1], "--samples", "100000", "--min-sample-ms", "1", "--warmup-ms", "0"], env)
-    seen = set()
-    # Sample the children for a moment: fork children come and go.
-    deadline = time.time() + 0.3
-    while time.time() < deadline:
-        seen.update(children_of(proc.pid))
-    proc.send_signal(signal.SIGTERM)
-    proc.wait(timeout=10)
-    assert proc.returncode == 128 + signal.SIGTERM, proc.stderr.read()
-    assert not [p for p in seen if alive(p)], "children left behind"
+    try:
+        seen = []
+        if forks:
+            # The operation's children come and go: wait until one exists and
+            # signal at once, so that the signal lands while it runs.
+            deadline = time.monotonic() + 60
+            while not seen and time.monotonic() < deadline:
+                seen = children_of(proc.pid)
+            assert seen, "no child of the operation seen within 60 s"
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM, stderr_of(proc)
+    # The binary waits for its children before it exits: none may outlive it.
+    assert not [c for c in seen if alive(c)], "children left behind"
     assert list(tmp_path.iterdir()) == []
 
 

@@ -5,14 +5,18 @@ and running as an ordinary user.
   made by mkdtemp (mode 0700, named kbench-<bench>-XXXXXX, directly in
   $TMPDIR), and every file is created with O_EXCL: seen with strace -f -y,
   one case of every variant (all lat_fs cases: their modes differ).
-- Symlinks planted in $TMPDIR under the names the binaries use inside
-  their directories, and under their own names, are never followed: their
-  targets stay as they were and dangling ones are not created.
+- Symlinks planted where the binaries write (inside each private directory
+  right after mkdtemp, by a preloaded library, under the names they create
+  there; and in $TMPDIR under their own names) are never followed: a
+  binary refuses the name ('File exists') or does not use it, its cleanup
+  removes the links, their targets stay as they were and dangling ones are
+  not created.
 - Neither the driver nor the scripts run a shell or any command built from
   text (a scan of the sources; they read result files, so a string from a
   result file could otherwise reach a shell).
 - Every variant runs as an ordinary user (uid 65534 when run as root): it
-  passes, or skips with 77 and a reason; so does a small driver run.
+  passes, or skips with 77 only where bench_runner.ALLOWED_SKIPS allows it
+  here; so does a small driver run.
   Nothing in the suite needs root.
 """
 import os
@@ -23,6 +27,7 @@ import subprocess
 
 import pytest
 
+from bench_runner import ran_or_allowed_skip
 from faultlib import IS_ROOT, bench_binaries, list_cases, one_case_per_variant
 
 QUICK = ["--iters", "2", "--samples", "1", "--warmup-ms", "0"]
@@ -165,8 +170,10 @@ def test_strace_temp_files_private_and_exclusive(bin_dir, tmp_path):
         trace = tmp_path / "trace"
         proc = subprocess.run(["strace", "-f", "-qq", "-y", "-e", f"trace={calls}", "-o", str(trace), str(binary)]
                               + case["args"] + QUICK, capture_output=True, text=True, env=env, timeout=300)
-        if proc.returncode not in (0, 77):
-            problems.append(f"{case['case']}: exit {proc.returncode}: {proc.stderr.strip()[-300:]}")
+        try:
+            ran_or_allowed_skip(case, proc)
+        except AssertionError as e:
+            problems.append(str(e))
             continue
         made = creations(trace.read_text())
         if made:
@@ -199,43 +206,156 @@ def test_strace_driver_temp_files_private_and_exclusive(driver, bin_dir, tmp_pat
 
 
 # Names the binaries use inside their private directories (seen with
-# strace), and names an attacker would guess.
-PLANTED_NAMES = ["file", "data", "f0000000", "s0", "s1", "abcdefgh", "kbench", "tmp", "sock", "fifo"]
+# strace: files, directories, lat_fs's s0/s1/reuse and f0000000 names,
+# lat_pathwalk's components), and names an attacker would guess.
+PLANTED_NAMES = ["file", "data", "f0000000", "s0", "s1", "reuse", "abcdefgh", "kbench", "tmp", "sock", "fifo"]
+
+# Built into a preload library: after the real mkdtemp, symlinks are planted
+# in the new private directory under KBENCH_PLANT's names ("NAME=TARGET"
+# lines), as an attacker who could write there would (mode 0700 keeps
+# everyone else out, so this is the worst case), and each plant is logged.
+PLANT_C = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+char *mkdtemp(char *templ) {
+  char *(*real)(char *) = (char *(*)(char *))dlsym(RTLD_NEXT, "mkdtemp");
+  char *dir = real(templ);
+  const char *spec = getenv("KBENCH_PLANT");
+  const char *log = getenv("KBENCH_PLANT_LOG");
+  if (dir == NULL || spec == NULL) return dir;
+  char *copy = strdup(spec), *save = NULL;
+  for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    char *eq = strchr(line, '=');
+    if (eq == NULL) continue;
+    *eq = '\0';
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, line);
+    if (symlink(eq + 1, path) != 0) { perror("kbench plant: symlink"); abort(); }
+  }
+  free(copy);
+  if (log != NULL) {
+    int fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    if (fd >= 0) { dprintf(fd, "%s\n", dir); close(fd); }
+  }
+  return dir;
+}
+"""
 
 
-def test_planted_symlinks_not_followed(bin_dir, tmp_path):
+def is_dynamic(path):
+    """An ELF file with a program interpreter (LD_PRELOAD reaches it)."""
+    import struct
+    with open(path, "rb") as f:
+        head = f.read(64)
+        if head[:4] != b"\x7fELF" or head[4] != 2:
+            return False
+        phoff, = struct.unpack_from("<Q", head, 32)
+        phentsize, phnum = struct.unpack_from("<HH", head, 54)
+        for i in range(phnum):
+            f.seek(phoff + i * phentsize)
+            if struct.unpack("<I", f.read(4))[0] == 3:  # PT_INTERP
+                return True
+    return False
+
+
+@pytest.fixture
+def plant_library(tmp_path, bin_dir):
+    if not is_dynamic(bin_dir / "lat_syscall"):
+        pytest.skip("static binaries: a preloaded library cannot plant symlinks in their directories")
+    src = tmp_path / "plant.c"
+    src.write_text(PLANT_C)
+    lib = tmp_path / "plant.so"
+    cc = os.environ.get("CC", "cc")
+    r = subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", str(lib), str(src), "-ldl"], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return lib
+
+
+def test_planted_symlinks_not_followed(bin_dir, tmp_path, plant_library):
+    """Symlinks planted where the binaries write: in every private directory
+    right after mkdtemp (by a preloaded library), under the names the
+    binaries create there, pointing at files, at a directory, and at
+    nothing; also in $TMPDIR itself. A binary must refuse to create through
+    them (O_EXCL, mkdir: 'File exists', exit 1) or not use the name; its
+    cleanup must remove the links without following them. Every victim stays
+    as it was, no dangling target is created."""
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     victims = tmp_path / "victims"
     victims.mkdir()
-    names = list(PLANTED_NAMES)
+    victim_dir = victims / "dir"
+    victim_dir.mkdir()
+    (victim_dir / "keep").write_text("keep\n")
+
+    def targets(names, tag):
+        out = {}
+        for i, name in enumerate(names):
+            if i % 3 == 0:
+                t = victims / f"{tag}-victim-{i}"
+                t.write_text(f"victim {tag} {i}\n")
+            elif i % 3 == 1:
+                t = victims / f"{tag}-dangling-{i}"  # would be created if followed with O_CREAT
+            else:
+                t = victim_dir  # would be emptied by a cleanup that follows links
+            out[name] = t
+        return out
+
+    inside = targets(PLANTED_NAMES, "in")
+    top_names = list(PLANTED_NAMES)
     for b in bench_binaries(bin_dir):
-        names += [b.name, f"kbench-{b.name}", f"kbench-{b.name}-XXXXXX"]
-    planted = {}
-    for i, name in enumerate(names):
-        if i % 2 == 0:
-            target = victims / f"victim-{i}"
-            target.write_text(f"victim {i}\n")
-        else:
-            target = victims / f"dangling-{i}"  # would be created if followed with O_CREAT
+        top_names += [b.name, f"kbench-{b.name}", f"kbench-{b.name}-XXXXXX"]
+    top = targets(top_names, "top")
+    for name, target in top.items():
         (tmp / name).symlink_to(target)
-        planted[name] = target
-    env = dict(os.environ, TMPDIR=str(tmp))
-    bad = []
+    log = tmp_path / "planted.log"
+    env = dict(os.environ, TMPDIR=str(tmp), LD_PRELOAD=str(plant_library), KBENCH_PLANT_LOG=str(log),
+               KBENCH_PLANT="\n".join(f"{n}={t}" for n, t in inside.items()))
+    # ASan builds: the preloaded library comes before the ASan runtime.
+    env["ASAN_OPTIONS"] = ":".join(o for o in [env.get("ASAN_OPTIONS", ""), "verify_asan_link_order=0"] if o)
+    bad, refused = [], []
     for binary, case in cases_to_check(bin_dir):
         proc = subprocess.run([str(binary)] + case["args"] + QUICK, capture_output=True, text=True, env=env,
                               timeout=300)
-        if proc.returncode not in (0, 77):
-            bad.append(f"{case['case']}: exit {proc.returncode}: {proc.stderr.strip()[-300:]}")
+        # Refused: a creation failed on the planted name (O_EXCL, mkdir), or
+        # lat_pathwalk negative found its missing name present (a stat only).
+        if (proc.returncode == 1 and proc.stdout == "" and
+                proc.stderr.strip().endswith((": File exists", "lat_pathwalk: stat: the missing path exists"))):
+            refused.append(case["case"])
+            continue
+        try:
+            ran_or_allowed_skip(case, proc)
+        except AssertionError as e:
+            bad.append(str(e))
     assert not bad, "\n".join(bad)
-    for i, (name, target) in enumerate(planted.items()):
+    planted = log.read_text().splitlines() if log.exists() else []
+    assert planted, "the preloaded library planted nothing"
+    # The binaries that create files refused the planted names.
+    for prefix in ("lat_fs create", "lat_fs delete", "lat_pathwalk", "lat_syscall stat", "bw_file_rd",
+                   "bw_mmap_rd", "lat_mmap", "lat_pagefault file", "lat_select select"):
+        assert any(c.startswith(prefix) for c in refused), (prefix, refused)
+    for links in (inside, top):
+        for name, target in links.items():
+            if target == victim_dir:
+                continue
+            if "-victim-" in target.name:
+                tag, _, i = target.name.split("-")
+                assert target.read_text() == f"victim {tag} {i}\n", f"{target} was written through {name}"
+            else:
+                assert not os.path.lexists(target), f"{target} was created through {name}"
+    assert sorted(p.name for p in victim_dir.iterdir()) == ["keep"], "the victim directory was changed"
+    assert (victim_dir / "keep").read_text() == "keep\n"
+    for name, target in top.items():
         link = tmp / name
         assert link.is_symlink() and os.readlink(link) == str(target), f"{link} was replaced"
-        if target.name.startswith("victim-"):
-            assert target.read_text() == f"victim {i}\n", f"{target} was written through {link}"
-        else:
-            assert not os.path.lexists(target), f"{target} was created through {link}"
-    assert sorted(p.name for p in tmp.iterdir()) == sorted(planted), "something was left in TMPDIR"
+    assert sorted(p.name for p in tmp.iterdir()) == sorted(top), "something was left in TMPDIR"
+    assert not [d for d in planted if os.path.lexists(d)], "a private directory was left behind"
 
 
 # ---- no shell ---------------------------------------------------------------------
@@ -279,17 +399,17 @@ def test_no_shell_in_driver_or_scripts():
 
 def test_every_variant_as_ordinary_user(bin_dir, user_dir, as_nobody):
     env = dict(os.environ, TMPDIR=str(user_dir))
-    bad, skipped = [], []
+    bad = []
     for binary, case in one_case_per_variant(bin_dir):
         proc = subprocess.run([str(binary)] + case["args"] + QUICK, capture_output=True, text=True, env=env,
                               timeout=300, preexec_fn=as_nobody())
-        if proc.returncode == 77 and "skipped:" in proc.stderr:
-            skipped.append(f"{case['case']}: {proc.stderr.strip().splitlines()[-1]}")
-        elif proc.returncode != 0:
-            bad.append(f"{case['case']}: exit {proc.returncode}: {proc.stderr.strip()[-300:]}")
+        # Only the skips any user may get (bench_runner.ALLOWED_SKIPS): none
+        # is about privileges, since nothing in the suite needs root.
+        try:
+            ran_or_allowed_skip(case, proc)
+        except AssertionError as e:
+            bad.append(str(e))
     assert not bad, "\n".join(bad)
-    # A skip because of privileges would mean a case needs root: none does.
-    assert not [s for s in skipped if re.search(r"root|privilege|permission", s, re.I)], skipped
     assert list(user_dir.iterdir()) == []
 
 
