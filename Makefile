@@ -92,12 +92,14 @@ $(UNIT_BIN): $(UNIT_OBJ) $(HARNESS_LIB)
 
 unit-tests: $(UNIT_BIN)
 
-# The tests install what they need (Catch2, pytest, matplotlib, numpy)
-# before building anything that includes Catch2.
+# The tests install what they need (Catch2, pytest, matplotlib, numpy,
+# strace...) before building anything that includes Catch2. pytest -rs
+# prints every skip with its reason; a skip of a test this machine can run
+# fails the run (tests/conftest.py, MAY_SKIP).
 test: check-deps
 	$(MAKE) --no-print-directory all unit-tests
 	$(UNIT_BIN)
-	KBENCH_BUILD=$(BUILD) $(PYTHON) -m pytest -q tests
+	KBENCH_BUILD=$(BUILD) $(PYTHON) -m pytest -q -rs tests
 	$(MAKE) --no-print-directory test-asan
 
 check-deps:

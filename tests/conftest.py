@@ -1,6 +1,11 @@
-"""Shared pytest fixtures: where the build and the repository are."""
+"""Shared pytest fixtures: where the build and the repository are; the
+check that no test skips where it could run."""
+import fnmatch
 import os
 import pathlib
+import shutil
+import socket
+import subprocess
 import sys
 
 import pytest
@@ -39,3 +44,141 @@ def driver(bin_dir):
     if not path.exists():
         pytest.fail(f"{path} does not exist: run `make` first")
     return path
+
+
+# ---- skips: every one is printed with its reason (make test runs pytest -rs),
+# and none may hide a test that this machine can run.
+#
+# MAY_SKIP names every test that may skip, what it needs, and how to tell
+# whether this machine has it. At the end of the session a skip fails the
+# run when the test is not listed here, or when the machine has what it
+# needs (strace installed by tests/ensure-deps.sh, root, two CPUs, ...).
+
+def _has_cap_sys_admin():
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("CapEff:"):
+                    return bool(int(line.split()[1], 16) & (1 << 21))
+    except OSError:
+        pass
+    return False
+
+
+def _root_may_mount():
+    return os.geteuid() == 0 and _has_cap_sys_admin() and shutil.which("mount") is not None
+
+
+def _strace_works():
+    if not shutil.which("strace"):
+        return False
+    try:
+        return subprocess.run(["strace", "-f", "-o", "/dev/null", "true"], capture_output=True,
+                              timeout=60).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def _build():
+    return ROOT / os.environ.get("KBENCH_BUILD", "build")
+
+
+def _nobody_reaches_the_build():
+    """Not root (the tests run as the caller), or every directory above the
+    build lets others through (uid 65534 can run the binaries)."""
+    if os.geteuid() != 0:
+        return True
+    p = _build().resolve()
+    return all(os.stat(d).st_mode & 0o001 for d in [p] + list(p.parents))
+
+
+def _dynamic_binaries():
+    from bench_runner import is_dynamic
+    return is_dynamic(_build() / "bin" / "lat_syscall")
+
+
+def _has_ipv6_loopback():
+    try:
+        with socket.socket(socket.AF_INET6, socket.SOCK_DGRAM) as s:
+            s.bind(("::1", 0))
+        return True
+    except OSError:
+        return False
+
+
+def _perf_usable():
+    try:
+        with open("/proc/sys/kernel/perf_event_paranoid") as f:
+            return int(f.read()) < 3 or os.geteuid() == 0
+    except OSError:
+        return False
+
+
+def _netns_tools():
+    return _root_may_mount() and all(shutil.which(t) for t in ("unshare", "ip", "sysctl"))
+
+
+MAY_SKIP = [
+    # (test id pattern, what it needs, does this machine have it)
+    ("*test_fsvm.py::test_lat_fs_counts_seen_by_strace*", "strace that may trace", _strace_works),
+    ("*test_security.py::test_strace_*", "strace that may trace", _strace_works),
+    ("*test_security.py::test_planted_symlinks_not_followed", "dynamically linked binaries", _dynamic_binaries),
+    ("*test_security.py::test_*_as_ordinary_user", "a build uid 65534 can reach (when root)",
+     _nobody_reaches_the_build),
+    ("*test_faults.py::test_unwritable_results_dir", "a build uid 65534 can reach (when root)",
+     _nobody_reaches_the_build),
+    ("*test_faults.py::test_fork_fails_under_rlimit_nproc*", "a build uid 65534 can reach (when root)",
+     _nobody_reaches_the_build),
+    ("*test_faults.py::test_driver_records_fork_failure", "root and a build uid 65534 can reach",
+     lambda: os.geteuid() == 0 and _nobody_reaches_the_build()),
+    ("*test_faults.py::test_readonly_filesystem_keeps_earlier_runs", "root allowed to mount a tmpfs", _root_may_mount),
+    ("*test_faults.py::test_disk_full_*", "root allowed to mount a tmpfs", _root_may_mount),
+    ("*test_ipc.py::*cross*", "two CPUs", lambda: len(os.sched_getaffinity(0)) >= 2),
+    ("*test_ipc.py::test_ipv6_without_ipv6_loopback_is_skipped*", "root allowed to make a network namespace, "
+     "with unshare, ip and sysctl", _netns_tools),
+    ("*test_ipc.py::test_connect_leaves_no_time_wait*", "an IPv6 loopback", _has_ipv6_loopback),
+    ("*test_counters.py::test_fork_children_are_counted", "perf events (root or perf_event_paranoid < 3)",
+     _perf_usable),
+]
+
+_skipped = {}
+
+
+def pytest_runtest_logreport(report):
+    if report.skipped and not hasattr(report, "wasxfail"):
+        longrepr = report.longrepr
+        reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+        _skipped[report.nodeid] = reason.removeprefix("Skipped: ")
+
+
+def _unjustified_skips():
+    bad = []
+    for nodeid, reason in sorted(_skipped.items()):
+        entry = next((e for e in MAY_SKIP if fnmatch.fnmatchcase(nodeid, e[0])), None)
+        if entry is None:
+            bad.append(f"{nodeid}: skipped ({reason}), and tests/conftest.py MAY_SKIP does not list it")
+        elif entry[2]():
+            bad.append(f"{nodeid}: skipped ({reason}), though this machine has {entry[1]}")
+    return bad
+
+
+def pytest_sessionfinish(session, exitstatus):
+    bad = _unjustified_skips()
+    session.config.stash[_SKIP_FAILURES] = bad
+    if bad and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+_SKIP_FAILURES = pytest.StashKey[list]()
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    bad = config.stash.get(_SKIP_FAILURES, [])
+    if bad:
+        terminalreporter.section("skipped tests this machine can run (a failure)", sep="=", red=True, bold=True)
+        for line in bad:
+            terminalreporter.line(line)
+    elif _skipped:
+        terminalreporter.line(f"{len(_skipped)} skipped, each for something this machine lacks (the reasons: SKIPPED below)")
+    else:
+        terminalreporter.line("no test skipped")

@@ -31,6 +31,26 @@ def run_samples(bin_dir, name, args, **kw):
     return proc, samples_of(proc.stdout) if proc.returncode == 0 else []
 
 
+def is_dynamic(path):
+    """An ELF file with a program interpreter (LD_PRELOAD reaches it); False
+    for a static build or a file that is not there."""
+    import struct
+    try:
+        with open(path, "rb") as f:
+            head = f.read(64)
+            if head[:4] != b"\x7fELF" or head[4] != 2:
+                return False
+            phoff, = struct.unpack_from("<Q", head, 32)
+            phentsize, phnum = struct.unpack_from("<HH", head, 54)
+            for i in range(phnum):
+                f.seek(phoff + i * phentsize)
+                if struct.unpack("<I", f.read(4))[0] == 3:  # PT_INTERP
+                    return True
+    except OSError:
+        pass
+    return False
+
+
 def list_cases(bin_dir, name):
     """The binary's --list lines as objects (it must exit 0 and list a case)."""
     r = run_bench(bin_dir, name, ["--list"], timeout=30)

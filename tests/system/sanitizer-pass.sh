@@ -49,11 +49,11 @@ if [ "$mode" = asan ]; then
   # tests/scripts is pure Python (nothing of BUILD runs there): the plain
   # pass of make test covers it.
   step "pytest on $build (leak detection on)"
-  KBENCH_BUILD=$build "$PYTHON" -m pytest -q -p no:cacheprovider tests --ignore=tests/scripts -k "not strace" \
+  KBENCH_BUILD=$build "$PYTHON" -m pytest -q -rs -p no:cacheprovider tests --ignore=tests/scripts -k "not strace" \
     || fail "pytest"
   step "pytest on $build, the strace tests (leak detection off: LeakSanitizer cannot run under ptrace)"
   KBENCH_BUILD=$build ASAN_OPTIONS="detect_leaks=0:$asan_options" \
-    "$PYTHON" -m pytest -q -p no:cacheprovider tests --ignore=tests/scripts -k "strace"
+    "$PYTHON" -m pytest -q -rs -p no:cacheprovider tests --ignore=tests/scripts -k "strace"
   rc=$?
   [ $rc -eq 0 ] || [ $rc -eq 5 ] || fail "pytest (strace tests)"  # 5: none collected
 

@@ -27,7 +27,7 @@ import subprocess
 
 import pytest
 
-from bench_runner import ran_or_allowed_skip
+from bench_runner import is_dynamic, ran_or_allowed_skip
 from faultlib import IS_ROOT, bench_binaries, list_cases, one_case_per_variant
 
 QUICK = ["--iters", "2", "--samples", "1", "--warmup-ms", "0"]
@@ -246,22 +246,6 @@ char *mkdtemp(char *templ) {
   return dir;
 }
 """
-
-
-def is_dynamic(path):
-    """An ELF file with a program interpreter (LD_PRELOAD reaches it)."""
-    import struct
-    with open(path, "rb") as f:
-        head = f.read(64)
-        if head[:4] != b"\x7fELF" or head[4] != 2:
-            return False
-        phoff, = struct.unpack_from("<Q", head, 32)
-        phentsize, phnum = struct.unpack_from("<HH", head, 54)
-        for i in range(phnum):
-            f.seek(phoff + i * phentsize)
-            if struct.unpack("<I", f.read(4))[0] == 3:  # PT_INTERP
-                return True
-    return False
 
 
 @pytest.fixture

@@ -1,0 +1,72 @@
+"""The skip policy of tests/conftest.py (MAY_SKIP): a skip fails the run
+when the test is not listed there, or when this machine has what the
+listed test needs; otherwise the run passes and says why each test skipped.
+Checked on a small test file run with the real conftest, in a subprocess."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+ROOT_CONFTEST = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "conftest.py")
+
+TESTS = '''
+import pytest
+
+def test_ok():
+    pass
+
+def test_pair_cross():
+    pytest.skip("one CPU: no cross-CPU placement")
+
+def test_unlisted():
+    pytest.skip("no reason this machine lacks")
+'''
+
+
+@pytest.fixture
+def suite(tmp_path):
+    (tmp_path / "tests").mkdir()
+    shutil.copy(ROOT_CONFTEST, tmp_path / "tests" / "conftest.py")
+    # named like the IPC tests, whose @cross cases may skip on one CPU
+    (tmp_path / "tests" / "test_ipc.py").write_text(TESTS)
+    return tmp_path
+
+
+def run(suite, *args, cpus=None):
+    def pin():
+        if cpus is not None:
+            os.sched_setaffinity(0, cpus)
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "tests"] + list(args),
+                          cwd=suite, capture_output=True, text=True, timeout=120, preexec_fn=pin)
+
+
+def test_an_unlisted_skip_fails_the_run(suite):
+    p = run(suite, "-k", "ok or unlisted")
+    assert p.returncode == 1, p.stdout
+    assert ("tests/test_ipc.py::test_unlisted: skipped (no reason this machine lacks), and tests/conftest.py "
+            "MAY_SKIP does not list it") in p.stdout
+    assert re.search(r"^SKIPPED \[1\] tests/test_ipc.py:\d+: no reason this machine lacks$", p.stdout, re.M)  # -rs
+
+
+def test_a_listed_skip_fails_where_the_machine_has_what_it_needs(suite):
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.fail("needs two CPUs to show the failing side (this machine's tests skip @cross rightly)")
+    p = run(suite, "-k", "ok or cross")
+    assert p.returncode == 1, p.stdout
+    assert ("tests/test_ipc.py::test_pair_cross: skipped (one CPU: no cross-CPU placement), though this machine "
+            "has two CPUs") in p.stdout
+
+
+def test_a_listed_skip_passes_where_the_machine_lacks_it(suite):
+    p = run(suite, "-k", "ok or cross", cpus={sorted(os.sched_getaffinity(0))[0]})
+    assert p.returncode == 0, p.stdout
+    assert "1 skipped, each for something this machine lacks" in p.stdout
+    assert re.search(r"^SKIPPED \[1\] tests/test_ipc.py:\d+: one CPU: no cross-CPU placement$", p.stdout, re.M)
+
+
+def test_no_skip_says_so(suite):
+    p = run(suite, "-k", "ok")
+    assert p.returncode == 0 and "no test skipped" in p.stdout, p.stdout
