@@ -352,7 +352,7 @@ def no_ipv6_shell():
         return None
     prefix = ["unshare", "-rn", "sh", "-c",
               'ip link set lo up && sysctl -qw net.ipv6.conf.lo.disable_ipv6=1 && exec "$@"', "sh"]
-    probe = subprocess.run(prefix + ["true"], capture_output=True)
+    probe = subprocess.run(prefix + ["true"], capture_output=True, timeout=60)
     return prefix if probe.returncode == 0 else None
 
 

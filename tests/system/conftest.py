@@ -55,10 +55,10 @@ def tmpfs(tmp_path):
     mnt = tmp_path / "tmpfs"
     mnt.mkdir()
     r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,mode=0777", "kbench-fault", str(mnt)],
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, timeout=60)
     if r.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {r.stderr.strip()}")
     try:
         yield Tmpfs(mnt)
     finally:
-        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True, timeout=60)

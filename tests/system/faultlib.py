@@ -104,7 +104,7 @@ class Tmpfs:
 
     def remount(self, opts):
         subprocess.run(["mount", "-o", f"remount,{opts}", str(self.path)], check=True,
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, timeout=60)
 
     def free_bytes(self):
         st = os.statvfs(self.path)

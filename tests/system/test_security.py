@@ -46,7 +46,7 @@ def cases_to_check(bin_dir):
 def strace_usable():
     if not shutil.which("strace"):
         return False
-    return subprocess.run(["strace", "-f", "-o", "/dev/null", "true"], capture_output=True).returncode == 0
+    return subprocess.run(["strace", "-f", "-o", "/dev/null", "true"], capture_output=True, timeout=60).returncode == 0
 
 
 def no_leak_check(env):

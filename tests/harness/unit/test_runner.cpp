@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "bounded.hpp"
 #include "harness/bench.hpp"
 #include "harness/internal/runner.hpp"
 
@@ -352,7 +353,7 @@ TEST_CASE("a summary column that matches none of the cases fails --list (exit 1)
     _exit(kbench::run_main("t_bench", s, {"--list"}, out));
   }
   int status = 0;
-  REQUIRE(waitpid(child, &status, 0) == child);
+  REQUIRE(kbench_test::wait_child(child, &status));
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 1);
 }
