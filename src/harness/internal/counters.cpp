@@ -2,6 +2,7 @@
 #include "harness/internal/counters.hpp"
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -87,14 +88,20 @@ int perf_open(const CounterDef& d, int group_fd, bool exclude_kernel, bool group
   return static_cast<int>(syscall(SYS_perf_event_open, &attr, 0, -1, group_fd, PERF_FLAG_FD_CLOEXEC));
 }
 
-std::uint64_t scaled(std::uint64_t value, std::uint64_t enabled, std::uint64_t running) {
-  if (running == 0) return 0;
-  if (running >= enabled) return value;
-  return static_cast<std::uint64_t>(static_cast<double>(value) * static_cast<double>(enabled) /
-                                    static_cast<double>(running));
-}
-
 }  // namespace
+
+std::optional<std::int64_t> counter_delta(const CounterReading& start, const CounterReading& end) {
+  if (end.value < start.value || end.enabled < start.enabled || end.running < start.running) return std::nullopt;
+  const std::uint64_t dv = end.value - start.value;
+  const std::uint64_t de = end.enabled - start.enabled;
+  const std::uint64_t dr = end.running - start.running;
+  if (dr == 0) return std::nullopt;
+  unsigned __int128 n = dv;
+  if (dr < de) n = (n * de + dr / 2) / dr;
+  constexpr auto kMax = static_cast<unsigned __int128>(INT64_MAX);
+  if (n > kMax) return std::nullopt;
+  return static_cast<std::int64_t>(n);
+}
 
 const std::vector<std::string>& counter_names() {
   static const std::vector<std::string> names = [] {
@@ -201,8 +208,8 @@ void Counters::open(const std::vector<std::string>& names) {
   mode_ = any ? "single" : "none";
 }
 
-std::vector<std::optional<std::uint64_t>> Counters::read() const {
-  std::vector<std::optional<std::uint64_t>> out(slots_.size());
+std::vector<std::optional<CounterReading>> Counters::read() const {
+  std::vector<std::optional<CounterReading>> out(slots_.size());
   if (slots_.empty()) return out;
   if (mode_ == "group") {
     // {nr, time_enabled, time_running, value[nr]}
@@ -211,7 +218,7 @@ std::vector<std::optional<std::uint64_t>> Counters::read() const {
     if (n < 0) die_errno("read perf counters", errno);
     if (static_cast<std::size_t>(n) < buf.size() * sizeof(std::uint64_t) || buf[0] != slots_.size())
       die("read perf counters: short read");
-    for (std::size_t i = 0; i < slots_.size(); ++i) out[i] = scaled(buf[3 + i], buf[1], buf[2]);
+    for (std::size_t i = 0; i < slots_.size(); ++i) out[i] = CounterReading{buf[3 + i], buf[1], buf[2]};
     return out;
   }
   for (std::size_t i = 0; i < slots_.size(); ++i) {
@@ -220,7 +227,7 @@ std::vector<std::optional<std::uint64_t>> Counters::read() const {
     const ssize_t n = ::read(slots_[i].fd, v, sizeof v);
     if (n < 0) die_errno("read perf counter", errno);
     if (n != static_cast<ssize_t>(sizeof v)) die("read perf counter: short read");
-    out[i] = scaled(v[0], v[1], v[2]);
+    out[i] = CounterReading{v[0], v[1], v[2]};
   }
   return out;
 }

@@ -148,7 +148,7 @@ class Sampler {
     fixture_.after_sample();
     std::vector<std::optional<std::int64_t>> deltas(c0.size());
     for (std::size_t i = 0; i < c0.size(); ++i)
-      if (c0[i] && c1[i]) deltas[i] = static_cast<std::int64_t>(*c1[i] - *c0[i]);
+      if (c0[i] && c1[i]) deltas[i] = counter_delta(*c0[i], *c1[i]);
     return {t0, t1 - t0, u1 - u0, deltas, noise_.delta(n0, n1)};
   }
 
