@@ -2,10 +2,13 @@
 //
 // One op    = null: syscall(SYS_getppid) (a real kernel entry, never vDSO);
 //             read: read 1 byte from /dev/zero; write: write 1 byte to
-//             /dev/null; stat / fstat: of a 0-byte file in a private
-//             temporary directory; open: open + close of that file.
-// Timed     = run() only: opening /dev/zero, /dev/null and creating the file
-//             are setup.
+//             /dev/null; stat: fstatat(dirfd, "file") of a 0-byte file,
+//             relative to an open descriptor of the private temporary
+//             directory (one path component on every machine, however deep
+//             $TMPDIR is and whatever mounts it crosses); fstat: fstat of
+//             the open file; open: openat(dirfd, "file") + close.
+// Timed     = run() only: opening /dev/zero, /dev/null, the directory and
+//             creating the file are setup.
 // Placement = unpinned unless --cpu.
 // Caveats   = mitigations (PTI, retbleed, ...) dominate `null` on many CPUs;
 //             compare them in meta.json before blaming the kernel. `stat`
@@ -51,41 +54,46 @@ class DevIo final : public kbench::Fixture {
   int fd_ = -1;
 };
 
-// The file-system cases work on one file in the private temporary directory.
+// The file-system cases work on one file in the private temporary directory,
+// named relative to a descriptor of that directory: the lookup is one
+// component on every machine (an absolute path under $TMPDIR would walk as
+// many components, and cross as many mounts, as that machine's $TMPDIR has).
 class FileOps final : public kbench::Fixture {
  public:
   enum class Op { stat, fstat, open };
   explicit FileOps(Op op) : op_(op) {}
   void setup(kbench::Context& ctx) override {
-    path_ = ctx.temp_dir() + "/file";
-    const int fd = static_cast<int>(check(::open(path_.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600), "create test file"));
+    dir_fd_ = static_cast<int>(check(::open(ctx.temp_dir().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC), "open temporary directory"));
+    const int fd = static_cast<int>(check(::openat(dir_fd_, kName, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600), "create test file"));
     check(::close(fd), "close");
-    ctx.set_info("fs_type", kbench::fs_type_of(path_));
+    ctx.set_info("fs_type", kbench::fs_type_of(ctx.temp_dir()));
     if (op_ == Op::fstat)
-      fd_ = static_cast<int>(check(::open(path_.c_str(), O_RDONLY | O_CLOEXEC), "open test file"));
+      fd_ = static_cast<int>(check(::openat(dir_fd_, kName, O_RDONLY | O_CLOEXEC), "open test file"));
   }
   void run(std::uint64_t iters) override {
     struct stat st;
     switch (op_) {
       case Op::stat:
-        while (iters--) check(::stat(path_.c_str(), &st), "stat");
+        while (iters--) check(::fstatat(dir_fd_, kName, &st, 0), "fstatat");
         break;
       case Op::fstat:
         while (iters--) check(::fstat(fd_, &st), "fstat");
         break;
       case Op::open:
-        while (iters--) check(::close(static_cast<int>(check(::open(path_.c_str(), O_RDONLY | O_CLOEXEC), "open"))), "close");
+        while (iters--) check(::close(static_cast<int>(check(::openat(dir_fd_, kName, O_RDONLY | O_CLOEXEC), "openat"))), "close");
         break;
     }
   }
   void teardown() override {
     if (fd_ >= 0) check(::close(fd_), "close");
+    if (dir_fd_ >= 0) check(::close(dir_fd_), "close");
+    fd_ = dir_fd_ = -1;
   }
 
  private:
+  static constexpr const char* kName = "file";
   Op op_;
-  std::string path_;
-  int fd_ = -1;
+  int dir_fd_ = -1, fd_ = -1;
 };
 
 // The summary's "null I/O" is the mean of read and write.

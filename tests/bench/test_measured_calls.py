@@ -1,0 +1,72 @@
+"""What the timed loops of single benchmarks call, seen by strace, and what
+their samples record about the conditions of the measurement (issue 14).
+
+strace sees every system call, so these tests name the exact call a case
+times (and its arguments), not merely that the case ran. Nothing here
+asserts on timings.
+"""
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from bench_runner import fixed
+
+
+def _strace_works():
+    if not shutil.which("strace"):
+        return False
+    try:
+        return subprocess.run(["strace", "-f", "-o", "/dev/null", "true"], capture_output=True,
+                              timeout=60).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+needs_strace = pytest.mark.skipif(not _strace_works(), reason="strace missing or not allowed")
+
+
+def strace(bin_dir, tmp_path, name, args, calls):
+    """Runs bin_dir/name args under strace -f (TMPDIR a fresh directory);
+    returns (CompletedProcess, trace lines, the TMPDIR it used)."""
+    trace = tmp_path / "trace"
+    work = tmp_path / "work"
+    work.mkdir()
+    env = dict(os.environ, TMPDIR=str(work))
+    proc = subprocess.run(["strace", "-f", "-qq", "-e", "trace=" + calls, "-o", str(trace),
+                           str(bin_dir / name)] + args, capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr
+    return proc, trace.read_text().splitlines(), work
+
+
+# ---- lat_syscall stat / open: one relative component from a directory descriptor
+
+@needs_strace
+@pytest.mark.parametrize("variant", ["stat", "open"])
+def test_strace_lat_syscall_file_ops_are_relative_to_a_dir_fd(bin_dir, tmp_path, variant):
+    """stat times fstatat(dirfd, "file") (newfstatat or statx on the wire),
+    open times openat(dirfd, "file"): one path component from a descriptor
+    of the private directory, never an absolute path or AT_FDCWD, so the
+    depth of $TMPDIR and the mounts it crosses are no part of the number."""
+    iters, samples = 50, 3
+    _, lines, work = strace(bin_dir, tmp_path, "lat_syscall", [variant] + fixed(iters, samples),
+                            "openat,newfstatat,fstatat64,statx,stat,lstat,open")
+    create = [l for l in lines if re.search(r'openat\(\d+, "file", [^)]*O_CREAT', l)]
+    assert len(create) == 1, lines
+    dir_fd = re.search(r"openat\((\d+),", create[0]).group(1)
+    # that descriptor is the private directory under TMPDIR, opened before
+    opened = [l for l in lines[:lines.index(create[0])] if "O_DIRECTORY" in l and str(work) in l]
+    assert opened and opened[-1].rsplit("=", 1)[1].strip() == dir_fd, opened
+    if variant == "stat":
+        timed = [l for l in lines if re.search(r"\b(newfstatat|fstatat64|statx)\(", l) and '"file"' in l]
+        assert all(re.search(rf"\(({dir_fd}), \"file\"", l) for l in timed), timed[:3]
+        # every op of the samples and the setup probe, nothing else
+        assert len(timed) == iters * samples + 1
+    else:
+        timed = [l for l in lines if "openat(" in l and '"file"' in l and "O_CREAT" not in l]
+        assert all(l.split("openat(", 1)[1].startswith(f'{dir_fd}, "file", O_RDONLY') for l in timed), timed[:3]
+        assert len(timed) == iters * samples + 1
+    # no call names the file by a longer path
+    assert not [l for l in lines if re.search(r'"/[^"]*/file"', l)]
