@@ -31,6 +31,7 @@
 #include "driver/meta.hpp"
 #include "driver/options.hpp"
 #include "driver/plan.hpp"
+#include "driver/profile.hpp"
 #include "driver/progress.hpp"
 #include "driver/results.hpp"
 #include "driver/rundir.hpp"
@@ -461,7 +462,8 @@ void print_interrupted(int sig, int ran, int to_run, const std::string& run_dir)
 // The run proper, once meta.json and cases.jsonl are written: the first
 // pass, the budget rounds, meta.json's end, the summary. Returns the exit
 // status.
-int run_invocations(const Options& o, const std::vector<Case>& cases, const Discovery& found, RunState& run) {
+int run_invocations(const Options& o, const std::vector<Case>& cases, const Discovery& found, RunState& run,
+                    const PerfSetup& perf) {
   if (o.resume.empty() || !run.meta.find("driver_seconds")) run.meta.set("driver_seconds", JsonValue::real(0));
   Invoker invoker(o, cases, run);
   const CaseKinds kinds = case_kinds(cases);
@@ -473,6 +475,13 @@ int run_invocations(const Options& o, const std::vector<Case>& cases, const Disc
   const RunClock clock(run.meta);
   run_first_pass(invoker, plan, to_run, o.reps, kinds.measured.size());
   const int rounds = run_budget_rounds(o, cases, run, kinds, invoker, clock);
+  if (o.profile && !interrupt_signal()) {
+    // After every measured invocation, never among them: perf's sampling
+    // changes timings.
+    const std::vector<std::string> profiled =
+        run_profiles(cases, perf, o.profile_samples, o.timeout_s, run.dir, run.id);
+    run.meta.set("profile", profile_meta(perf, o.profile_samples, profiled));
+  }
 
   const int sig = interrupt_signal();
   finish_meta(run, clock.spent(), rounds, sig);
@@ -516,14 +525,23 @@ int run(int argc, char** argv) {
     return 1;
   }
 
+  // perf is checked before the first invocation, so that what is missing
+  // is said at the start, not after the measurements.
+  PerfSetup perf;
+  if (o.profile) {
+    perf = probe_perf();
+    if (!perf.usable()) say("warning: no profiles: " + perf.unavailable + "; the run goes on without them");
+  }
   if (o.resume.empty()) {
     run = start_new_run(o, found, cases.size());
   } else {
     restart_resumed(run);
   }
+  run.meta.set("profile", o.profile ? profile_meta(perf, o.profile_samples, {}) : JsonValue());
+  if (o.profile && !perf.usable()) push_warnings(run.meta, {"no profiles: " + perf.unavailable});
   write_file_atomic(run.dir + "/meta.json", json_dump(run.meta, true) + "\n");
   write_declarations(run.dir, found, !o.resume.empty());
-  return run_invocations(o, cases, found, run);
+  return run_invocations(o, cases, found, run, perf);
 }
 
 }  // namespace

@@ -45,6 +45,9 @@ const char kUsage[] =
     "  --out DIR        results root (default: results)\n"
     "  --timeout SEC    limit per invocation (default 60)\n"
     "  --seed N         seed of the per-rep shuffle (default: random, recorded)\n"
+    "  --profile        after the measured reps, run each case once more under perf record\n"
+    "                   and keep its kernel profile and kernel event counts (profiles.jsonl)\n"
+    "  --profile-samples N  the least perf samples per profile (default 2000)\n"
     "  --list           print the cases that would run and a rough time estimate\n"
     "  --resume RUNDIR  finish an interrupted run (only --bin-dir/--no-table may be added)\n"
     "  --no-table       do not print the summary table at the end\n"
@@ -201,6 +204,11 @@ Options parse_options(const std::vector<std::string>& args) {
       if (v.empty() || v[0] == '-' || errno != 0 || *end != '\0')
         throw UsageError{"--seed: expected a non-negative integer, got '" + v + "'"};
       o.seed = s;
+    } else if (name == "--profile") {
+      no_value();
+      o.profile = true;
+    } else if (name == "--profile-samples") {
+      o.profile_samples = static_cast<int>(parse_integer(name, value(), 10, 10000000));
     } else if (name == "--list") {
       no_value();
       o.list = true;
@@ -269,6 +277,8 @@ JsonValue options_to_json(const Options& o) {
   j.set("control_every", o.controls ? JsonValue::integer(o.control_every) : JsonValue());
   j.set("target_change", JsonValue::real(o.target_change));
   j.set("label", o.label.empty() ? JsonValue() : JsonValue::string(o.label));
+  j.set("profile", JsonValue::boolean(o.profile));
+  j.set("profile_samples", JsonValue::integer(o.profile_samples));
   return j;
 }
 
@@ -285,6 +295,9 @@ void options_from_json(const JsonValue& j, Options& o) {
   if (const JsonValue* v = j.find("quick")) o.quick = v->as_bool();
   if (auto s = j.get_string("counters")) o.counters = *s;
   if (auto s = j.get_string("label")) o.label = *s;
+  if (const JsonValue* v = j.find("profile")) o.profile = v->as_bool();
+  if (const JsonValue* v = j.find("profile_samples"); v && v->as_int() && *v->as_int() >= 10 && *v->as_int() <= 10000000)
+    o.profile_samples = static_cast<int>(*v->as_int());
   if (auto s = j.get_string("only")) o.only = *s;
   if (auto s = j.get_string("skip")) o.skip = *s;
   if (auto s = j.get_string("out")) o.out = *s;

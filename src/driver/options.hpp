@@ -38,6 +38,8 @@ struct Options {
   bool controls = true;              // --no-controls
   std::string label;                 // --label: names this kernel in every report ("" = none)
   double target_change = 0.03;       // budget rounds stop at this detectable change
+  bool profile = false;              // --profile: one more invocation per case under perf record
+  int profile_samples = 2000;        // --profile-samples: the least perf samples a profile needs
 };
 
 // Throws UsageError (harness/internal/usage_error.hpp, the convention of
