@@ -2,7 +2,8 @@
 //
 // One op    = install: one sigaction() replacing SIGUSR1's handler.
 //             catch: kill(getpid(), SIGUSR1) and the delivery of the
-//             signal to a handler that counts it (send + deliver + return).
+//             signal to a handler that counts it (send + deliver + return);
+//             after every sample the count must equal the kills, exactly.
 //             prot: mprotect a page read-only, write to it; the write faults,
 //             the SIGSEGV handler makes the page writable again and the
 //             write is retried (mprotect + fault + signal + mprotect).
@@ -12,6 +13,7 @@
 //             the next fault; compare it with `install` to see their share.
 #include <csignal>
 #include <cstring>
+#include <string>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -21,7 +23,9 @@ namespace {
 
 using kbench::check;
 
-volatile sig_atomic_t g_caught = 0;
+// Written only by the handler, which runs in the main thread inside kill():
+// 64 bits, so that a sample of more than 2^31 kills still counts exactly.
+volatile std::uint64_t g_caught = 0;
 char* g_page = nullptr;
 long g_page_size = 0;
 
@@ -58,22 +62,33 @@ class Catch final : public kbench::Fixture {
     struct sigaction sa;
     std::memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_usr1;
+    // A SIGUSR1 from elsewhere must fail the sample (after_sample), not
+    // interrupt the harness's write of a sample line with EINTR.
+    sa.sa_flags = SA_RESTART;
     sigemptyset(&sa.sa_mask);
     check(::sigaction(SIGUSR1, &sa, nullptr), "sigaction");
     pid_ = ::getpid();
   }
-  void before_sample(std::uint64_t) override { g_caught = 0; }
+  void before_sample(std::uint64_t iters) override {
+    g_caught = 0;
+    sent_ = iters;
+  }
   void run(std::uint64_t iters) override {
     while (iters--) check(::kill(pid_, SIGUSR1), "kill");
   }
   void after_sample() override {
-    // A signal sent to oneself is delivered before kill() returns; if it was
-    // not, the numbers would not mean what they say.
-    if (g_caught == 0) kbench::die("SIGUSR1 was not delivered");
+    // A signal sent to oneself, unblocked, is delivered before kill()
+    // returns, so every kill ran the handler once. Fewer (a signal blocked
+    // or merged with a pending one) or more (a SIGUSR1 from elsewhere) and
+    // the time is not that of `sent_` deliveries.
+    const auto caught = static_cast<std::uint64_t>(g_caught);
+    if (caught != sent_)
+      kbench::die("SIGUSR1 handled " + std::to_string(caught) + " times for " + std::to_string(sent_) + " kills");
   }
 
  private:
   pid_t pid_ = 0;
+  std::uint64_t sent_ = 0;
 };
 
 class Prot final : public kbench::Fixture {
