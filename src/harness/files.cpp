@@ -59,6 +59,10 @@ void make_cached_file(const std::string& path, std::uint64_t bytes) {
     write_exact(fd, chunk.data(), n);
     done += n;
   }
+  // Written back now, in setup: left dirty, a disk-backed file system would
+  // write it back about 30 s later (dirty_expire_centisecs), in the middle
+  // of this case's samples or of a later case's.
+  check(::fsync(fd), ("fsync " + path).c_str());
   check(::close(fd), "close");
   read_whole_file(path);
 }

@@ -1,8 +1,9 @@
 // files.hpp — files for the file-system and mapping benchmarks.
 //
 // The data benchmarks (bw_file_rd, bw_mmap_rd, lat_mmap, lat_pagefault)
-// measure the page cache, not the disk: their file is written in setup and
-// read back once, so every page is cached before the first timed run.
+// measure the page cache, not the disk: their file is written and synced in
+// setup and read back once, so every page is cached, and clean, before the
+// first timed run.
 #pragma once
 
 #include <cstdint>
@@ -13,8 +14,10 @@ namespace kbench {
 // The file-system type of `path` ("ext4", "tmpfs", ... or "0x<magic>").
 std::string fs_type_of(const std::string& path);
 
-// Creates `path` (O_EXCL) holding `bytes` bytes of a non-zero pattern, then
-// reads it back in full so that all of it is in the page cache.
+// Creates `path` (O_EXCL) holding `bytes` bytes of a non-zero pattern,
+// fsyncs it (no dirty page is left for writeback to meet during the
+// samples), then reads it back in full so that all of it is in the page
+// cache.
 void make_cached_file(const std::string& path, std::uint64_t bytes);
 
 // Reads the whole file once (brings it into the page cache).

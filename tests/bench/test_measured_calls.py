@@ -70,3 +70,32 @@ def test_strace_lat_syscall_file_ops_are_relative_to_a_dir_fd(bin_dir, tmp_path,
         assert len(timed) == iters * samples + 1
     # no call names the file by a longer path
     assert not [l for l in lines if re.search(r'"/[^"]*/file"', l)]
+
+
+# ---- the page-cached data files are synced in setup
+
+CACHED_FILE_CASES = [
+    ("lat_pagefault", ["file"]),
+    ("lat_mmap", ["mmap", "--param", "size_kb=256"]),
+    ("bw_file_rd", ["io_only", "--param", "size_kb=512"]),
+    ("bw_mmap_rd", ["mmap_only", "--param", "size_kb=512"]),
+]
+
+
+@needs_strace
+@pytest.mark.parametrize("name,args", CACHED_FILE_CASES, ids=[c[0] for c in CACHED_FILE_CASES])
+def test_strace_cached_file_is_synced_in_setup(bin_dir, tmp_path, name, args):
+    """The data file is fsynced on the descriptor it was written through,
+    before that descriptor is closed and before anything else opens the
+    file: no dirty page of it is left for writeback to meet (about 30 s
+    later on a disk-backed file system) during this case's samples or a
+    later case's."""
+    _, lines, _ = strace(bin_dir, tmp_path, name, args + fixed(3, 2), "openat,fsync,fdatasync,close,write")
+    create = [i for i, l in enumerate(lines) if re.search(r'openat\(AT_FDCWD, "[^"]*/data", [^)]*O_CREAT', l)]
+    assert len(create) == 1, lines
+    pid, fd = lines[create[0]].split()[0], lines[create[0]].rsplit("=", 1)[1].strip()
+    after = [l for l in lines[create[0] + 1:] if l.split()[0] == pid]
+    close_at = next(i for i, l in enumerate(after) if l.split(None, 1)[1].startswith(f"close({fd})"))
+    before_close = after[:close_at]
+    assert [l for l in before_close if re.match(rf"\S+ (fsync|fdatasync)\({fd}\) += 0", l)], before_close[-5:]
+    assert not [l for l in before_close if '/data"' in l]  # nothing else opened it before the sync
