@@ -224,6 +224,11 @@ def _compare(argv):
     ap.add_argument("--fail-on-regression", action="store_true",
                     help="exit 1 when any case is significantly slower or FAILED on an OTHER kernel (for CI "
                          "gates; a machine shift judges nothing, so it never fails the gate)")
+    ap.add_argument("--explain", action="store_true",
+                    help="after each comparison, why the cases changed: for every case flagged (faster, slower, "
+                         "failed) and every case with profiles on both sides (kbench-run --profile), the "
+                         "functions whose share of the profile changed most, the time per operation attributed "
+                         "to them, and the kernel event counts per operation that moved")
     ap.add_argument("--results", default=str(ROOT / "results"),
                     help="where HOST/KERNEL arguments are looked up (default: the repository's results/)")
     _add_stats_options(ap)
@@ -255,6 +260,10 @@ def _compare(argv):
     if a.fail_on_regression:
         bad = [(r.other.label, row.case) for r in reports for row in compare.regressions(r)]
         if bad:
+    if a.explain:
+        from . import explain
+        for r in reports:
+            print("\n" + explain.format_explanations(explain.explain_report(r), r.base.label, r.other.label))
             print(f"compare: --fail-on-regression: {len(bad)} regression(s): "
                   + ", ".join(f"{case} ({label})" for label, case in bad[:10]) + (" ..." if len(bad) > 10 else ""),
                   file=sys.stderr)

@@ -24,6 +24,7 @@ RUN_ONLY_KEYS = {
     "loadavg_before", "loadavg_after", "busy_processes", "swap_before", "swap_after", "warnings",
     "status", "driver_seconds", "budget_rounds", "label", "busy_processes_after", "resumed_utc",
     "quick",  # also in options.quick, which runs made before this key have
+    "profile",  # kbench-run --profile: which cases have profiles, not a condition of the measurement
 }
 
 

@@ -315,6 +315,20 @@ def case_ids(m):
     return ids
 
 
+def _run_level_text(m):
+    """What the intervals hold about the machine's drift between runs."""
+    noise = m.opts.run_noise or {}
+    hosts = sorted({g.host for g in m.groups})
+    measured = [h for h in hosts if noise.get(h)]
+    if measured:
+        n = sum(noise[h].runs for h in measured)
+        return (f"Run level: measured from {n} runs of kernels with two runs or more on "
+                f"{', '.join(esc(h) for h in measured)}; every interval adds how far a whole run of the case "
+                "drifts on that host, so a comparison of one run a side is as wide as it honestly is.")
+    return ("Run level: not measured (no kernel here has two runs on its host): the intervals hold the noise "
+            "between reps only, not the drift of the machine between runs; two runs of any one kernel measure it.")
+
+
 def _all_cases(m, out_dir, ids):
     others = [g for g in m.groups if g.key != m.baseline.key]
     out = ["<h2 id='cases'>Every case</h2>",
@@ -325,7 +339,8 @@ def _all_cases(m, out_dir, ids):
            f"A case is called faster or slower only when it is {_significance_text(m)}, and the change is at "
            f"least {m.opts.min_effect * 100:g}%; <i>inconclusive</i> = "
            "not significant, and the comparison could not have detected that minimum (mde = the smallest change "
-           "it could detect).  Control cases are in <a href='#machine'>the machine</a>, never here.</p>"]
+           "it could detect).  Control cases are in <a href='#machine'>the machine</a>, never here.  "
+           + _run_level_text(m) + "</p>"]
     names = {}
     for g in m.groups:
         for c in g.cases.values():
@@ -723,6 +738,7 @@ def render(m, out_path):
     parts += _summary_tables(m, ids)
     parts += _charts(m)
     parts += _all_cases(m, out_dir, ids)
+    parts += _explain(m, ids)
     parts += _machine(m)
     parts += _counters(m)
     parts += _problems(m)
@@ -731,6 +747,29 @@ def render(m, out_path):
     parts.append(f"<script>{JS}</script>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
+
+
+def _explain(m, ids):
+    """Why the changed cases changed: their profiles on the two kernels
+    (explain.py), for every kernel against the baseline; nothing when no
+    run of either has profiles."""
+    from . import explain
+    base_prof = explain.side_profiles(m.baseline)
+    out = []
+    for g in m.groups:
+        if g.key == m.baseline.key:
+            continue
+        other_prof = explain.side_profiles(g)
+        if not base_prof and not other_prof:
+            continue
+        rows = m.comparisons.get(g.key, ([], {}))[0]
+        expls = explain.explain_rows(rows, m.baseline, g, everything=False, profiles=(base_prof, other_prof))
+        if expls:
+            n = len(out) + 1
+            out.append(explain.html_section(
+                expls, esc, ids.get, f"Why it changed: kernel profiles, {g.label} against {m.baseline.label}",
+                "explain" if n == 1 else f"explain-{n}"))
+    return out
 
 
 def _meta_differences(m):
