@@ -255,15 +255,15 @@ def _compare(argv):
                 side.label = f"{side.label} [{_short_id(side)}]"
             reports.append(compare.run_compare(base, side, opts))
     print("\n\n".join(compare.format_report(r, a.changed, opts) for r in reports))
+    if a.explain:
+        from . import explain
+        for r in reports:
+            print("\n" + explain.format_explanations(explain.explain_report(r), r.base.label, r.other.label))
     _write_csv(a.csv, compare.write_csv, reports)
     _write_csv(a.json, compare.write_json, reports)
     if a.fail_on_regression:
         bad = [(r.other.label, row.case) for r in reports for row in compare.regressions(r)]
         if bad:
-    if a.explain:
-        from . import explain
-        for r in reports:
-            print("\n" + explain.format_explanations(explain.explain_report(r), r.base.label, r.other.label))
             print(f"compare: --fail-on-regression: {len(bad)} regression(s): "
                   + ", ".join(f"{case} ({label})" for label, case in bad[:10]) + (" ..." if len(bad) > 10 else ""),
                   file=sys.stderr)
