@@ -231,6 +231,7 @@ def _compare(argv):
                          "to them, and the kernel event counts per operation that moved")
     ap.add_argument("--results", default=str(ROOT / "results"),
                     help="where HOST/KERNEL arguments are looked up (default: the repository's results/)")
+    _add_history_options(ap)
     _add_stats_options(ap)
     a = ap.parse_args(argv)
     opts = _options(a)
@@ -244,6 +245,7 @@ def _compare(argv):
         base.cases = {k: v for k, v in base.cases.items() if v.control or only.search(k)}
     base_label = base.label
     reports = []
+    sides = []
     for o in a.others:
         for side in _sides_of(o, a.results, "OTHER"):
             if only is not None:
@@ -253,7 +255,10 @@ def _compare(argv):
             if side.label == base_label:
                 base.label = f"{base_label} [{_short_id(base)}]"
                 side.label = f"{side.label} [{_short_id(side)}]"
-            reports.append(compare.run_compare(base, side, opts))
+            sides.append(side)
+    opts.run_noise = _run_noise([base] + sides, a, opts)
+    for side in sides:
+        reports.append(compare.run_compare(base, side, opts))
     print("\n\n".join(compare.format_report(r, a.changed, opts) for r in reports))
     if a.explain:
         from . import explain
@@ -269,6 +274,49 @@ def _compare(argv):
                   file=sys.stderr)
             return 1
     return 0
+
+
+def _add_history_options(ap):
+    ap.add_argument("--history", action="append", default=[], metavar="DIR",
+                    help="runs of this host kept elsewhere: every kernel there with two runs or more measures "
+                         "how far whole runs drift (the run level); repeatable")
+    ap.add_argument("--no-history", action="store_true",
+                    help="do not look for other runs under the compared runs' host directories (the run level "
+                         "then comes from the compared kernels' own runs and --history only)")
+
+
+def _host_dirs(runs):
+    """results/<host>/ of runs kept in the usual layout (results/<host>/<kernel>/<run>)."""
+    out = []
+    for r in runs:
+        p = Path(r.path).resolve()
+        if len(p.parts) >= 3 and p.parent.parent.name == r.host and p.parent.parent not in out:
+            out.append(p.parent.parent)
+    return out
+
+
+def _run_noise(sides, a, opts):
+    """{host: RunNoise} from the compared sides' own runs, the other runs
+    under their host directories (unless --no-history) and --history."""
+    from . import compare
+    lists = [list(s.runs) for s in sides]
+    dirs = [] if a.no_history else _host_dirs([r for s in sides for r in s.runs])
+    for d in a.history:
+        p = Path(d)
+        if not p.exists():
+            raise UsageError(f"--history {d}: no such directory")
+        dirs.append(p)
+    if dirs:
+        quiet = load.Warnings()   # the history's own warnings are not this comparison's
+        runs = load.load_runs(dirs, quiet)
+        load.split_identities(runs)
+        if a.history and not runs:
+            _warn("--history " + ", ".join(a.history) + ": no usable run found")
+        by_kernel = {}
+        for r in runs:
+            by_kernel.setdefault(r.key, []).append(r)
+        lists += list(by_kernel.values())
+    return compare.measure_run_noise(lists, opts)
 
 
 def _regex(text):
@@ -323,6 +371,8 @@ def _analyse(dirs, baseline_spec, opts):
     groups = [baseline] + [g for g in groups if g is not baseline]
     tabs = tables_mod.build_tables(groups)
     sides = {g.key: compare.Side.from_group(g, w) for g in groups}
+    # the run level: every kernel here with two runs or more measures its host's drift between runs
+    opts.run_noise = compare.measure_run_noise([g.runs for g in groups], opts)
     comparisons = {}
     shifts = {}
     for g in groups[1:]:

@@ -71,6 +71,7 @@ class Options:
     adjust: bool = True
     estimator: str = stats.DEFAULT_ESTIMATOR
     shift_threshold: float = 0.05   # a control moving this much (and significantly) = a machine shift
+    run_noise: object = None        # {host: stats.RunNoise}: the run level measured on each host
 
 
 class Side:
@@ -138,9 +139,59 @@ def compare_series(base_side, other_side, key, base_series, other_series, opts):
               estimator=opts.estimator)
     if base_series is not None and other_series is not None and base_series.n_reps and other_series.n_reps:
         base_series.estimator = other_series.estimator = opts.estimator
-        kw["base_est"] = base_side.estimate(key, base_series, opts)
-        kw["other_est"] = other_side.estimate(key, other_series, opts)
+        kw["base_est"] = a = base_side.estimate(key, base_series, opts)
+        kw["other_est"] = b = other_side.estimate(key, other_series, opts)
+        noise = noise_of(base_side, other_side, opts)
+        if noise:
+            kw["run_noise"] = noise.tau2(key, (a.se ** 2 + b.se ** 2) / 2.0)
     return stats.compare(base_series, other_series, **kw)
+
+
+def noise_of(base_side, other_side, opts):
+    """The RunNoise that applies to a comparison of two sides: the one of
+    their host, when both sides ran on one host and it was measured."""
+    if not opts.run_noise:
+        return None
+    hosts = {r.host for r in base_side.runs} | {r.host for r in other_side.runs}
+    if len(hosts) != 1:
+        return None
+    return opts.run_noise.get(hosts.pop())
+
+
+def run_estimates(run, opts):
+    """{case: (theta, se)} of one run alone, with the comparison's estimator."""
+    side = Side(f"{run.host}/{run.kernel}#{run.run_id}", [run])
+    out = {}
+    for name in side.cases:
+        ser = side.series(name)
+        if ser is None or ser.n_reps < 2:
+            continue
+        e = side.estimate(name, ser, opts)
+        out[name] = (e.theta, e.se)
+    return out
+
+
+def measure_run_noise(run_lists, opts):
+    """{host: RunNoise} from lists of runs, each list the runs of one
+    kernel (lists with one run say nothing and are skipped; a run given
+    twice counts once; quick runs are left out: their schedule differs)."""
+    seen = set()
+    by_host = {}
+    for runs in run_lists:
+        runs = [r for r in runs if not r.quick and (r.host, r.run_id) not in seen]
+        seen.update((r.host, r.run_id) for r in runs)
+        by_kernel = {}
+        for r in runs:
+            by_kernel.setdefault(r.key, []).append(r)
+        for (host, _), rs in by_kernel.items():
+            if len(rs) >= 2:
+                by_host.setdefault(host, []).append(rs)
+    out = {}
+    for host, kernels in by_host.items():
+        groups = [[run_estimates(r, opts) for r in rs] for rs in kernels]
+        out[host] = stats.RunNoise(stats.run_spreads(groups), runs=sum(len(rs) for rs in kernels),
+                                   kernels=len(kernels))
+    return out
 
 
 @dataclass
@@ -487,6 +538,29 @@ def run_effect_lines(rep):
     return out
 
 
+def run_level_lines(rep, opts):
+    """What the intervals hold about the drift of the machine between runs."""
+    noise = noise_of(rep.base, rep.other, opts)
+    one = len(rep.base.runs) == 1 or len(rep.other.runs) == 1
+    if not noise:
+        if not one:
+            return []
+        return ["note: one run on a side and no kernel with two runs on this host: the intervals hold the noise "
+                "between reps only, not the drift of the machine between runs; on a machine that drifts they are "
+                "too narrow (an A/A of two single runs on a 2-vCPU VM flagged 0 to 43 of 274 cases). Two runs of "
+                "any one kernel on this host measure that drift (make run twice); compare and report then use "
+                "them, found under the host's results directory or given with --history."]
+    sds = sorted(r.cmp.run_sd for r in rep.rows if r.cmp.comparable and not math.isnan(r.cmp.run_sd))
+    spread = ""
+    if sds:
+        spread = (f"; a run's own drift, median over cases {math.expm1(sds[len(sds) // 2]) * 100:.1f}%, "
+                  f"90th percentile {math.expm1(sds[int(0.9 * (len(sds) - 1))]) * 100:.1f}%")
+    return [f"Run level: measured on this host from {noise.runs} runs of {noise.kernels} kernel(s) with two runs "
+            f"or more{spread}. Each interval adds it for a side's number of runs (each case's drift is moderated "
+            f"towards the host's typical one, a prior worth {noise.d0:.1f} degrees of freedom), so the mde is what "
+            f"{'one run a side' if one else 'these runs'} can tell on this machine."]
+
+
 def nothing_tested_line(rep, opts):
     """The one line that replaces the model's description when no case
     could be tested."""
@@ -520,9 +594,7 @@ def format_report(rep, changed_only=False, opts=None):
         out.append(f"Faster/slower = p < {1 - opts.level:.2g} and a change of at least {opts.min_effect * 100:g}%. "
                    f"mde = the smallest change this comparison could detect (80% power); 'inconclusive' = not "
                    f"significant, and the mde is above {opts.min_effect * 100:g}%: more reps would tell.")
-        if len(rep.base.runs) == 1 or len(rep.other.runs) == 1:
-            out.append("note: a side with one run: its interval holds the noise between its reps, not a drift of "
-                       "the machine between the two runs; the control cases above are the check for that.")
+        out += run_level_lines(rep, opts)
     else:
         out.append(nothing_tested_line(rep, opts))
     out += run_effect_lines(rep)

@@ -302,6 +302,150 @@ def run_level(a, b):
     return math.sqrt(var * (1.0 / max(a.runs, 1) + 1.0 / max(b.runs, 1))), float(dof)
 
 
+def digamma(x):
+    """psi(x) for x > 0: the recurrence up to x >= 6, then the asymptotic series."""
+    acc = 0.0
+    while x < 6.0:
+        acc -= 1.0 / x
+        x += 1.0
+    f = 1.0 / (x * x)
+    return acc + math.log(x) - 0.5 / x - f * (1 / 12.0 - f * (1 / 120.0 - f * (1 / 252.0 - f / 240.0)))
+
+
+def trigamma(x):
+    """psi'(x) for x > 0, the same way."""
+    acc = 0.0
+    while x < 6.0:
+        acc += 1.0 / (x * x)
+        x += 1.0
+    f = 1.0 / (x * x)
+    return acc + 1.0 / x + f / 2.0 + f / x * (1 / 6.0 - f * (1 / 30.0 - f * (1 / 42.0 - f / 30.0)))
+
+
+def _inverse_trigamma(y):
+    """x with trigamma(x) = y (y > 0): trigamma falls monotonically."""
+    lo, hi = 1e-4, 1e7
+    for _ in range(200):
+        mid = math.sqrt(lo * hi)
+        if trigamma(mid) > y:
+            lo = mid
+        else:
+            hi = mid
+    return math.sqrt(lo * hi)
+
+
+@dataclass
+class RunSpread:
+    """How much whole runs of one case disagree on one host: the pooled
+    variance of the runs' estimates around their kernel's mean (ss / dof),
+    and the mean of those runs' own squared standard errors (the part of
+    that variance their reps explain)."""
+    ss: float
+    dof: int
+    within: float
+
+    @property
+    def var(self):
+        return self.ss / self.dof
+
+
+MAX_PRIOR_DF = 1000.0
+
+
+class RunNoise:
+    """The run level of the model, measured on a host: how far one run's
+    estimate of a case strays from another run's of the same kernel, beyond
+    what the reps of each run account for.
+
+    A run is one stretch of the machine's time; on a VM whose speed drifts
+    for minutes, every rep of a run can sit in one regime, so the reps of
+    one run cannot show that drift: only runs of one kernel that disagree
+    can.  Per case, from every kernel with two runs or more (runs of the
+    compared kernels, and earlier runs of other kernels on the host):
+    s2 = the pooled variance of the run estimates (dof = sum of runs - 1),
+    w = their mean squared standard error.  With a handful of runs s2 is a
+    rough guess, so it is moderated across cases (empirical Bayes, as for
+    gene-expression arrays: Smyth 2004): the prior of a case's s2 is k0 * w
+    (k0 = how much runs typically exceed their reps' noise on this host),
+    worth d0 runs, both estimated from the spread of log(s2 / w) over all
+    cases.  The moderated m = (d0 k0 w + dof s2) / (d0 + dof); the run
+    effect tau2 = max(0, m - w), with d0 + dof degrees of freedom.  A
+    comparison adds tau2 (1/k_base + 1/k_other) to the variance of the
+    difference of a side with k runs.
+    """
+
+    def __init__(self, spreads, runs=0, kernels=0):
+        self.spreads = {k: v for k, v in spreads.items() if v.dof > 0 and v.within > 0 and v.ss >= 0}
+        self.runs = runs
+        self.kernels = kernels
+        self.k0, self.d0 = self._prior()
+
+    def _prior(self):
+        pts = [(max(v.var / v.within, 1e-9), v.dof) for v in self.spreads.values()]
+        if not pts:
+            return 1.0, 0.0
+        # log(s2 / w) = log(k0) + log(chi2_d / d) - log(chi2_d0 / d0)
+        centred = [math.log(r) - (digamma(d / 2.0) - math.log(d / 2.0)) for r, d in pts]
+        mean = sum(centred) / len(centred)
+        if len(pts) < 10:
+            # too few cases to tell the prior's weight: each case on its own
+            return math.exp(mean), 0.0
+        logs = [math.log(r) for r, _ in pts]
+        lm = sum(logs) / len(logs)
+        var = sum((x - lm) ** 2 for x in logs) / (len(logs) - 1)
+        extra = var - sum(trigamma(d / 2.0) for _, d in pts) / len(pts)
+        d0 = MAX_PRIOR_DF if extra <= 0 else min(MAX_PRIOR_DF, 2.0 * _inverse_trigamma(extra))
+        if d0 < MAX_PRIOR_DF:
+            mean += digamma(d0 / 2.0) - math.log(d0 / 2.0)
+        return math.exp(mean), d0
+
+    def __bool__(self):
+        return bool(self.spreads)
+
+    def tau2(self, key, own_var=None):
+        """(tau2, df) of a case: the variance one run's estimate adds on top
+        of its reps' noise.  A case no kernel has two runs of gets the
+        prior: (k0 - 1) times its own variance (own_var), with d0 degrees
+        of freedom.  None without any measurement."""
+        if not self.spreads:
+            return None
+        v = self.spreads.get(key)
+        if v is None:
+            if own_var is None or math.isnan(own_var) or self.d0 <= 0:
+                return None
+            return max(0.0, self.k0 - 1.0) * own_var, self.d0
+        m = (self.d0 * self.k0 * v.within + v.ss) / (self.d0 + v.dof)
+        return max(0.0, m - v.within), self.d0 + v.dof
+
+    def run_sd(self, key):
+        """The moderated sd of one run's estimate between runs (log units)."""
+        v = self.spreads.get(key)
+        if v is None:
+            return math.nan
+        return math.sqrt((self.d0 * self.k0 * v.within + v.ss) / (self.d0 + v.dof))
+
+
+def run_spreads(groups):
+    """RunSpread per key from groups of per-run (theta, se) dicts: groups is
+    a list (one per kernel) of lists (one per run) of {key: (theta, se)}."""
+    acc = {}
+    for runs in groups:
+        if len(runs) < 2:
+            continue
+        for k in set().union(*runs):
+            vals = [r[k] for r in runs if k in r and not (math.isnan(r[k][0]) or math.isnan(r[k][1]))]
+            if len(vals) < 2:
+                continue
+            m = sum(t for t, _ in vals) / len(vals)
+            ss, dof, wsum, n = acc.get(k, (0.0, 0, 0.0, 0))
+            acc[k] = (ss + sum((t - m) ** 2 for t, _ in vals), dof + len(vals) - 1,
+                      wsum + sum(se * se for _, se in vals), n + len(vals))
+    out = {}
+    for k, (ss, dof, wsum, n) in acc.items():
+        out[k] = RunSpread(ss, dof, wsum / n)
+    return out
+
+
 def detectable_change(se, df, level=LEVEL, power=POWER):
     """The smallest relative change (a ratio - 1 > 0) that a difference
     with this standard error would detect at `level` with `power`."""
@@ -588,6 +732,7 @@ class Comparison:
     other_runs: int = 0
     run_level: bool = False        # the runs disagreed: the run is the observation
     failure: str = ""              # FAILED: "on SIDE: status (reason)"
+    run_sd: float = math.nan       # the host's run-to-run sd of this case (log units; nan: not measured)
 
     @property
     def significant(self):
@@ -658,7 +803,8 @@ def welch_df(va, dfa, vb, dfb):
 
 
 def compare(base, other, *, n_boot=DEFAULT_BOOT, seed=1, level=LEVEL, min_reps=DEFAULT_MIN_REPS,
-            base_est=None, other_est=None, base_id="base", other_id="other", estimator=None):
+            base_est=None, other_est=None, base_id="base", other_id="other", estimator=None,
+            run_noise=None):
     """Compare two Series (base = baseline, other = the one judged), without
     a final verdict for comparable cases: see `decide`.
 
@@ -668,6 +814,14 @@ def compare(base, other, *, n_boot=DEFAULT_BOOT, seed=1, level=LEVEL, min_reps=D
     interval = d +- t * se, p from t = d / se.  So the interval excludes 1
     exactly when p < 1 - level.  `mde` is the smallest change this
     comparison could have detected at that level with 80% power.
+
+    run_noise: (tau2, df) of the case on this host (`RunNoise.tau2`): the
+    variance a whole run adds to its estimate.  The difference then has
+    variance se_a^2 + se_b^2 + tau2 (1/k_a + 1/k_b) for sides of k runs,
+    with Welch-Satterthwaite degrees of freedom over the three parts.
+    Without it, a side whose runs disagree (one-way test) makes the run the
+    observation (`run_level`); with one run a side, nothing in the data can
+    show a drift between runs.
     """
     metric = base.metric if base is not None else (other.metric if other is not None else "latency")
     nan = math.nan
@@ -698,7 +852,17 @@ def compare(base, other, *, n_boot=DEFAULT_BOOT, seed=1, level=LEVEL, min_reps=D
     se = math.sqrt(va + vb) if not (math.isnan(va) or math.isnan(vb)) else nan
     df = welch_df(va, base_est.df, vb, other_est.df) if not math.isnan(se) else nan
     run_mode = base_est.run_unit or other_est.run_unit
-    if run_mode and not math.isnan(se):
+    tau = nan
+    if run_noise is not None and not math.isnan(se):
+        tau2, dfr = run_noise
+        tau = math.sqrt(tau2)
+        vr = tau2 * (1.0 / max(base_est.runs, 1) + 1.0 / max(other_est.runs, 1))
+        run_mode = vr > 0
+        if vr > 0:
+            total = va + vb + vr
+            den = sum(v * v / d for v, d in ((va, base_est.df), (vb, other_est.df), (vr, dfr)) if v > 0)
+            se, df = math.sqrt(total), (total * total / den if den > 0 else math.inf)
+    elif run_mode and not math.isnan(se):
         rl = run_level(base_est, other_est)
         if rl is not None and rl[0] > se:
             se, df = rl
@@ -720,7 +884,7 @@ def compare(base, other, *, n_boot=DEFAULT_BOOT, seed=1, level=LEVEL, min_reps=D
     _, p_rank = mann_whitney(other.rep_values(), base.rep_values())
     return Comparison(metric, a, b, ratio, lo, hi, p, p_rank, *counts, SAME, change, mde=mde,
                       estimator=est_name, df=df, base_run_p=base_est.run_p, other_run_p=other_est.run_p,
-                      base_runs=base_est.runs, other_runs=other_est.runs, run_level=run_mode)
+                      base_runs=base_est.runs, other_runs=other_est.runs, run_level=run_mode, run_sd=tau)
 
 
 def decide(comparisons, *, min_effect=DEFAULT_MIN_EFFECT, level=LEVEL, adjust=True, machine_shift=False):

@@ -1,0 +1,188 @@
+"""The run level measured on a host (stats.RunNoise): runs of one kernel
+that disagree beyond their reps widen every single-run comparison on that
+host by the case's own run-to-run drift, moderated across cases.  Fixed
+seeds and fixed inputs: deterministic."""
+import math
+
+import numpy as np
+import pytest
+
+from kb_helpers import assert_clean_exit
+from kbench import stats as S
+from kbench.cli import compare_main
+
+# ------------------------------------------------------------ fixed inputs
+
+
+def test_digamma_and_trigamma_known_values():
+    assert S.digamma(1.0) == pytest.approx(-0.5772156649015329, abs=1e-9)
+    assert S.digamma(0.5) == pytest.approx(-1.9635100260214235, abs=1e-9)
+    assert S.trigamma(1.0) == pytest.approx(math.pi ** 2 / 6, abs=1e-9)
+    assert S.trigamma(0.5) == pytest.approx(math.pi ** 2 / 2, abs=1e-9)
+    assert S._inverse_trigamma(S.trigamma(3.3)) == pytest.approx(3.3, rel=1e-6)
+
+
+def test_run_spreads_pool_kernels_and_skip_single_runs():
+    k1 = [{"x": (0.0, 0.01), "y": (1.0, 0.02)}, {"x": (0.1, 0.03)}]
+    k2 = [{"x": (0.5, 0.01)}, {"x": (0.7, 0.01)}, {"x": (0.6, 0.01)}]
+    alone = [{"x": (9.0, 0.01)}]
+    sp = S.run_spreads([k1, k2, alone])
+    assert set(sp) == {"x"}                      # y has one run; the lone kernel says nothing
+    x = sp["x"]
+    assert x.dof == 1 + 2
+    assert x.ss == pytest.approx(0.005 + 0.02)   # (0.05^2 * 2) + (0.1^2 * 2)
+    assert x.within == pytest.approx((1e-4 + 9e-4 + 3e-4) / 5)
+
+
+def test_few_cases_are_each_on_their_own():
+    sp = {"a": S.RunSpread(ss=0.004, dof=2, within=0.0005), "b": S.RunSpread(ss=0.0, dof=2, within=0.001)}
+    n = S.RunNoise(sp)
+    assert n.d0 == 0.0
+    tau2, df = n.tau2("a")
+    assert tau2 == pytest.approx(0.002 - 0.0005) and df == 2
+    assert n.tau2("b") == (0.0, 2)               # runs agreeing within their reps: no run effect
+    assert n.tau2("unknown", 1e-4) is None       # no prior to lend without moderation
+    assert S.RunNoise({}).tau2("a") is None and not S.RunNoise({})
+
+
+def test_moderation_pulls_each_case_towards_the_hosts_typical_drift():
+    rng = np.random.default_rng(3)
+    sp = {}
+    for i in range(200):
+        w = 1e-4 * math.exp(rng.normal(0, 0.5))
+        s2 = 3.0 * w * rng.chisquare(3) / 3        # runs typically 3x their reps' noise, 3 dof
+        sp[f"c{i}"] = S.RunSpread(ss=s2 * 3, dof=3, within=w)
+    n = S.RunNoise(sp)
+    assert 2.0 < n.k0 < 4.5                       # the typical excess is found
+    assert n.d0 > 20                              # one shared ratio: the prior weighs a lot
+    # an outlier case is pulled towards k0 * w, never past it
+    sp["odd"] = S.RunSpread(ss=3 * 50e-4, dof=3, within=1e-4)
+    n = S.RunNoise(sp)
+    tau2, df = n.tau2("odd")
+    assert (n.k0 - 1) * 1e-4 < tau2 < 50e-4 - 1e-4 and df == pytest.approx(n.d0 + 3)
+    # a case not measured borrows the prior with its own variance
+    tau2, df = n.tau2("new", 2e-4)
+    assert tau2 == pytest.approx((n.k0 - 1) * 2e-4) and df == n.d0
+
+
+def _series(values, unit):
+    return S.Series.single([np.array([200 * math.exp(v)]) for v in values], "latency",
+                           units=[unit] * len(values))
+
+
+def test_run_noise_widens_a_comparison_by_the_runs_of_each_side():
+    rng = np.random.default_rng(7)
+    a = _series(rng.normal(0, 0.01, 10), "a")
+    b = _series(rng.normal(0.05, 0.01, 10), "b")
+    plain = S.compare(a, b, n_boot=300)
+    wide = S.compare(a, b, n_boot=300, run_noise=(0.03 ** 2, 5.0))
+    assert plain.verdict == wide.verdict == S.SAME     # no verdict before decide
+    assert wide.run_level and wide.run_sd == pytest.approx(0.03)
+    assert math.log(wide.hi / wide.lo) > 2 * math.log(plain.hi / plain.lo)
+    assert wide.p > plain.p and wide.mde > plain.mde
+    assert wide.df < plain.df                          # the run part has 5 df
+    none = S.compare(a, b, n_boot=300, run_noise=(0.0, 5.0))
+    assert not none.run_level and none.lo == plain.lo and none.hi == plain.hi
+
+
+# ------------------------------------------------------------ the model on synthetic hosts
+
+def _host(rng, n_cases=40):
+    """Cases with their own run-to-run sd (0.3% .. 10%) and rep sd (1% .. 3%)."""
+    tau = np.exp(rng.normal(math.log(0.02), 0.8, n_cases))
+    sigma = rng.uniform(0.01, 0.03, n_cases)
+    return tau, sigma
+
+
+def _one_run(rng, tau, sigma, shift=0.0, reps=10):
+    off = rng.normal(0, tau)
+    return {f"c{i}": off[i] + shift + rng.normal(0, sigma[i], reps) for i in range(len(tau))}
+
+
+def _estimates(run, unit, rng):
+    out = {}
+    for k, y in run.items():
+        e = S.side_estimate(_series(y, unit), 200, rng)
+        out[k] = (e.theta, e.se)
+    return out
+
+
+def test_single_run_comparisons_cover_with_the_hosts_run_level():
+    """One run a side, true ratio 1.10 on every case: with the run level
+    measured from 4 earlier runs of another kernel on the host, the 95%
+    interval covers the truth in 90%..99% of the cases; without it, far
+    less (the reps of one run cannot show the run's own offset)."""
+    rng = np.random.default_rng(11)
+    cover = {"host": 0, "none": 0}
+    total = 0
+    for trial in range(6):
+        tau, sigma = _host(rng)
+        hist = [_estimates(_one_run(rng, tau, sigma), f"h{j}", rng) for j in range(4)]
+        noise = S.RunNoise(S.run_spreads([hist]))
+        base, other = _one_run(rng, tau, sigma), _one_run(rng, tau, sigma, math.log(1.10))
+        for k in base:
+            a, b = _series(base[k], "a"), _series(other[k], "b")
+            for mode in cover:
+                rn = noise.tau2(k) if mode == "host" else None
+                c = S.compare(a, b, n_boot=200, seed=trial, run_noise=rn)
+                cover[mode] += c.lo <= 1.10 <= c.hi
+            total += 1
+    assert 0.90 <= cover["host"] / total <= 0.99, cover
+    assert cover["none"] / total < 0.75, cover
+
+
+# ------------------------------------------------------------ the command line
+
+def _runs(tmp_path, gen, layout):
+    for kernel, seeds in layout.items():
+        for s in seeds:
+            gen.make_run(tmp_path, "h", kernel, seed=s, reps=3, samples=3, cases="small", run_id=f"r{s}")
+
+
+def test_compare_finds_the_hosts_other_runs(tmp_path, gen, capsys):
+    """Single runs of a and b, and two runs of c on the same host: compare
+    measures the run level from c without being told; --no-history says
+    that it cannot."""
+    _runs(tmp_path, gen, {"a": (1,), "b": (2,), "c": (3, 4)})
+    one_a = next((tmp_path / "h" / "a").iterdir())
+    one_b = next((tmp_path / "h" / "b").iterdir())
+    assert compare_main([str(one_a), str(one_b), "--boot", "100"]) == 0
+    out = capsys.readouterr().out
+    assert "Run level: measured on this host from 2 runs of 1 kernel(s)" in out
+    assert "one run a side" in out
+    assert compare_main([str(one_a), str(one_b), "--boot", "100", "--no-history"]) == 0
+    out = capsys.readouterr().out
+    assert "Run level" not in out and "note: one run on a side and no kernel with two runs" in out
+    # kept elsewhere: --history brings them back
+    elsewhere = tmp_path / "kept"
+    (tmp_path / "h" / "c").rename(tmp_path / "c-runs")
+    elsewhere.mkdir()
+    (tmp_path / "c-runs").rename(elsewhere / "c")
+    assert compare_main([str(one_a), str(one_b), "--boot", "100"]) == 0
+    assert "note: one run on a side" in capsys.readouterr().out
+    assert compare_main([str(one_a), str(one_b), "--boot", "100", "--history", str(elsewhere)]) == 0
+    assert "Run level: measured on this host from 2 runs" in capsys.readouterr().out
+
+
+def test_pooled_sides_measure_their_own_run_level(tmp_path, gen, capsys):
+    _runs(tmp_path, gen, {"a": (1, 2), "b": (3, 4)})
+    assert compare_main([str(tmp_path / "h" / "a"), str(tmp_path / "h" / "b"), "--boot", "100",
+                         "--no-history"]) == 0
+    out = capsys.readouterr().out
+    assert "Run level: measured on this host from 4 runs of 2 kernel(s)" in out and "these runs" in out
+
+
+def test_history_of_another_host_is_not_used(tmp_path, gen, capsys):
+    _runs(tmp_path, gen, {"a": (1,), "b": (2,)})
+    for s in (3, 4):
+        gen.make_run(tmp_path, "other-host", "c", seed=s, reps=3, samples=3, cases="small", run_id=f"r{s}")
+    one_a = next((tmp_path / "h" / "a").iterdir())
+    one_b = next((tmp_path / "h" / "b").iterdir())
+    assert compare_main([str(one_a), str(one_b), "--boot", "100", "--history", str(tmp_path / "other-host")]) == 0
+    assert "note: one run on a side and no kernel with two runs" in capsys.readouterr().out
+
+
+def test_a_missing_history_directory_is_a_usage_error(tmp_path, gen, capsys):
+    _runs(tmp_path, gen, {"a": (1,), "b": (2,)})
+    rc = compare_main([str(tmp_path / "h" / "a"), str(tmp_path / "h" / "b"), "--history", str(tmp_path / "nope")])
+    assert_clean_exit(rc, capsys.readouterr().err, 2, "--history", "no such directory")
