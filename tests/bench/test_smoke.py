@@ -62,6 +62,12 @@ def check_result(case, args, proc):
                 assert isinstance(s[key], int) and s[key] >= 0, f"{where}: {key}={s[key]!r}"
             else:
                 assert s[key] is None, f"{where}: {key}={s[key]!r}"
+        # Live partner processes' CPU time (schedstat, ns): null without one.
+        assert "partner_cpu_ns" in s, f"{where}: no partner_cpu_ns"
+        if not case["two_party"]:
+            assert s["partner_cpu_ns"] is None, f"{where}: partner_cpu_ns={s['partner_cpu_ns']!r}"
+        elif s["partner_cpu_ns"] is not None:
+            assert isinstance(s["partner_cpu_ns"], int) and s["partner_cpu_ns"] >= 0, where
         assert not FORBIDDEN & set(s), f"{where}: forbidden key"
         assert s["schema"] == 1
         assert s["case"] == case["case"] and s["bench"] == case["bench"]

@@ -207,6 +207,7 @@ std::string sample_line(const char* name, const Selected& sel, const Options& op
       .add("nivcsw", m.usage.nivcsw)
       .add("minflt", m.usage.minflt)
       .add("majflt", m.usage.majflt)
+      .add("partner_cpu_ns", m.usage.partner_cpu_ns)
       .add("run_delay_ns", m.noise.run_delay_ns)
       .add("steal_ns", m.noise.steal_ns)
       .add("migrations", m.noise.migrations);

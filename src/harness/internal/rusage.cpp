@@ -1,6 +1,7 @@
 // rusage.cpp — getrusage plus the partners' counts from /proc.
 #include "harness/internal/rusage.hpp"
 
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
@@ -39,20 +40,22 @@ bool read_small(const char* path, char* buf, std::size_t cap) {
   return true;
 }
 
-void add_proc(Usage& u, pid_t pid) {
-  static const long ticks = sysconf(_SC_CLK_TCK);
+void add_proc(Usage& u, pid_t pid, bool& cpu_ok) {
   char path[64], buf[4096];
+  std::snprintf(path, sizeof path, "/proc/%d/schedstat", static_cast<int>(pid));
+  const auto runtime = read_small(path, buf, sizeof buf) ? parse_schedstat_runtime(buf) : std::nullopt;
+  if (runtime && cpu_ok)
+    u.partner_cpu_ns = u.partner_cpu_ns.value_or(0) + static_cast<std::int64_t>(*runtime);
+  else
+    cpu_ok = false;
   std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
   if (read_small(path, buf, sizeof buf)) {
     // Fields after the command name, which may contain spaces: skip to ')'.
     const char* p = std::strrchr(buf, ')');
-    unsigned long long minflt = 0, majflt = 0, ut = 0, st = 0;
-    if (p && std::sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %llu %*u %llu %*u %llu %llu", &minflt,
-                         &majflt, &ut, &st) == 4) {
+    unsigned long long minflt = 0, majflt = 0;
+    if (p && std::sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %llu %*u %llu", &minflt, &majflt) == 2) {
       u.minflt += static_cast<std::int64_t>(minflt);
       u.majflt += static_cast<std::int64_t>(majflt);
-      u.utime_ns += static_cast<std::int64_t>(ut * 1000000000ull / static_cast<unsigned long long>(ticks));
-      u.stime_ns += static_cast<std::int64_t>(st * 1000000000ull / static_cast<unsigned long long>(ticks));
     }
   }
   std::snprintf(path, sizeof path, "/proc/%d/status", static_cast<int>(pid));
@@ -67,11 +70,25 @@ void add_proc(Usage& u, pid_t pid) {
 
 }  // namespace
 
+std::optional<std::uint64_t> parse_schedstat_runtime(std::string_view text) {
+  std::uint64_t v = 0;
+  std::size_t i = 0;
+  while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
+    if (v > (UINT64_MAX - 9) / 10) return std::nullopt;
+    v = v * 10 + static_cast<std::uint64_t>(text[i] - '0');
+    ++i;
+  }
+  if (i == 0 || (i < text.size() && text[i] != ' ' && text[i] != '\n')) return std::nullopt;
+  return v;
+}
+
 Usage usage_snapshot(const std::vector<pid_t>& partners) {
   Usage u;
   add_rusage(u, RUSAGE_SELF);
   add_rusage(u, RUSAGE_CHILDREN);
-  for (pid_t pid : partners) add_proc(u, pid);
+  bool cpu_ok = true;
+  for (pid_t pid : partners) add_proc(u, pid, cpu_ok);
+  if (!cpu_ok) u.partner_cpu_ns.reset();
   return u;
 }
 

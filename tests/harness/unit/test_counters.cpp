@@ -1,9 +1,11 @@
 // test_counters.cpp — the --counters list and what happens when counters
-// cannot be opened (forced with KBENCH_FAIL_COUNTERS).
+// cannot be opened (forced with KBENCH_FAIL_COUNTERS); per-sample counts from
+// recorded readings (multiplexing), and partner CPU time from schedstat.
 #include <catch2/catch.hpp>
 #include <cstdlib>
 
 #include "harness/internal/counters.hpp"
+#include "harness/internal/rusage.hpp"
 #include "harness/internal/usage_error.hpp"
 
 namespace {
@@ -87,4 +89,15 @@ TEST_CASE("every sample count from a recorded multiplexed series is a non-negati
     INFO("sample " << i);
     CHECK(kbench::counter_delta(r[i], r[i + 1]) == want[i]);
   }
+}
+
+TEST_CASE("a partner's CPU time is the first field of its schedstat, in ns") {
+  // Recorded from /proc/<pid>/schedstat: runtime, run delay, timeslices.
+  CHECK(kbench::parse_schedstat_runtime("6008976 1723217 2\n") == 6008976u);
+  CHECK(kbench::parse_schedstat_runtime("123456789012345 0 7\n") == 123456789012345u);
+  CHECK(kbench::parse_schedstat_runtime("0 0 0\n") == 0u);
+  CHECK_FALSE(kbench::parse_schedstat_runtime("").has_value());
+  CHECK_FALSE(kbench::parse_schedstat_runtime("x 1 2").has_value());
+  CHECK_FALSE(kbench::parse_schedstat_runtime("12x 1 2").has_value());
+  CHECK_FALSE(kbench::parse_schedstat_runtime("99999999999999999999999 1 2").has_value());
 }

@@ -142,6 +142,8 @@ TEST_CASE("--iters 123 --samples 7 times exactly 7 x 123 operations after one pr
     for (const char* k : {"elapsed_ns", "ns_per_op", "t_start_ns", "utime_ns", "stime_ns", "nvcsw", "nivcsw", "minflt", "majflt",
                         "run_delay_ns", "steal_ns", "migrations"})
       CHECK(has(l, std::string("\"") + k + "\":"));
+    CHECK(has(l, "\"majflt\":"));
+    CHECK(has(l, "\"partner_cpu_ns\":null,"));  // no partner process
     // The noise markers follow the rusage counts.
     CHECK(l.find("\"majflt\":") < l.find("\"run_delay_ns\":"));
     CHECK(l.find("\"run_delay_ns\":") < l.find("\"steal_ns\":"));
