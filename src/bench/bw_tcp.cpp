@@ -8,9 +8,16 @@
 //             sent before the clock starts; connecting (127.0.0.1, port 0,
 //             the listener closed once accepted) is setup.
 // Placement = the writer on --cpu, the reading partner on --partner-cpu.
+// Nagle     = off on the writer (TCP_NODELAY): a chunk is rarely a whole
+//             number of segments, and with Nagle on the tail of a sample's
+//             last chunk would wait for the ACK of the data before it; a
+//             delayed ACK (up to 40 ms) would then sit inside a 2 ms sample.
+//             The partner only sends the one-byte acknowledgement.
 // Caveats   = default socket buffers and autotuning (net.ipv4.tcp_wmem,
-//             tcp_rmem), Nagle on as for any bulk sender; IPv4 only. With
-//             --iters the partner counts the chunks it got (timed + probe).
+//             tcp_rmem); IPv4 only. With --iters the partner counts the
+//             chunks it got (timed + probe).
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
 #include "harness/bench.hpp"
@@ -21,6 +28,8 @@ namespace {
 class TcpStream final : public kbench::ipc::Stream {
   void open_channel(kbench::Context&, kbench::ipc::Ends& mine, kbench::ipc::Ends& theirs) override {
     const kbench::ipc::FdPair p = kbench::ipc::tcp_connection(AF_INET, false);
+    const int one = 1;
+    kbench::check(::setsockopt(p.a, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one), "setsockopt TCP_NODELAY");
     mine = {p.a, p.a};
     theirs = {p.b, p.b};
   }

@@ -99,3 +99,22 @@ def test_strace_cached_file_is_synced_in_setup(bin_dir, tmp_path, name, args):
     before_close = after[:close_at]
     assert [l for l in before_close if re.match(rf"\S+ (fsync|fdatasync)\({fd}\) += 0", l)], before_close[-5:]
     assert not [l for l in before_close if '/data"' in l]  # nothing else opened it before the sync
+
+
+# ---- bw_tcp: Nagle off on the writer
+
+@needs_strace
+def test_strace_bw_tcp_writer_sets_nodelay(bin_dir, tmp_path):
+    """The descriptor every chunk is written to has TCP_NODELAY set before
+    the first chunk: with Nagle on, the tail of a sample's last chunk could
+    wait for a (delayed, up to 40 ms) ACK inside a 2 ms sample."""
+    _, lines, _ = strace(bin_dir, tmp_path, "bw_tcp", ["stream", "--param", "chunk_kb=16"] + fixed(5, 2),
+                         "setsockopt,write")
+    nodelay = [(i, l) for i, l in enumerate(lines) if "TCP_NODELAY, [1]" in l and l.endswith("= 0")]
+    assert nodelay, lines
+    chunks = [(i, l) for i, l in enumerate(lines) if re.search(r'write\(\d+, "bbbb', l)]
+    assert len(chunks) >= 5 * 2 + 1  # the samples' chunks and the probe's
+    for i, l in chunks:
+        pid, fd = l.split()[0], re.search(r"write\((\d+),", l).group(1)
+        assert any(j < i and n.split()[0] == pid and f"setsockopt({fd}, SOL_TCP, TCP_NODELAY, [1]" in n
+                   for j, n in nodelay), (l, nodelay)
