@@ -24,7 +24,7 @@ TOP_INCLUSIVE = 5
 # Event counts shown per case: those that moved by at least this factor,
 # and were at least this many per operation on one side.
 EVENT_FACTOR = 1.25
-EVENT_FLOOR = 1e-3
+EVENT_FLOOR = 0.01
 TOP_EVENTS = 10
 
 # Compiler clones of one function keep its name with a suffix that may
@@ -309,6 +309,8 @@ def _factor_text(r):
     f = r.factor
     if math.isinf(f):
         return "appeared" if r.base == 0 else "gone"
+    if f < 0:
+        return "sign reversed"
     return f"×{f:.2f}"
 
 

@@ -1,9 +1,10 @@
 // perf_script.cpp — `perf script` text to the compact profile (see perf_script.hpp).
 //
 // A function is named by its symbol (kernel) or symbol and object file
-// (user: `main` of two programs are two functions). Unresolved frames are
-// "[unknown]" of their object file; they count where they are sampled but
-// are left out of the caller summaries, where they say nothing.
+// (user: `main` of two programs are two functions). An unresolved sampled
+// function is "[unknown] in CALLER" (its nearest resolved caller); other
+// unresolved frames are "[unknown]" of their object file, and are left out
+// of the caller summaries, where they say nothing.
 #include "driver/perf_script.hpp"
 
 #include <algorithm>
@@ -93,15 +94,26 @@ class Accumulator {
     if (s.frames.empty()) return;
     ++samples_;
     total_ += s.period;
-    const Frame& leaf = s.frames.front();
+    // An unresolved function (JIT-compiled BPF, a module without symbols)
+    // is named after the nearest resolved function that called it: the
+    // seccomp filter's program is "[unknown] in __seccomp_filter".
+    Frame leaf = s.frames.front();
+    if (leaf.unknown)
+      for (std::size_t i = 1; i < s.frames.size(); ++i)
+        if (!s.frames[i].unknown) {
+          leaf.symbol = "[unknown] in " + s.frames[i].symbol;
+          break;
+        }
     (leaf.kernel ? kernel_samples_ : user_samples_) += 1;
     (leaf.kernel ? kernel_w_ : user_w_) += s.period;
     Symbol& sym = at(leaf);
     sym.self += s.period;
     sym.samples += 1;
     std::set<std::string> seen;
-    for (const auto& f : s.frames)
+    for (std::size_t i = 0; i < s.frames.size(); ++i) {
+      const Frame& f = i == 0 ? leaf : s.frames[i];
       if (seen.insert(f.key()).second) at(f).inclusive += s.period;
+    }
     // The named callers above the sampled function, nearest first.
     std::string path;
     int depth = 0;
@@ -110,7 +122,7 @@ class Accumulator {
       path += (depth ? "\x1f" : "") + s.frames[i].symbol;
       ++depth;
     }
-    if (!leaf.unknown && depth > 0) callers_[leaf.key()][path] += s.period;
+    if (leaf.symbol != "[unknown]" && depth > 0) callers_[leaf.key()][path] += s.period;
   }
 
   JsonValue result(const std::string& event) const {
