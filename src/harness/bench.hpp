@@ -66,6 +66,10 @@ class Context {
   // Extra flat string keys in every sample (e.g. fs_type).
   void set_info(const std::string& key, const std::string& value) { info_[key] = value; }
   const std::map<std::string, std::string>& info() const { return info_; }
+  // Extra flat integer keys in every sample, null when unknown (e.g. the
+  // parent's size in lat_proc); may be updated in before_sample.
+  void set_info_int(const std::string& key, std::optional<std::int64_t> value) { info_int_[key] = value; }
+  const std::map<std::string, std::optional<std::int64_t>>& info_int() const { return info_int_; }
   // Operations of the setup probe (default 1), e.g. one full round of a ring.
   void set_probe_iters(std::uint64_t n) { probe_iters_ = n; }
   std::uint64_t probe_iters() const { return probe_iters_; }
@@ -78,6 +82,7 @@ class Context {
   std::string temp_dir_;
   std::optional<std::uint64_t> bytes_per_op_;
   std::map<std::string, std::string> info_;
+  std::map<std::string, std::optional<std::int64_t>> info_int_;
   std::uint64_t probe_iters_ = 1;
 };
 

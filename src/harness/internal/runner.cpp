@@ -216,6 +216,7 @@ std::string sample_line(const char* name, const Selected& sel, const Options& op
     for (std::size_t c = 0; c < counters.names().size(); ++c) o.add(counters.names()[c], m.counters[c]);
   }
   for (const auto& [k, v] : ctx.info()) o.add(k, v);
+  for (const auto& [k, v] : ctx.info_int()) o.add(k, v);
   o.add("suite_version", KBENCH_VERSION);
   return o.str();
 }
