@@ -142,6 +142,17 @@ class Run:
     def n_samples(self):
         return sum(c.n_samples for c in self.cases.values())
 
+    @property
+    def counters(self):
+        """The --counters the run was made with: None without, else the list
+        ("all" for every counter).  From meta.options.counters; a run whose
+        meta does not say has counters when a sample counted one."""
+        opts = self.meta.get("options")
+        if isinstance(opts, dict) and "counters" in opts:
+            v = opts["counters"]
+            return None if v is None else (str(v) or "all")
+        return "from the samples" if any(c.counters for c in self.cases.values()) else None
+
 
 @dataclass
 class Group:
@@ -733,6 +744,32 @@ def _condition_warnings(group, warn):
              + "; ".join(differ) + ". They are pooled; compare them apart with --per-run or their directories.")
 
 
+COUNTERS_NOTE = ("--counters changes what is measured: the perf counters are inherited by every partner and "
+                 "child, which makes fork and every context switch of a counted task dearer (README, "
+                 "Counters)")
+
+
+def counters_warning(sides):
+    """sides: [(label, runs)].  A loud warning (a string) when some of these
+    runs were made with --counters and others without, naming which; None
+    when all were made the same way."""
+    with_, without = [], []
+    for label, runs in sides:
+        n = sum(r.counters is not None for r in runs)
+        if n == len(runs):
+            with_.append(label)
+        elif n == 0:
+            without.append(label)
+        else:
+            with_.append(f"{label} ({n} of its {len(runs)} runs)")
+            without.append(f"{label} (the other {len(runs) - n})")
+    if not with_ or not without:
+        return None
+    return (f"WARNING: COUNTERS DIFFER: runs with --counters: {', '.join(with_)}; without: {', '.join(without)}. "
+            f"{COUNTERS_NOTE}: a time measured with counters is not comparable with one measured without. "
+            f"Compare runs made the same way.")
+
+
 def group_runs(runs, warn=None):
     """Group runs by (host, kernel) and pool each case's reps.
 
@@ -740,7 +777,8 @@ def group_runs(runs, warn=None):
     (split_identities) its version string, command line and config: runs of
     one release that differ there are kept apart, with a warning.  Runs of
     one kernel measured under different conditions are pooled with a
-    warning.
+    warning; runs with and without --counters, of one kernel or of
+    different kernels, with a loud one (counters_warning).
 
     Quick runs are never pooled with full runs: a kernel that has both keeps
     its full runs, and the quick ones are named in one warning.  A kernel
@@ -766,6 +804,9 @@ def group_runs(runs, warn=None):
     for g in groups.values():
         g.cases = pool_cases(g.runs, warn)
         _condition_warnings(g, warn)
+    w = counters_warning([(g.label, g.runs) for g in groups.values()])
+    if w and warn:
+        warn(w)
     return [groups[k] for k in sorted(groups, key=lambda k: (natural_key(k[0]), natural_key(k[1])))]
 
 
