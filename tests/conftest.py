@@ -114,6 +114,28 @@ def _perf_usable():
         return False
 
 
+def _perf_sees_the_kernel():
+    """perf installed (tests/ensure-deps.sh installs linux-perf), allowed to
+    sample the kernel (root or perf_event_paranoid <= 1), kernel symbols
+    visible (kptr_restrict), and a recording of `true` works."""
+    import tempfile
+    perf = shutil.which("perf")
+    try:
+        paranoid = int(open("/proc/sys/kernel/perf_event_paranoid").read())
+        with open("/proc/kallsyms") as f:
+            hidden = set(f.readline().split(" ")[0]) <= {"0"}
+    except (OSError, ValueError):
+        return False
+    if not perf or hidden or (os.geteuid() != 0 and paranoid >= 2):
+        return False
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            return subprocess.run([perf, "record", "-e", "cpu-clock", "-N", "-q", "-o", f"{d}/p.data", "--", "true"],
+                                  capture_output=True, timeout=60).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
 def _netns_tools():
     return _root_may_mount() and all(shutil.which(t) for t in ("unshare", "ip", "sysctl"))
 
@@ -140,6 +162,10 @@ MAY_SKIP = [
     ("*test_ipc.py::test_connect_leaves_no_time_wait*", "an IPv6 loopback", _has_ipv6_loopback),
     ("*test_counters.py::test_fork_children_are_counted", "perf events (root or perf_event_paranoid < 3)",
      _perf_usable),
+    ("*test_profile.py::test_real_perf_*", "perf that may sample the kernel (linux-perf; root or "
+     "perf_event_paranoid <= 1; kptr_restrict letting it name kernel functions)", _perf_sees_the_kernel),
+    ("*test_profile.py::test_*_as_ordinary_user", "a build uid 65534 can reach (when root)",
+     _nobody_reaches_the_build),
 ]
 
 _skipped = {}

@@ -4,7 +4,8 @@
 # Catch2 v2 (Debian's catch2), pytest, numpy and matplotlib for the Python
 # under test ($PYTHON, default /usr/bin/python3), and the tools some tests
 # run: strace (the O_EXCL/0700 checks, the lat_fs counts), ip and sysctl
-# (a network namespace without IPv6), unshare and mount. Installs what is
+# (a network namespace without IPv6), unshare and mount, perf (linux-perf:
+# kbench-run --profile with the real perf, tests/system/test_profile.py). Installs what is
 # missing with apt-get (through sudo when not root); where that is
 # impossible, prints the exact command and fails. With them installed, a
 # test that needs one of them may not skip (tests/conftest.py, MAY_SKIP).
@@ -13,7 +14,7 @@ PYTHON=${PYTHON:-/usr/bin/python3}
 PATH="$PATH:/usr/sbin:/sbin"  # ip, sysctl: where an ordinary user's PATH may not look
 missing=""
 [ -f /usr/include/catch2/catch.hpp ] || missing="$missing catch2"
-for tool in strace:strace ip:iproute2 sysctl:procps unshare:util-linux mount:mount; do
+for tool in strace:strace ip:iproute2 sysctl:procps unshare:util-linux mount:mount perf:linux-perf; do
   command -v "${tool%%:*}" >/dev/null 2>&1 || missing="$missing ${tool#*:}"
 done
 if [ ! -x "$PYTHON" ]; then
