@@ -169,6 +169,7 @@ def _summarize(argv):
                     help="the headline over reps: low = Harrell-Davis 20th percentile of the reps' times "
                          "(default), median = median of the rep medians")
     ap.add_argument("--results", default=str(ROOT / "results"), help=argparse.SUPPRESS)
+    _add_history_options(ap)
     a = ap.parse_args(argv)
     runs = load.load_runs([_resolve(d, a.results) for d in a.dirs], _warn)
     if not runs:
@@ -181,8 +182,10 @@ def _summarize(argv):
             groups.append(g)
     else:
         groups = load.group_runs(runs, _warn)
-    print("\n\n".join(_quick_prefix(g) + summary.format_group(g, a.estimator, a.cases) for g in groups))
-    _write_csv(a.csv, summary.write_csv, groups)
+    from .compare import Options
+    noise = _measured_run_noise([[r] for r in runs], a, Options(estimator=a.estimator))
+    print("\n\n".join(_quick_prefix(g) + summary.format_group(g, a.estimator, a.cases, noise) for g in groups))
+    _write_csv(a.csv, lambda gs, f: summary.write_csv(gs, f, noise), groups)
     return 0
 
 
@@ -298,9 +301,16 @@ def _host_dirs(runs):
 def _run_noise(sides, a, opts):
     """{host: RunNoise} from the compared sides' own runs, the other runs
     under their host directories (unless --no-history) and --history."""
+    return _measured_run_noise([list(s.runs) for s in sides], a, opts)
+
+
+def _measured_run_noise(lists, a, opts):
+    """{host: RunNoise} from lists of runs (each of one kernel, or single
+    runs: measure_run_noise groups them by kernel), the other runs under
+    their host directories (unless --no-history) and --history."""
     from . import compare
-    lists = [list(s.runs) for s in sides]
-    dirs = [] if a.no_history else _host_dirs([r for s in sides for r in s.runs])
+    lists = list(lists)
+    dirs = [] if a.no_history else _host_dirs([r for rs in lists for r in rs])
     for d in a.history:
         p = Path(d)
         if not p.exists():

@@ -172,20 +172,21 @@ def run_estimates(run, opts):
 
 
 def measure_run_noise(run_lists, opts):
-    """{host: RunNoise} from lists of runs, each list the runs of one
-    kernel (lists with one run say nothing and are skipped; a run given
-    twice counts once; quick runs are left out: their schedule differs)."""
+    """{host: RunNoise} from lists of runs, grouped by kernel across the
+    lists (a kernel with one run says nothing; a run given twice counts
+    once; quick runs are left out: their schedule differs)."""
     seen = set()
-    by_host = {}
+    by_kernel = {}
     for runs in run_lists:
-        runs = [r for r in runs if not r.quick and (r.host, r.run_id) not in seen]
-        seen.update((r.host, r.run_id) for r in runs)
-        by_kernel = {}
         for r in runs:
+            if r.quick or (r.host, r.run_id) in seen:
+                continue
+            seen.add((r.host, r.run_id))
             by_kernel.setdefault(r.key, []).append(r)
-        for (host, _), rs in by_kernel.items():
-            if len(rs) >= 2:
-                by_host.setdefault(host, []).append(rs)
+    by_host = {}
+    for (host, _), rs in by_kernel.items():
+        if len(rs) >= 2:
+            by_host.setdefault(host, []).append(rs)
     out = {}
     for host, kernels in by_host.items():
         groups = [[run_estimates(r, opts) for r in rs] for rs in kernels]

@@ -483,14 +483,20 @@ class Summary:
     run_p: float = math.nan    # the runs disagree (one-way test); nan: one run
 
 
-def summarize(series, n_boot=DEFAULT_BOOT, seed=1):
-    """Per-case summary of a plain (single-component) series."""
+def summarize(series, n_boot=DEFAULT_BOOT, seed=1, run_noise=None):
+    """Per-case summary of a plain (single-component) series.  run_noise:
+    the case's (tau2, df) on its host (`RunNoise.tau2`): the mde against
+    another set of runs like these then includes the drift between runs."""
     rv = series.rep_values()
     if not len(rv):
         return Summary(series.metric, 0, 0, math.nan, math.nan, math.nan, math.nan, math.nan, math.nan)
     est = side_estimate(series, n_boot, seeded_rng(seed, "summary", series.label))
     mde = detectable_change(est.se * math.sqrt(2.0), est.df) if est.n >= 2 else math.nan
-    if est.run_unit:
+    if run_noise is not None and est.n >= 2 and run_noise[0] > 0:
+        vs, vr = 2.0 * est.se ** 2, 2.0 * run_noise[0] / max(est.runs, 1)
+        den = (vs * vs / est.df if vs > 0 else 0.0) + vr * vr / run_noise[1]
+        mde = detectable_change(math.sqrt(vs + vr), (vs + vr) ** 2 / den)
+    elif est.run_unit:
         # Against another set of runs like these: the runs' variance rules.
         var = float(np.var(est.run_thetas, ddof=1))
         mde = max(mde, detectable_change(math.sqrt(2.0 * var / est.runs), est.runs - 1.0))

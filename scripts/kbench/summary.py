@@ -10,15 +10,17 @@ from .text import table
 NOT_OK_ORDER = ("failed", "crashed", "timeout", "interrupted", "skipped")
 
 
-def summarize_group(group, estimator=None, control=False):
+def summarize_group(group, estimator=None, control=False, noise=None):
     """[(Case, stats.Summary)] in category order: the measured cases, or
-    with control=True the control cases."""
+    with control=True the control cases.  noise: {host: stats.RunNoise}
+    (the mde then includes the drift between runs measured on the host)."""
     out = []
+    rn = (noise or {}).get(group.host)
     for c in sorted(group.cases.values(), key=case_sort_key):
         if c.control != control:
             continue
-        s = stats.summarize(stats.Series.single(c.rep_arrays(), c.metric, c.name, units=c.rep_units(),
-                                                estimator=estimator))
+        series = stats.Series.single(c.rep_arrays(), c.metric, c.name, units=c.rep_units(), estimator=estimator)
+        s = stats.summarize(series, run_noise=rn.tau2(c.name) if rn else None)
         out.append((c, s))
     return out
 
@@ -160,7 +162,7 @@ def _summary_tables(group, estimator):
     return out
 
 
-def format_group(group, estimator=None, all_cases=False):
+def format_group(group, estimator=None, all_cases=False, noise=None):
     """Terminal text for one group (one kernel, its runs pooled): the
     category tables, then (all_cases) every case, the controls, power,
     noise and what did not run."""
@@ -180,7 +182,7 @@ def format_group(group, estimator=None, all_cases=False):
             out.append(f"  note: run {run.run_id} has status {run.status!r}")
         if run.bad_lines:
             out.append(f"  note: {run.bad_lines} damaged line(s) of {run.path}/samples.jsonl were skipped")
-    rows = summarize_group(group, estimator)
+    rows = summarize_group(group, estimator, noise=noise)
     if not rows:
         out.append("  no usable samples")
     what = ("the 20th percentile of the reps' times (Harrell-Davis; noise only adds time)"
@@ -206,8 +208,14 @@ def format_group(group, estimator=None, all_cases=False):
     if live:
         live.sort()
         out.append("")
+        rn = (noise or {}).get(group.host)
+        level = (f" The mde includes the drift between runs measured on this host ({rn.runs} runs of "
+                 f"{rn.kernels} kernel(s) with two runs or more)." if rn else
+                 " No kernel of this host has two runs: the mde holds the noise between reps only, not the "
+                 "drift between runs (make run twice on one kernel measures it).")
         out.append(wrap(f"Power: median mde {live[len(live) // 2] * 100:.1f}%; {sum(m <= 0.03 for m in live)} "
-                        f"of {len(live)} cases could detect a 3% change against another run like this one."))
+                        f"of {len(live)} cases could detect a 3% change against another run like this one."
+                        + level))
     # One-party cases only: a two-party case on one CPU waits for its
     # partner on the run queue by design.
     solo = [c for c, _ in rows if " @" not in c.name]
@@ -261,11 +269,11 @@ CSV_FIELDS = ["host", "kernel", "runs", "category", "case", "bench", "variant", 
               "between_cv_pct", "within_cv_pct", "median", "mde_pct", "control"]
 
 
-def write_csv(groups, f):
+def write_csv(groups, f, noise=None):
     w = csv.DictWriter(f, fieldnames=CSV_FIELDS)
     w.writeheader()
     for g in groups:
-        for c, s in summarize_group(g) + summarize_group(g, control=True):
+        for c, s in summarize_group(g, noise=noise) + summarize_group(g, control=True, noise=noise):
             w.writerow({
                 "host": g.host, "kernel": g.kernel, "runs": ";".join(r.run_id for r in g.runs),
                 "category": category_of(c), "case": c.name, "bench": c.bench, "variant": c.variant,

@@ -186,3 +186,15 @@ def test_a_missing_history_directory_is_a_usage_error(tmp_path, gen, capsys):
     _runs(tmp_path, gen, {"a": (1,), "b": (2,)})
     rc = compare_main([str(tmp_path / "h" / "a"), str(tmp_path / "h" / "b"), "--history", str(tmp_path / "nope")])
     assert_clean_exit(rc, capsys.readouterr().err, 2, "--history", "no such directory")
+
+
+def test_summarize_power_includes_the_hosts_run_level(tmp_path, gen, capsys):
+    from kbench.cli import summarize_main
+    _runs(tmp_path, gen, {"a": (1,), "c": (3, 4)})
+    one_a = next((tmp_path / "h" / "a").iterdir())
+    assert summarize_main([str(one_a), "--no-history"]) == 0
+    out = capsys.readouterr().out
+    assert "No kernel of this host has two runs" in out
+    assert summarize_main([str(one_a)]) == 0
+    out = capsys.readouterr().out
+    assert "The mde includes the drift between runs measured on this host (2 runs of 1 kernel(s)" in out
