@@ -71,6 +71,7 @@ svg.trace{border:1px solid #ddd;background:#fff;margin:.3em 1em .3em 0}
 svg.trace text{font-size:10px;fill:#444}
 th.sortable{cursor:pointer}th.sortable:after{content:" \\2195";color:#999;font-weight:normal}
 code{font-size:.92em}
+section[id^=explain] h2,h3.explain-case{scroll-margin-top:2.5em}table.explain caption{text-align:left;color:#555}
 """
 
 # Optional: the page reads fully without it.
