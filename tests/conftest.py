@@ -157,6 +157,9 @@ MAY_SKIP = [
     ("*test_faults.py::test_readonly_filesystem_keeps_earlier_runs", "root allowed to mount a tmpfs", _root_may_mount),
     ("*test_faults.py::test_disk_full_*", "root allowed to mount a tmpfs", _root_may_mount),
     ("*test_ipc.py::*cross*", "two CPUs", lambda: len(os.sched_getaffinity(0)) >= 2),
+    ("*test_copies.py::test_two_cpus_null_copies*", "two CPUs and strace that may trace",
+     lambda: len(os.sched_getaffinity(0)) >= 2 and _strace_works()),
+    ("*test_copies.py::test_two_cpus_*", "two CPUs", lambda: len(os.sched_getaffinity(0)) >= 2),
     ("*test_ipc.py::test_ipv6_without_ipv6_loopback_is_skipped*", "root allowed to make a network namespace, "
      "with unshare, ip and sysctl", _netns_tools),
     ("*test_ipc.py::test_connect_leaves_no_time_wait*", "an IPv6 loopback", _has_ipv6_loopback),

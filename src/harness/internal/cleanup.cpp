@@ -35,6 +35,8 @@ volatile sig_atomic_t g_is_partner = 0;
 // the operation itself (lat_proc) inherits the handler until it execs or
 // exits, and must not kill partners or remove directories.
 volatile pid_t g_owner_pid = 0;
+// Run first by run_cleanup (copies.cpp: stop the copies of --copies).
+void (*volatile g_cleanup_hook)() = nullptr;
 
 class SignalBlock {
  public:
@@ -184,9 +186,12 @@ void remove_temp_dir(const std::string& path) {
   }
 }
 
+void set_cleanup_hook(void (*hook)()) { g_cleanup_hook = hook; }
+
 void run_cleanup() {
   if (g_is_partner || (g_owner_pid != 0 && getpid() != g_owner_pid)) return;
   SignalBlock block;
+  if (g_cleanup_hook) g_cleanup_hook();
   for (pid_t& pid : g_partners) {
     if (pid > 0) {
       kill(pid, SIGKILL);

@@ -26,6 +26,9 @@ std::vector<pid_t> partner_pids();
 
 // Kills and reaps partners, removes temporary directories. Idempotent.
 void run_cleanup();
+// An async-signal-safe function run_cleanup calls first (nullptr: none);
+// --copies stops its copies with it.
+void set_cleanup_hook(void (*hook)());
 
 // True in a forked partner: it must not run the parent's cleanup.
 bool in_partner();

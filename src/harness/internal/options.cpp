@@ -127,10 +127,21 @@ Options parse_options(const std::vector<std::string>& args) {
       add_param(o.params, text());
     } else if (name == "--counters") {
       o.counters = value.value_or("");
+    } else if (name == "--copies") {
+      const std::string v = text();
+      o.copies = v == "all" ? 0 : whole_number(name, v, 1, 4096);
+    } else if (name == "--oversubscribe") {
+      o.oversubscribe = flag();
+    } else if (name == "--threads") {
+      o.copy_threads = flag();
     } else {
       throw UsageError{"unknown option '" + name + "'"};
     }
   }
+  if ((o.oversubscribe || o.copy_threads) && !o.copies)
+    throw UsageError{std::string(o.oversubscribe ? "--oversubscribe" : "--threads") + " needs --copies"};
+  if (o.copies && (o.cpu || o.partner_cpu))
+    throw UsageError{"--copies places every copy itself: no --cpu or --partner-cpu (README: Scaling)"};
   return o;
 }
 
@@ -149,6 +160,10 @@ std::string usage_text(const std::string& prog, const std::vector<std::string>& 
          "  --partner-cpu C     pin the partner process(es) to CPU C (two-party cases)\n"
          "  --param K=V         set a parameter of the case (repeatable); see --list\n"
          "  --counters[=LIST]   per-sample perf counters (see README)\n"
+         "  --copies N|all      run N copies of the case at once, copy i pinned to the i-th\n"
+         "                      allowed CPU (its partner too), released together (README: Scaling)\n"
+         "  --oversubscribe     with --copies: allow more copies than CPUs (copy i on CPU i mod n)\n"
+         "  --threads           with --copies: copies are threads of one process (one-party cases)\n"
          "  --run-id ID         stamped into every sample (set by kbench-run)\n"
          "  --rep N             repetition index stamped into every sample (set by kbench-run)\n"
          "  --list              print the cases of this binary as JSON Lines and exit\n"

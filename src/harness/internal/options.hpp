@@ -30,6 +30,10 @@ struct Options {
   bool list = false;
   bool help = false;
   std::optional<std::string> counters;        // --counters[=LIST]
+  // --copies N|all (copies.hpp): 0 = all; unset = one ordinary process.
+  std::optional<std::uint64_t> copies;
+  bool oversubscribe = false;                 // --oversubscribe
+  bool copy_threads = false;                  // --threads
 };
 
 // Throws UsageError for an unknown option, a missing or bad value, or a

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <mutex>
 #include <set>
 
 #include "harness/bench.hpp"
@@ -16,6 +17,7 @@
 #include "harness/internal/calibrate.hpp"
 #include "harness/internal/cases.hpp"
 #include "harness/internal/cleanup.hpp"
+#include "harness/internal/copies.hpp"
 #include "harness/internal/counters.hpp"
 #include "harness/internal/json.hpp"
 #include "harness/internal/median.hpp"
@@ -123,7 +125,8 @@ class Sampler {
   Sampler(Fixture& fixture, const Counters& counters, NoiseMarkers& noise)
       : fixture_(fixture), counters_(counters), noise_(noise) {}
 
-  Measured timed(std::uint64_t iters) {
+  // With `sync` (--copies), the window opens when every copy is ready.
+  Measured timed(std::uint64_t iters, CopySync* sync = nullptr, std::uint64_t sample_idx = 0) {
     fixture_.before_sample(iters);
     const auto partners = partner_pids();
     // Noise markers outside the perf counters, which must not count their
@@ -138,6 +141,7 @@ class Sampler {
     const Usage u0 = usage_snapshot(partners);
     noise_.read_run_delay(n0);
     const auto c0 = counters_.read();
+    if (sync) sync->start(sample_idx);
     const std::uint64_t t0 = now_ns();
     fixture_.run(iters);
     const std::uint64_t t1 = now_ns();
@@ -181,7 +185,7 @@ std::uint64_t sample_iters(const Options& opt, Sampler& sampler) {
 // One sample as a JSON line (README: Sample format).
 std::string sample_line(const char* name, const Selected& sel, const Options& opt, const Context& ctx,
                         const Counters& counters, std::uint64_t sample_idx, std::uint64_t iters,
-                        const Measured& m, double per_op) {
+                        const Measured& m, double per_op, const CopySync* sync) {
   JsonObject o;
   o.add("schema", kSchema)
       .add("run_id", opt.run_id)
@@ -211,6 +215,7 @@ std::string sample_line(const char* name, const Selected& sel, const Options& op
       .add("run_delay_ns", m.noise.run_delay_ns)
       .add("steal_ns", m.noise.steal_ns)
       .add("migrations", m.noise.migrations);
+  if (sync) sync->add_keys(o);
   if (counters.active()) {
     o.add("counter_scope", counters.scope());
     for (std::size_t c = 0; c < counters.names().size(); ++c) o.add(counters.names()[c], m.counters[c]);
@@ -253,7 +258,8 @@ void set_up(Fixture& fixture, Context& ctx, const CaseSpec& spec) {
 
 // Pin, set up, warm up, calibrate, then --samples timed samples to `out`,
 // each flushed as soon as it is written; teardown, the human line, cleanup.
-int run_case(const char* name, const Selected& sel, const Options& opt, FILE* out) {
+// With `sync`, one copy of --copies: samples go to the coordinator.
+int run_case(const char* name, const Selected& sel, const Options& opt, FILE* out, CopySync* sync = nullptr) {
   install_cleanup_handlers();
   // Checks both CPUs before any work: an absent CPU is a skip (77).
   if (opt.partner_cpu && !cpu_allowed(*opt.partner_cpu)) pin_to_cpu(*opt.partner_cpu);
@@ -265,28 +271,56 @@ int run_case(const char* name, const Selected& sel, const Options& opt, FILE* ou
 
   Context ctx(name, sel.variant, sel.params, opt.cpu, opt.partner_cpu, opt.iters.has_value());
   std::unique_ptr<Fixture> fixture = sel.spec->make();
-  set_up(*fixture, ctx, *sel.spec);
+  {
+    // Thread copies set up one at a time (the registries are per process).
+    static std::mutex setup_lock;
+    std::unique_lock<std::mutex> lock(setup_lock, std::defer_lock);
+    if (sync && sync->threads()) lock.lock();
+    set_up(*fixture, ctx, *sel.spec);
+  }
   // Opened after setup (and its probe), so partners forked there do not
   // inherit the fds (O_CLOEXEC keeps them from exec'd programs).
   NoiseMarkers noise(opt.cpu);
   Sampler sampler(*fixture, counters, noise);
 
   warm_up(opt, sampler);
-  const std::uint64_t iters = sample_iters(opt, sampler);
+  std::uint64_t iters = sample_iters(opt, sampler);
+  if (sync) iters = sync->agree_iters(iters);
   std::vector<double> ns_per_op;
   for (std::uint64_t i = 0; i < opt.samples; ++i) {
-    const Measured m = sampler.timed(iters);
+    Measured m = sampler.timed(iters, sync, i);
+    if (sync && sync->threads()) m.noise = NoiseDelta{};  // the /proc/self files: the main thread's
     const double per_op = static_cast<double>(m.elapsed_ns) / static_cast<double>(iters);
     ns_per_op.push_back(per_op);
-    std::fprintf(out, "%s\n", sample_line(name, sel, opt, ctx, counters, i, iters, m, per_op).c_str());
+    const std::string line = sample_line(name, sel, opt, ctx, counters, i, iters, m, per_op, sync);
+    if (sync) {
+      sync->emit(line, m.t_start_ns, m.elapsed_ns, iters);
+      continue;
+    }
+    std::fprintf(out, "%s\n", line.c_str());
     if (std::fflush(out) != 0) die_errno("write samples", errno);
   }
   fixture->teardown();
   fixture.reset();
   human_line(sel.case_id, ns_per_op, iters,
              sel.spec->metric == Metric::bandwidth ? ctx.bytes_per_op() : std::nullopt);
-  run_cleanup();
+  if (!(sync && sync->threads())) run_cleanup();  // thread copies: the coordinator's, at the end
   return kExitOk;
+}
+
+// --copies (copies.hpp): the case id gains " xN" (" threads xN"); each copy
+// runs run_case pinned to its CPU, its partner on the same CPU.
+int run_copies_case(const char* name, Selected sel, const Options& opt, FILE* out) {
+  const CopiesPlan plan = plan_copies(opt, sel.spec->is_two_party);
+  sel.placement = sel.spec->is_two_party ? "same" : "pinned";
+  sel.case_id = case_name(name, sel.variant, sel.params, sel.spec->is_two_party, sel.placement) +
+                (plan.threads ? " threads" : "") + " x" + std::to_string(plan.copies);
+  return run_copies(plan, opt.samples, sel.case_id, out, [&](CopySync& copy) {
+    Options o = opt;
+    o.cpu = copy.cpu();
+    if (sel.spec->is_two_party) o.partner_cpu = copy.cpu();
+    return run_case(name, sel, o, out, &copy);
+  });
 }
 
 }  // namespace
@@ -302,6 +336,7 @@ int run_main(const char* name, const std::vector<CaseSpec>& specs, const std::ve
     if (opt.help) return print_help(out, name, category, specs);
     if (opt.list) return print_list(out, name, category, specs);
     const Selected sel = select_case(name, specs, opt);
+    if (opt.copies) return run_copies_case(name, sel, opt, out);
     return run_case(name, sel, opt, out);
   } catch (const UsageError& e) {
     return usage_error(name, specs, e.message);
