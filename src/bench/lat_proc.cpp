@@ -3,23 +3,36 @@
 // One op    = fork: fork(), the child _exit(0)s, the parent waits for it.
 //             exec: fork(), the child execve()s a tiny static helper that
 //             exits 0, the parent waits. shell: fork(), the child runs
-//             /bin/sh -c HELPER, the parent waits.
-// Timed     = run() only; finding the helper is setup. Every child's exit
-//             status is checked: a failed exec is a failure, not a number.
+//             /bin/sh -c HELPER, the parent waits. fork_mem: fork as
+//             `fork`, from a parent that holds parent_mb MB of private
+//             anonymous memory, touched in setup, without transparent huge
+//             pages (MADV_NOHUGEPAGE): one page-table entry per 4 KB page
+//             for fork to copy (write-protected for copy on write) and the
+//             child's exit to tear down. fork_mem minus fork is the kernel's
+//             page-table copy cost for that much memory.
+// Timed     = run() only; finding the helper and touching the memory are
+//             setup. Every child's exit status is checked: a failed exec is
+//             a failure, not a number.
+// Recorded  = parent_vm_kb and parent_rss_kb in every sample: the forking
+//             process's mapped (VmSize) and resident (VmRSS) size before the
+//             sample, from /proc/self/statm (null without /proc).
 // Placement = unpinned unless --cpu (children inherit the pinning).
 // Caveats   = the cost grows with the parent's address space (page tables
-//             to copy); the harness keeps it small. `shell` includes the
-//             dynamic loading of /bin/sh, which is not the kernel's alone.
+//             to copy): `fork` is the harness's own small process (its size
+//             is recorded), fork_mem adds a known amount. `shell` includes
+//             the dynamic loading of /bin/sh, which is not the kernel's alone.
 //             The helper is $KBENCH_EXEC_HELPER if set, else
 //             <dir of this binary>/../libexec/kbench-exec-helper (the
 //             binary found without /proc too: AT_EXECFN).
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <sys/auxv.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness/bench.hpp"
+#include "harness/memory.hpp"
 
 extern char** environ;
 
@@ -47,18 +60,51 @@ std::string find_helper() {
   return dir + "/../libexec/kbench-exec-helper";
 }
 
+// The forking process's mapped and resident size in KB, from
+// /proc/self/statm (pages): {-1, -1} where it cannot be read.
+struct Size {
+  std::int64_t vm_kb = -1, rss_kb = -1;
+};
+Size self_size() {
+  Size sz;
+  FILE* f = kbench::simulated_missing("procfs") ? nullptr : std::fopen("/proc/self/statm", "re");
+  if (!f) return sz;
+  unsigned long long vm = 0, rss = 0;
+  if (std::fscanf(f, "%llu %llu", &vm, &rss) == 2) {
+    const auto kb = static_cast<std::int64_t>(kbench::page_size() / 1024);
+    sz.vm_kb = static_cast<std::int64_t>(vm) * kb;
+    sz.rss_kb = static_cast<std::int64_t>(rss) * kb;
+  }
+  std::fclose(f);
+  return sz;
+}
+
+std::optional<std::int64_t> known(std::int64_t v) { return v < 0 ? std::nullopt : std::optional<std::int64_t>(v); }
+
 class Proc final : public kbench::Fixture {
  public:
-  enum class Kind { fork, exec, shell };
+  enum class Kind { fork, fork_mem, exec, shell };
   explicit Proc(Kind kind) : kind_(kind) {}
 
-  void setup(kbench::Context&) override {
-    if (kind_ != Kind::fork) {
+  void setup(kbench::Context& ctx) override {
+    ctx_ = &ctx;
+    if (kind_ == Kind::fork_mem) {
+      const std::uint64_t mb = ctx.param_u64("parent_mb", 1, 1048576);
+      kbench::require_memory(mb << 20, "lat_proc fork_mem parent_mb=" + std::to_string(mb));
+      memory_ = kbench::Buffer(static_cast<std::size_t>(mb << 20), 0x5a, true);
+    }
+    if (kind_ == Kind::exec || kind_ == Kind::shell) {
       helper_ = find_helper();
       if (::access(helper_.c_str(), X_OK) != 0)
         kbench::die_errno(("exec helper " + helper_ + " (build it with make, or set KBENCH_EXEC_HELPER)").c_str(), errno);
       if (kind_ == Kind::shell && ::access("/bin/sh", X_OK) != 0) kbench::skip("no /bin/sh");
     }
+  }
+
+  void before_sample(std::uint64_t) override {
+    const Size sz = self_size();
+    ctx_->set_info_int("parent_vm_kb", known(sz.vm_kb));
+    ctx_->set_info_int("parent_rss_kb", known(sz.rss_kb));
   }
 
   void run(std::uint64_t iters) override {
@@ -94,11 +140,14 @@ class Proc final : public kbench::Fixture {
 
   Kind kind_;
   std::string helper_;
+  kbench::Context* ctx_ = nullptr;
+  kbench::Buffer memory_;  // fork_mem: the parent's touched memory
 };
 
 }  // namespace
 
 KBENCH_MAIN("lat_proc", kbench::category("Processor and processes", 10).bench_rank(3),
-            {kbench::fixture<Proc>("fork", Proc::Kind::fork).summary(kbench::column("fork", 8)),
-             kbench::fixture<Proc>("exec", Proc::Kind::exec).summary(kbench::column("exec", 9)),
-             kbench::fixture<Proc>("shell", Proc::Kind::shell).summary(kbench::column("shell", 10))})
+            kbench::cases({{kbench::fixture<Proc>("fork", Proc::Kind::fork).summary(kbench::column("fork", 8)),
+                            kbench::fixture<Proc>("exec", Proc::Kind::exec).summary(kbench::column("exec", 9)),
+                            kbench::fixture<Proc>("shell", Proc::Kind::shell).summary(kbench::column("shell", 10))},
+                           kbench::sweep(kbench::fixture<Proc>("fork_mem", Proc::Kind::fork_mem), "parent_mb", {"64", "256"})}))

@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-from bench_runner import fixed
+from bench_runner import fixed, run_samples
 
 
 def _strace_works():
@@ -97,7 +97,7 @@ def test_strace_cached_file_is_synced_in_setup(bin_dir, tmp_path, name, args):
     after = [l for l in lines[create[0] + 1:] if l.split()[0] == pid]
     close_at = next(i for i, l in enumerate(after) if l.split(None, 1)[1].startswith(f"close({fd})"))
     before_close = after[:close_at]
-    assert [l for l in before_close if re.match(rf"\S+ (fsync|fdatasync)\({fd}\) += 0", l)], before_close[-5:]
+    assert [l for l in before_close if re.match(rf"\S+\s+(fsync|fdatasync)\({fd}\) += 0", l)], before_close[-5:]
     assert not [l for l in before_close if '/data"' in l]  # nothing else opened it before the sync
 
 
@@ -118,3 +118,39 @@ def test_strace_bw_tcp_writer_sets_nodelay(bin_dir, tmp_path):
         pid, fd = l.split()[0], re.search(r"write\((\d+),", l).group(1)
         assert any(j < i and n.split()[0] == pid and f"setsockopt({fd}, SOL_TCP, TCP_NODELAY, [1]" in n
                    for j, n in nodelay), (l, nodelay)
+
+
+# ---- lat_proc: the forking process's size, and fork from a parent of known size
+
+def test_lat_proc_records_the_parent_size(bin_dir, tmp_path):
+    """Every sample says how big the forking process was (its page tables are
+    what fork copies), and fork_mem's parent holds the memory it was asked to
+    touch: resident, on top of the plain fork's parent."""
+    proc, small = run_samples(bin_dir, "lat_proc", ["fork"] + fixed(4, 3), tmpdir=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    proc, big = run_samples(bin_dir, "lat_proc", ["fork_mem", "--param", "parent_mb=64"] + fixed(4, 3),
+                            tmpdir=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    for s in small + big:
+        assert isinstance(s["parent_vm_kb"], int) and isinstance(s["parent_rss_kb"], int), s
+        assert 0 < s["parent_rss_kb"] <= s["parent_vm_kb"]
+        assert s["iters"] == 4
+    assert [s["params"] for s in big] == ["parent_mb=64"] * 3
+    for b in big:
+        assert b["parent_rss_kb"] >= 64 * 1024 + min(s["parent_rss_kb"] for s in small) - 1024
+        assert b["parent_vm_kb"] >= 64 * 1024
+    assert max(s["parent_rss_kb"] for s in small) < 64 * 1024
+
+
+def test_lat_proc_parent_size_null_without_proc(bin_dir, tmp_path):
+    proc, samples = run_samples(bin_dir, "lat_proc", ["fork"] + fixed(2, 2), tmpdir=tmp_path,
+                                env={"KBENCH_MISSING": "procfs"})
+    assert proc.returncode == 0, proc.stderr
+    assert all(s["parent_vm_kb"] is None and s["parent_rss_kb"] is None for s in samples)
+
+
+@pytest.mark.parametrize("value", ["0", "x", "-5"])
+def test_lat_proc_fork_mem_bad_size_is_a_usage_error(bin_dir, tmp_path, value):
+    proc, _ = run_samples(bin_dir, "lat_proc", ["fork_mem", "--param", f"parent_mb={value}"] + fixed(),
+                          tmpdir=tmp_path)
+    assert proc.returncode == 2 and "parent_mb" in proc.stderr and "Traceback" not in proc.stderr
