@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "driver/discover.hpp"
+#include "driver/scaling.hpp"
 #include "harness/internal/affinity.hpp"
 #include "driver/json_value.hpp"
 #include "driver/meta.hpp"
@@ -81,7 +82,8 @@ std::vector<Case> runnable_cases(const std::vector<Case>& found, Options& o) {
   for (auto& c : out) {
     const bool one_party = c.name.find(" @") == std::string::npos;
     const bool has_cpu = std::find(c.args.begin(), c.args.end(), "--cpu") != c.args.end();
-    if (!one_party || has_cpu) continue;
+    const bool copies = std::find(c.args.begin(), c.args.end(), "--copies") != c.args.end();  // placed by --copies
+    if (!one_party || has_cpu || copies) continue;
     c.args.insert(c.args.end(), {"--cpu", std::to_string(o.pin_cpu)});
     c.placement = "pinned";
   }
@@ -512,7 +514,10 @@ int run(int argc, char** argv) {
   if (o.bin_dir.empty()) o.bin_dir = default_bin_dir(argv[0]);
   o.bin_dir = absolute(o.bin_dir);
 
-  const Discovery found = discover(o.bin_dir, o.timeout_s);
+  Discovery found = discover(o.bin_dir, o.timeout_s);
+  if (o.scaling)
+    add_scaling_cases(found, o.scaling->empty() ? kDefaultScaling : *o.scaling,
+                      static_cast<int>(kbench::allowed_cpus().size()));
   if (interrupt_signal()) return 128 + interrupt_signal();
   for (const auto& f : found.failures)
     say(f.binary + " --list: " + f.status + ": " + f.reason);

@@ -48,6 +48,8 @@ const char kUsage[] =
     "  --profile        after the measured reps, run each case once more under perf record\n"
     "                   and keep its kernel profile and kernel event counts (profiles.jsonl)\n"
     "  --profile-samples N  the least perf samples per profile (default 2000)\n"
+    "  --scaling[=REGEX] also run the cases matching REGEX (default: a small set) as 1, 2, 4,\n"
+    "                   ... and all-CPU copies at once (binaries' --copies; README: Scaling)\n"
     "  --list           print the cases that would run and a rough time estimate\n"
     "  --resume RUNDIR  finish an interrupted run (only --bin-dir/--no-table may be added)\n"
     "  --no-table       do not print the summary table at the end\n"
@@ -209,6 +211,9 @@ Options parse_options(const std::vector<std::string>& args) {
       o.profile = true;
     } else if (name == "--profile-samples") {
       o.profile_samples = static_cast<int>(parse_integer(name, value(), 10, 10000000));
+    } else if (name == "--scaling") {
+      o.scaling = inline_value.value_or("");
+      if (!o.scaling->empty()) check_regex(name, *o.scaling);
     } else if (name == "--list") {
       no_value();
       o.list = true;
@@ -279,6 +284,7 @@ JsonValue options_to_json(const Options& o) {
   j.set("label", o.label.empty() ? JsonValue() : JsonValue::string(o.label));
   j.set("profile", JsonValue::boolean(o.profile));
   j.set("profile_samples", JsonValue::integer(o.profile_samples));
+  j.set("scaling", o.scaling ? JsonValue::string(*o.scaling) : JsonValue());
   return j;
 }
 
@@ -298,6 +304,7 @@ void options_from_json(const JsonValue& j, Options& o) {
   if (const JsonValue* v = j.find("profile")) o.profile = v->as_bool();
   if (const JsonValue* v = j.find("profile_samples"); v && v->as_int() && *v->as_int() >= 10 && *v->as_int() <= 10000000)
     o.profile_samples = static_cast<int>(*v->as_int());
+  if (auto s = j.get_string("scaling")) o.scaling = *s;
   if (auto s = j.get_string("only")) o.only = *s;
   if (auto s = j.get_string("skip")) o.skip = *s;
   if (auto s = j.get_string("out")) o.out = *s;

@@ -40,6 +40,7 @@ struct Options {
   double target_change = 0.03;       // budget rounds stop at this detectable change
   bool profile = false;              // --profile: one more invocation per case under perf record
   int profile_samples = 2000;        // --profile-samples: the least perf samples a profile needs
+  std::optional<std::string> scaling; // --scaling[=REGEX]: base cases also run at 1, 2, 4, ... all copies
 };
 
 // Throws UsageError (harness/internal/usage_error.hpp, the convention of
