@@ -77,6 +77,7 @@ class Case:
     without: set = field(default_factory=set)       # optional kernel features it ran without ("thp": "unavailable")
     declared: dict = None       # the binary's declaration (decl.resolve); None = not read yet
     per_event: dict = field(default_factory=dict)   # EVENT_KEYS name -> {rep key -> [ns per event]}
+    blocked: dict = field(default_factory=dict)     # rep key -> [share of each sample's time blocked]
 
     @property
     def decl(self):
@@ -458,6 +459,18 @@ def _disturbed(obj):
     return lost > DISTURBED_SHARE * el
 
 
+def blocked_share(obj):
+    """The share of a sample's time its process was blocked: neither on a
+    CPU (utime_ns + stime_ns) nor runnable and waiting (run_delay_ns,
+    steal_ns), i.e. asleep: I/O, a journal commit, a lock, a partner. None
+    without the keys."""
+    el, ut, st = obj.get("elapsed_ns"), obj.get("utime_ns"), obj.get("stime_ns")
+    if not (_is_num(el) and _is_num(ut) and _is_num(st)) or el <= 0:
+        return None
+    lost = sum(v for v in (obj.get("run_delay_ns"), obj.get("steal_ns")) if _is_num(v) and v > 0)
+    return min(1.0, max(0.0, (el - ut - st - lost) / el))
+
+
 def _two_party(obj):
     return obj.get("partner_cpu") is not None or obj.get("placement") in ("same", "cross")
 
@@ -501,6 +514,9 @@ def read_samples(path, run_id, warn):
             c.control = True
         if _disturbed(obj):
             c.disturbed.add((rid, rep))
+        b = blocked_share(obj)
+        if b is not None:
+            c.blocked.setdefault((rid, rep), []).append(b)
         c.without.update(k for k, v in obj.items() if v == "unavailable")
         t0 = obj.get("t_start_ns")
         if _is_int(t0) and t0 >= 0:
@@ -571,6 +587,7 @@ def _drop_failed_reps(run, warn):
         del c.reps[key]
         c.disturbed.discard(key)
         c.rep_start.pop(key, None)
+        c.blocked.pop(key, None)
         for d in (c.counters, c.per_event):
             for by_rep in d.values():
                 by_rep.pop(key, None)
@@ -851,6 +868,8 @@ def pool_cases(runs, warn=None):
                     p.rep_start[k] = c.rep_start[k]
                 if k in c.disturbed:
                     p.disturbed.add(k)
+                if k in c.blocked:
+                    p.blocked[k] = list(c.blocked[k])
                 for name_, by_rep in c.counters.items():
                     if k in by_rep:
                         p.counters.setdefault(name_, {})[k] = list(by_rep[k])
