@@ -145,6 +145,7 @@ MAY_SKIP = [
     ("*test_fsvm.py::test_lat_fs_counts_seen_by_strace*", "strace that may trace", _strace_works),
     ("*test_security.py::test_strace_*", "strace that may trace", _strace_works),
     ("*test_measured_calls.py::test_strace_*", "strace that may trace", _strace_works),
+    ("*test_ipc.py::test_strace_*", "strace that may trace", _strace_works),
     ("*test_security.py::test_planted_symlinks_not_followed", "dynamically linked binaries", _dynamic_binaries),
     ("*test_security.py::test_*_as_ordinary_user", "a build uid 65534 can reach (when root)",
      _nobody_reaches_the_build),
