@@ -1,35 +1,41 @@
 // lat_connect — TCP connection set-up and tear-down on loopback.
 //
 // One op    = socket(), setsockopt(SO_LINGER {on, 0 s}), connect() to the
-//             partner's listener on 127.0.0.1 (or ::1), close(). On
-//             loopback connect() returns once the three-way handshake is
-//             done, in this process's system call: the partner's accept()
-//             is not waited for.
-// Timed     = run() only. The partner accepts and closes every connection
-//             concurrently; before each sample (untimed) it is told how many
-//             to expect and after it (untimed) it acknowledges that it has
-//             accepted them all, so the accept queue never holds more than
-//             one sample's connections.
+//             partner's listener on 127.0.0.1 (or ::1), read() until the
+//             partner's end-of-file, close(). The partner accept()s each
+//             connection and close()s it: its FIN is the acknowledgement the
+//             op waits for, so every op holds one whole connection on both
+//             sides (client set-up, the server's accept and close, the
+//             client's close), whatever the scheduler does.
+// Timed     = run() only. Before each sample (untimed) the partner is told
+//             how many connections to serve.
 // Placement = this process (the client) on --cpu, the accepting partner on
 //             --partner-cpu.
+// Why wait  = connect() on loopback returns once the three-way handshake is
+//             done, before the server has accepted. Without waiting, the
+//             server's accepts and closes ran partly after the second clock
+//             read, by how much depending on wake-up preemption (so a
+//             scheduler change moved the number with no change in connect
+//             cost), and a sample's deferred accepts could fill the backlog
+//             and wait out a 1 s SYN retry. Waiting, the accept queue never
+//             holds more than one connection.
 // Ports     = the listener is bound to port 0 (kernel-picked). A normal
 //             close() by the client would leave one TIME_WAIT socket per op
 //             for 60 s, and the kernel reuses an ephemeral port only when
 //             its 4-tuple is free, so millions of ops would exhaust the
 //             ~28000 ephemeral ports and the TIME_WAIT table. Linger {1, 0}
-//             makes close() send a RST instead of a FIN: the connection is
-//             destroyed at once on both sides, no TIME_WAIT is left anywhere
-//             and the client's port is free again immediately. The partner
-//             closes an already-reset socket, which sends nothing.
+//             makes the client's close() send a RST instead of a FIN: the
+//             connection is destroyed at once on both sides (the server's
+//             half-closed socket with it), no TIME_WAIT is left anywhere and
+//             the client's port is free again immediately.
 //             tests/validation/ipc.sh counts TIME_WAIT sockets around a run
 //             (the listener's port is in every sample as `server_port`).
-// Caveats   = the RST path is what is measured, not the FIN/ACK exchange of
-//             an orderly close. If the partner fell behind by a whole
-//             accept backlog (net.core.somaxconn) a SYN would be dropped and
-//             retried after 1 s: visible as an outlier, never hidden.
-//             family=ipv6 exits 77 without an IPv6 loopback. In --iters mode
-//             the partner reports the connections it accepted (timed ops +
-//             the one setup probe).
+// Caveats   = the server-closes-first path with a RST to finish is what is
+//             measured, not an orderly FIN/ACK exchange. On one CPU every
+//             op includes the switches to the server and back. family=ipv6
+//             exits 77 without an IPv6 loopback. In --iters mode the partner
+//             reports the connections it accepted (timed ops + the one setup
+//             probe).
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -53,20 +59,16 @@ class Connect final : public kbench::Fixture {
     const in_port_t port = family_ == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&server_.addr)->sin6_port
                                                : reinterpret_cast<sockaddr_in*>(&server_.addr)->sin_port;
     ctx.set_info("server_port", std::to_string(ntohs(port)));
-    int ctl[2], ack[2];
+    int ctl[2];
     check(::pipe2(ctl, O_CLOEXEC), "pipe");
-    check(::pipe2(ack, O_CLOEXEC), "pipe");
     ctl_ = ctl[1];
-    ack_ = ack[0];
     partner_ = kbench::spawn_partner(ctx, [&] {
       close_fd(ctl_);
-      close_fd(ack_);
-      accept_loop(ctx, listener, ctl[0], ack[1]);
+      accept_loop(ctx, listener, ctl[0]);
     });
     // Only the partner keeps the listener: it goes away with the partner.
     close_fd(listener);
     close_fd(ctl[0]);
-    close_fd(ack[1]);
   }
   void before_sample(std::uint64_t iters) override { kbench::ipc::send_u64(ctl_, iters); }
   void run(std::uint64_t iters) override {
@@ -75,22 +77,30 @@ class Connect final : public kbench::Fixture {
       const int fd = static_cast<int>(check(::socket(family_, SOCK_STREAM | SOCK_CLOEXEC, 0), "socket"));
       check(::setsockopt(fd, SOL_SOCKET, SO_LINGER, &kLinger, sizeof kLinger), "setsockopt SO_LINGER");
       check(::connect(fd, addr, server_.len), "connect");
+      wait_for_server_close(fd);
       check(::close(fd), "close");
     }
-  }
-  void after_sample() override {
-    char c;
-    kbench::read_exact(ack_, &c, 1);
   }
   void teardown() override {
     kbench::ipc::send_u64(ctl_, 0);
     kbench::wait_partner(partner_);
     close_fd(ctl_);
-    close_fd(ack_);
   }
 
  private:
-  [[noreturn]] static void accept_loop(const kbench::Context& ctx, int listener, int ctl, int ack) {
+  // The server's acknowledgement: its close() of the accepted connection
+  // arrives here as end-of-file.
+  static void wait_for_server_close(int fd) {
+    char c;
+    for (;;) {
+      const ssize_t got = ::read(fd, &c, 1);
+      if (got == 0) return;
+      if (got > 0) kbench::die("read: data from the server, expected its close");
+      if (errno != EINTR) kbench::die_errno("read (the server's close)", errno);
+    }
+  }
+
+  [[noreturn]] static void accept_loop(const kbench::Context& ctx, int listener, int ctl) {
     std::uint64_t served = 0;
     for (;;) {
       const std::uint64_t n = kbench::ipc::recv_u64(ctl);
@@ -100,15 +110,13 @@ class Connect final : public kbench::Fixture {
         if (fd >= 0) {
           check(::close(fd), "close (accepted)");
           ++i;
-        } else if (errno == ECONNABORTED) {
-          ++i;  // reset before accept() got to it: still one connection
         } else if (errno != EINTR) {
+          // ECONNABORTED included: the client resets a connection only
+          // after this side has closed it.
           kbench::die_errno("accept", errno);
         }
       }
       served += n;
-      const char c = 'a';
-      kbench::write_exact(ack, &c, 1);
     }
     kbench::ipc::report_served(ctx, served, "connections");
     _exit(0);
@@ -117,7 +125,7 @@ class Connect final : public kbench::Fixture {
   static constexpr linger kLinger{1, 0};
   int family_ = AF_INET;
   kbench::ipc::Endpoint server_;
-  int ctl_ = -1, ack_ = -1;
+  int ctl_ = -1;
   kbench::Partner partner_;
 };
 

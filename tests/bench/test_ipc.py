@@ -346,6 +346,54 @@ def test_connect_leaves_no_time_wait(bin_dir, family):
     assert port not in time_wait_ports()
 
 
+def strace_usable():
+    if not shutil.which("strace"):
+        return False
+    try:
+        return subprocess.run(["strace", "-o", "/dev/null", "true"], capture_output=True,
+                              timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+@pytest.mark.skipif(not strace_usable(), reason="strace missing or not allowed")
+def test_strace_connect_waits_for_the_servers_close(bin_dir, tmp_path):
+    """Every connection is timed to the server's acknowledgement: the client
+    reads end-of-file before its close, and that end-of-file comes after the
+    server has accepted the connection and begun to close it (its FIN)."""
+    trace = tmp_path / "trace"
+    iters, samples = 20, 3
+    r = subprocess.run(["strace", "-f", "-qq", "-e", "trace=connect,accept4,read,close", "-o", str(trace),
+                        str(bin_dir / "lat_connect"), "connect", "--iters", str(iters), "--samples", str(samples),
+                        "--warmup-ms", "0"], capture_output=True, text=True, timeout=TIMEOUT)
+    assert r.returncode == 0, r.stderr
+    lines = trace.read_text().splitlines()
+    client = lines[0].split()[0]
+    connects = eofs = server_closes = 0
+    accepted, client_fd = set(), None
+    for line in lines:
+        pid, call = line.split(None, 1)
+        if pid == client:
+            if m := re.match(r"connect\((\d+), \{sa_family=AF_INET,", call):
+                assert client_fd is None, "a second connect before the first connection's close"
+                client_fd = m.group(1)
+                connects += 1
+            elif re.match(r'(read\(\d+, |<\.\.\. read resumed>)"", 1\) += 0$', call):
+                eofs += 1
+                # the server began closing this connection before the client saw it end
+                assert server_closes >= eofs, line
+            elif client_fd is not None and re.match(rf"close\({client_fd}[) ]", call):
+                assert eofs == connects, f"closed before the server's close: {line}"
+                client_fd = None
+        else:
+            if m := re.match(r"(accept4\(\d+, NULL, NULL, SOCK_CLOEXEC|<\.\.\. accept4 resumed>).*= (\d+)$", call):
+                accepted.add(m.group(2))
+            elif (m := re.match(r"close\((\d+)", call)) and m.group(1) in accepted:
+                accepted.discard(m.group(1))
+                server_closes += 1
+    assert connects == eofs == server_closes == 1 + samples * iters
+
+
 def no_ipv6_shell():
     """A command prefix running in a network namespace whose loopback has no IPv6."""
     if not shutil.which("unshare") or not shutil.which("ip") or not shutil.which("sysctl"):
