@@ -263,6 +263,10 @@ def _compare(argv):
     for side in sides:
         reports.append(compare.run_compare(base, side, opts))
     print("\n\n".join(compare.format_report(r, a.changed, opts) for r in reports))
+    from . import scaling
+    for lines in (scaling.compare_lines(r, opts) for r in reports):  # copies at once (scaling.py)
+        if lines:
+            print("\n".join(lines))
     if a.explain:
         from . import explain
         for r in reports:
@@ -445,6 +449,8 @@ def _plot(argv):
     groups, baseline, _, comparisons, _, _ = _analyse(dirs, a.baseline, _options(a))
     bars, curves, strips = _make_plots(groups, baseline, comparisons, a.out, a.formats, not a.no_samples,
                                        a.estimator)
+    from . import plot
+    curves.update(plot.scaling_curves(groups, None, a.out, a.formats, a.estimator))  # scaling.py
     n = sum(len(v) for v in bars.values()) + sum(len(v) for v in curves.values()) \
         + len({str(p) for p in strips.values()}) * len(a.formats)
     print(f"wrote {n} chart file(s) to {a.out}")

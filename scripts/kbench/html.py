@@ -9,7 +9,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import controls, counters, stats
+from . import controls, counters, scaling, stats
 from .compare import RUN_ONLY_KEYS, case_sort_key, categories_of, category_of, flatten_meta
 from .load import META, RUNS, SAMPLES
 from .tables import column_unit
@@ -738,6 +738,7 @@ def render(m, out_path):
     parts += _scoreboard(m)
     parts += _summary_tables(m, ids)
     parts += _charts(m)
+    parts += scaling.html_section(m, esc, _figures)  # the copies at once (scaling.py)
     parts += _all_cases(m, out_dir, ids)
     parts += _explain(m, ids)
     parts += _machine(m)

@@ -374,3 +374,51 @@ def size_curves(groups, out_dir, formats=("png", "svg"), estimator=None):
         fig.tight_layout()
         out[chart] = _save(fig, out_dir, "curve_" + slug(chart), formats)
     return out
+
+
+# ------------------------------------------------------------ scaling
+
+
+def scaling_curves(groups, per_group=None, out_dir=None, formats=("png", "svg"), estimator=None):
+    """One chart per scaling base case (scaling.py): the aggregate rate
+    against the number of copies, a line per kernel, and dashed its ideal
+    (N x its 1-copy aggregate).  per_group: [(group, scaling.curves(group))]
+    if already computed.  Returns {chart name: [paths or Charts]}."""
+    from . import scaling
+    if per_group is None:
+        per_group = [(g, scaling.curves(g, estimator)) for g in groups]
+    bases = []
+    for _, cv in per_group:
+        bases += [b for b in cv if b not in bases]
+    out = {}
+    for base in sorted(bases, key=natural_key):
+        fig, ax = plt.subplots(figsize=(6, 3.6))
+        unit, top = "ops/s", 1
+        for gi, (g, cv) in enumerate(per_group):
+            pts = cv.get(base)
+            if not pts:
+                continue
+            ns = sorted(pts)
+            ys = [pts[n].aggregate for n in ns]
+            unit = pts[ns[0]].unit
+            top = max(top, max(ns))
+            color = COLORS[gi % len(COLORS)]
+            ax.plot(ns, ys, marker="o", markersize=4, color=color, label=g.label)
+            if 1 in pts:
+                a1 = pts[1].aggregate
+                ax.plot(ns, [a1 * n for n in ns], linestyle="--", color=color, alpha=0.6, label=f"{g.label} ideal")
+        ax.set_xscale("log", base=2)
+        ticks = sorted({n for _, cv in per_group for n in cv.get(base, {})})
+        ax.xaxis.set_major_locator(FixedLocator(ticks))
+        ax.xaxis.set_major_formatter(FormatStrFormatter("%d"))
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.set_xlim(0.8, top * 1.25)
+        ax.set_ylim(bottom=0)
+        ax.set_xlabel("copies at once (one per CPU)")
+        ax.set_ylabel(f"aggregate {unit} (higher is better)")
+        ax.set_title(f"{base}: scaling")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        out[f"scaling {base}"] = _save(fig, out_dir, "scaling_" + slug(base), formats)
+    return out

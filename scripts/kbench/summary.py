@@ -3,7 +3,7 @@ import csv
 import math
 import textwrap
 
-from . import controls, counters, stats
+from . import controls, counters, scaling, stats
 from .compare import case_sort_key, category_of, in_order
 from .text import table
 
@@ -191,6 +191,7 @@ def format_group(group, estimator=None, all_cases=False, noise=None):
                     f"{NOISY_PCT:.0f}%: read that value with care."
                     + ("" if all_cases else " Every case: --cases.")))
     out += _summary_tables(group, estimator)
+    out += scaling.summary_lines(group, estimator)  # the copies at once (scaling.py)
     if all_cases and rows:
         names, notes = short_names([c for c, _ in rows])
         out.append("")

@@ -1,0 +1,283 @@
+"""Scaling mode (binaries' --copies, kbench-run --scaling; README: Scaling).
+
+A scaling case "BASE xN" (or "BASE threads xN") ran N copies at once, each
+sample line one copy's.  From those lines, per sample: the aggregate rate,
+the sum over the copies of their operations per second (iters / elapsed_ns;
+for a bandwidth case their MB/s), a sample counting only when all N copies
+wrote theirs.  Per rep the aggregate is a sample array like any case's, so
+the aggregate at each N gets the same statistics as every case: the headline
+over reps (stats.Series, higher is better), its spread and mde
+(summarize), and the change between kernels with its interval and verdict
+(compare, adjusted over the scaling rows together).  The per-copy latency
+is the scaling case itself (its ns_per_op samples: every copy's), summarized
+and compared with the other cases.  The scaling efficiency at N is
+aggregate(N) / (N x aggregate(1)): 1 is perfect scaling; a shared lock
+shows as less.
+
+Reads samples.jsonl itself (load keeps no per-sample copy index); only the
+reps load kept for the case (after dropping failed reps) are used.
+"""
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+
+from . import load, stats
+from .text import table
+
+NAME = re.compile(r"^(?P<base>.+) x(?P<n>\d+)$")
+
+_RUNS = {}  # run path -> {case: {"metric": m, "reps": {(run_id, rep): [aggregate per sample]}}}
+
+
+def split_name(name):
+    """'BENCH VARIANT x2' -> ('BENCH VARIANT', 2); None for other cases."""
+    m = NAME.match(name)
+    return (m.group("base"), int(m.group("n"))) if m else None
+
+
+def _int(v, lo=0):
+    return isinstance(v, int) and not isinstance(v, bool) and v >= lo
+
+
+def read_run(run):
+    """The aggregate rate of every complete sample of the run's scaling cases."""
+    key = str(run.path)
+    if key in _RUNS:
+        return _RUNS[key]
+    parts = {}
+    path = Path(run.path) / load.SAMPLES
+    if path.exists():
+        for _, obj, _bad in load.iter_jsonl(path, lambda msg: None):
+            n, idx, iters, el = obj.get("copies"), obj.get("copy_idx"), obj.get("iters"), obj.get("elapsed_ns")
+            case, rep, smp = obj.get("case"), obj.get("rep_idx"), obj.get("sample_idx")
+            if not (_int(n, 1) and _int(idx) and idx < n and _int(iters, 1) and _int(el, 1) and _int(rep)
+                    and _int(smp) and isinstance(case, str)):
+                continue
+            metric = obj.get("metric")
+            rate = iters * 1e9 / el
+            if metric == "bandwidth":
+                b = obj.get("bytes_per_op")
+                if not _int(b, 1):
+                    continue
+                rate = iters * b * 1e3 / el      # MB/s
+            rid = obj.get("run_id") if isinstance(obj.get("run_id"), str) and obj.get("run_id") else run.run_id
+            e = parts.setdefault((case, rid, rep, smp), [n, set(), 0.0, metric])
+            if idx in e[1] or e[0] != n:
+                continue
+            e[1].add(idx)
+            e[2] += rate
+    out = {}
+    for (case, rid, rep, _), (n, seen, rate, metric) in sorted(parts.items(), key=lambda kv: kv[0][1:]):
+        if len(seen) == n:
+            d = out.setdefault(case, {"metric": metric, "reps": {}})
+            d["reps"].setdefault((rid, rep), []).append(rate)
+    _RUNS[key] = out
+    return out
+
+
+class Point:
+    """One base case at N copies on one side."""
+
+    def __init__(self, base, n, metric, reps, case, estimator=None):
+        self.base, self.n, self.metric, self.case = base, n, metric, case
+        keys = sorted(reps, key=lambda k: (str(k[0]), k[1]))
+        # higher is better: the aggregate is a rate, read as a bandwidth
+        self.series = stats.Series.single([np.asarray(reps[k], dtype=float) for k in keys], "bandwidth",
+                                          f"{case} [aggregate]", units=[k[0] for k in keys], estimator=estimator)
+        self.unit = "MB/s" if metric == "bandwidth" else "ops/s"
+        self.latency = (stats.Series.single(case.rep_arrays(), case.metric, case.name, units=case.rep_units(),
+                                            estimator=estimator) if case.reps else None)
+
+    @property
+    def aggregate(self):
+        return self.series.headline()
+
+    @property
+    def per_copy(self):
+        """The copies' own value: ns per op (MB/s for bandwidth)."""
+        return self.latency.headline() if self.latency is not None else math.nan
+
+
+def curves(side, estimator=None):
+    """{base: {N: Point}} of a Group or compare.Side (runs and pooled cases)."""
+    pooled = {}
+    for run in side.runs:
+        for name, d in read_run(run).items():
+            c = side.cases.get(name)
+            if c is None or split_name(name) is None:
+                continue
+            p = pooled.setdefault(name, {"metric": d["metric"], "reps": {}})
+            for k, v in d["reps"].items():
+                if k in c.reps:
+                    p["reps"].setdefault(k, []).extend(v)
+    out = {}
+    for name, d in pooled.items():
+        if not d["reps"]:
+            continue
+        base, n = split_name(name)
+        out.setdefault(base, {})[n] = Point(base, n, d["metric"], d["reps"], side.cases[name], estimator)
+    return out
+
+
+def efficiency(points, n):
+    """aggregate(N) / (N x aggregate(1)); nan without the 1-copy point."""
+    one = points.get(1)
+    if one is None or n not in points:
+        return math.nan
+    a1 = one.aggregate
+    return points[n].aggregate / (n * a1) if a1 > 0 else math.nan
+
+
+def rate_text(v, unit):
+    if v is None or math.isnan(v):
+        return "-"
+    if unit == "MB/s":
+        return f"{stats.fmt_num(v)} MB/s"
+    for div, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(v) >= div:
+            return f"{stats.fmt_num(v / div)} {suffix}ops/s"
+    return f"{stats.fmt_num(v)} ops/s"
+
+
+def per_copy_text(point):
+    v = point.per_copy
+    if math.isnan(v):
+        return "-"
+    unit, div = stats.unit_for(point.latency.metric, v)
+    return f"{stats.fmt_num(v / div)} {unit}"
+
+
+def eff_text(e):
+    return "-" if e is None or math.isnan(e) else f"{e:.2f}"
+
+
+def _order(cv):
+    return sorted(cv, key=load.natural_key)
+
+
+HEADING = ("== Scaling: N copies at once (aggregate = the copies' operations per second summed, higher is "
+           "better; per copy = each copy's own time per operation; efficiency = aggregate / (N x the 1-copy "
+           "aggregate), 1.00 = perfect scaling, less = the copies slow each other down)")
+
+
+def summary_rows(side, estimator=None):
+    """[(base, Point, stats.Summary, efficiency)] in display order."""
+    out = []
+    cv = curves(side, estimator)
+    for base in _order(cv):
+        for n in sorted(cv[base]):
+            p = cv[base][n]
+            out.append((base, p, stats.summarize(p.series), efficiency(cv[base], n)))
+    return out
+
+
+def summary_lines(group, estimator=None):
+    """The scaling table of summarize ([] without scaling cases)."""
+    rows = summary_rows(group, estimator)
+    if not rows:
+        return []
+    cells, last = [], None
+    for base, p, s, e in rows:
+        cells.append([base if base != last else "", str(p.n), rate_text(s.headline, p.unit), per_copy_text(p),
+                      eff_text(e), str(s.n_reps), stats.fmt_pct(s.between_cv), stats.mde_text(s.mde)])
+        last = base
+    import textwrap
+    return ["", textwrap.fill(HEADING, 100),
+            table(["case", "copies", "aggregate", "per copy", "efficiency", "reps", "spread", "mde"], cells,
+                  right={1, 2, 3, 4, 5, 6, 7})]
+
+
+def compare_rows(base_side, other_side, opts):
+    """[(base, N, base Point, other Point, Comparison of the aggregates,
+    base efficiency, other efficiency)] for every (base, N) on both sides;
+    verdicts decided over these rows together (compare.compare_series, as
+    every case)."""
+    from .compare import compare_series
+    b, o = curves(base_side, opts.estimator), curves(other_side, opts.estimator)
+    rows = []
+    for base in _order(b):
+        if base not in o:
+            continue
+        for n in sorted(set(b[base]) & set(o[base])):
+            pb, po = b[base][n], o[base][n]
+            cmp = compare_series(base_side, other_side, pb.series.label, pb.series, po.series, opts)
+            rows.append((base, n, pb, po, cmp, efficiency(b[base], n), efficiency(o[base], n)))
+    stats.decide([r[4] for r in rows], min_effect=opts.min_effect, level=opts.level, adjust=opts.adjust,
+                 machine_shift=False)
+    return rows
+
+
+def compare_lines(report, opts):
+    """The scaling section of compare for one Report ([] without scaling
+    cases on both sides)."""
+    rows = compare_rows(report.base, report.other, opts)
+    if not rows:
+        return []
+    cells, last = [], None
+    for base, n, pb, po, cmp, eb, eo in rows:
+        cells.append([base if base != last else "", str(n), rate_text(cmp.base, pb.unit), rate_text(cmp.other, po.unit),
+                      cmp.change_text, cmp.ci_text, cmp.verdict, f"{eff_text(eb)} -> {eff_text(eo)}"])
+        last = base
+    import textwrap
+    head = (f"== Scaling, {report.other.label} against {report.base.label}: the aggregate rate at each N "
+            "(higher is better; the ratio other/base, its 95% interval and the verdict, adjusted over these "
+            "rows), and the scaling efficiency on each side")
+    return ["", textwrap.fill(head, 100),
+            table(["case", "copies", "base", "other", "change", "ratio CI", "verdict", "efficiency"], cells,
+                  right={1, 2, 3, 4, 5})]
+
+
+# ------------------------------------------------------------ the page
+
+def html_section(m, esc, figures):
+    """The page's scaling section: per base case a chart (aggregate against
+    copies, a line per kernel and its ideal), and a table per kernel.  []
+    when no kernel has scaling cases."""
+    per_group = [(g, curves(g, m.opts.estimator)) for g in m.groups]
+    if not any(cv for _, cv in per_group):
+        return []
+    out = ["<h2 id='scaling'>Scaling: N copies at once</h2>",
+           "<p class='note'>Each scaling case ran N copies of a case at once, copy i on the i-th CPU (a "
+           "two-party case's partner on its copy's CPU), all released together.  Aggregate: the copies' "
+           "operations per second summed (higher is better); per copy: each copy's own time per operation; "
+           "efficiency: aggregate / (N &times; the 1-copy aggregate), 1.00 = perfect scaling.  In the charts the "
+           "dashed line of a kernel is its ideal, N times its 1-copy aggregate.</p>"]
+    try:
+        from . import plot
+        charts = plot.scaling_curves(m.groups, per_group, None, ("svg",))
+    except ImportError:
+        charts = {}
+    out += figures(charts)
+    for g, cv in per_group:
+        if not cv:
+            continue
+        out.append(f"<h3>{esc(g.label)}</h3><table class='scaling'><tr><th>case</th><th>copies</th>"
+                   "<th>aggregate</th><th>per copy</th><th>efficiency</th><th>reps</th><th>mde</th></tr>")
+        for base in _order(cv):
+            for n in sorted(cv[base]):
+                p = cv[base][n]
+                s = stats.summarize(p.series)
+                out.append(f"<tr><td>{esc(base)}</td><td class='num'>{n}</td><td class='num'>"
+                           f"{esc(rate_text(s.headline, p.unit))}</td><td class='num'>{esc(per_copy_text(p))}</td>"
+                           f"<td class='num'>{esc(eff_text(efficiency(cv[base], n)))}</td><td class='num'>"
+                           f"{s.n_reps}</td><td class='num'>{esc(stats.mde_text(s.mde))}</td></tr>")
+        out.append("</table>")
+    from .compare import Side
+    base_side = Side.from_group(m.baseline)
+    for g, cv in per_group:
+        if g is m.baseline:
+            continue
+        rows = compare_rows(base_side, Side.from_group(g), m.opts)
+        if not rows:
+            continue
+        out.append(f"<h3>{esc(g.label)} against {esc(m.baseline.label)}</h3><table class='scaling'><tr><th>case</th>"
+                   "<th>copies</th><th>change of the aggregate</th><th>ratio CI</th><th>verdict</th>"
+                   "<th>efficiency</th></tr>")
+        for base, n, pb, po, cmp, eb, eo in rows:
+            out.append(f"<tr><td>{esc(base)}</td><td class='num'>{n}</td><td class='num'>{esc(cmp.change_text)}</td>"
+                       f"<td class='num'>{esc(cmp.ci_text)}</td><td>{esc(cmp.verdict)}</td>"
+                       f"<td class='num'>{esc(eff_text(eb))} &rarr; {esc(eff_text(eo))}</td></tr>")
+        out.append("</table>")
+    return out
