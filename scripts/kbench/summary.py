@@ -1,6 +1,7 @@
 """Per-case summary of a run, or of all runs of one kernel pooled."""
 import csv
 import math
+import statistics
 import textwrap
 
 from . import controls, counters, scaling, stats
@@ -80,6 +81,35 @@ def fmt_spread(cv):
     return f"±{cv:.0f}%", ("!" if cv > NOISY_PCT else "")
 
 
+WAITING_SHARE = 0.5   # a one-party case blocked more than this share of its time is "waiting"
+
+
+def waiting_share(case):
+    """How much of its time a one-party latency case spent blocked (asleep:
+    I/O, a journal commit, a lock): the median over reps of each rep's
+    median share (load.blocked_share). None for two-party cases (they wait
+    for their partner by design), bandwidth cases and samples without the
+    CPU times."""
+    if case.metric != "latency" or case.name.rfind(" @") > 0 or not case.blocked:
+        return None
+    meds = [statistics.median(v) for v in case.blocked.values() if v]
+    return statistics.median(meds) if meds else None
+
+
+def dominated_by_waiting(case):
+    """More than WAITING_SHARE of its time blocked: its number is how long
+    something made it wait (the disk, a journal commit), not the cost of
+    the operation's path, and is not quoted as a latency."""
+    w = waiting_share(case)
+    return w is not None and w > WAITING_SHARE
+
+
+def waiting_note(cases):
+    w = max(waiting_share(c) for c in cases if dominated_by_waiting(c))
+    return (f"dominated by waiting: {w * 100:.0f}% of its time blocked (I/O, journal, locks), "
+            f"not a latency (its time: --cases)")
+
+
 def direction_words(metric):
     return "time per operation, lower is better" if metric == "latency" else "throughput, higher is better"
 
@@ -117,6 +147,8 @@ def short_names(cases):
 
 def row_cells(case, s, name=None):
     spread, mark = fmt_spread(s.between_cv)
+    if dominated_by_waiting(case):
+        mark += "w"
     return [name or case.name, str(s.n_reps), fmt_value(s.headline, case.metric), spread, mark,
             stats.mde_text(s.mde)]
 
@@ -148,10 +180,13 @@ def _summary_tables(group, estimator):
             cell = col.cells.get(group.key)
             if cell is None:
                 continue
+            note = "; ".join(x for x in (col.note, cell.note) if x)
+            if any(dominated_by_waiting(c) for c in cell.cases):
+                rows.append([col.label, "waiting", "", "", "; ".join(x for x in (note, waiting_note(cell.cases)) if x)])
+                continue
             series = cell.series(estimator)
             value = series.headline()
             spread, mark = fmt_spread(stats.cv_percent(series.rep_values()))
-            note = "; ".join(x for x in (col.note, cell.note) if x)
             rows.append([col.label, fmt_value(value, t.metric), spread, mark, note])
         if not rows:
             continue
@@ -199,6 +234,9 @@ def format_group(group, estimator=None, all_cases=False, noise=None):
                         "could detect (95%, power 80%)."))
         if notes:
             out.append(wrap("Same on every case, left out of the names: " + "; ".join(notes) + "."))
+        if any(dominated_by_waiting(c) for c, _ in rows):
+            out.append(wrap(f"w = blocked (asleep: I/O, a journal commit, a lock) more than "
+                            f"{WAITING_SHARE * 100:.0f}% of its time: how long it waited, not a latency."))
         for cat in in_order(category_of(c) for c, _ in rows):
             cells = [row_cells(c, s, names[c.name]) for c, s in rows if category_of(c) == cat]
             metrics = {c.metric for c, _ in rows if category_of(c) == cat}

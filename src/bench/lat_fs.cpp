@@ -19,8 +19,13 @@
 // Placement = unpinned unless --cpu.
 // Caveats   = the files live in a private directory under dir= (default
 //             $TMPDIR, else /tmp), removed at exit and on a signal; fs_type
-//             records its file system. Journal commits and writeback add
-//             noise on disk-backed file systems. ext4 without a journal
+//             records its file system, mount_options its mount's options
+//             (discard, barriers, journal mode), backing_dev and
+//             backing_dev_type the disk behind it ("none" for tmpfs).
+//             Journal commits, writeback and discards add waits on
+//             disk-backed file systems: a case that spends most of its
+//             time blocked is reported as waiting, not as a latency, by
+//             the summary (its samples' utime, stime and elapsed). ext4 without a journal
 //             passes over inodes freed in the last minutes when it allocates
 //             one, so create there costs more the more files anything
 //             deleted shortly before: compare such runs only with the same
@@ -52,6 +57,10 @@ class FsOps final : public kbench::Fixture {
     if (dir.empty()) kbench::die("dir must not be empty (dir=default means $TMPDIR, else /tmp)");
     root_ = kbench::make_temp_dir("lat_fs", dir == "default" ? "" : dir);
     ctx.set_info("fs_type", kbench::fs_type_of(root_));
+    const kbench::MountInfo mount = kbench::mount_of(root_);
+    ctx.set_info("mount_options", mount.options);
+    ctx.set_info("backing_dev", mount.device);
+    ctx.set_info("backing_dev_type", mount.device_type);
     root_fd_ = open_dir(root_);
     if (!fresh_) {
       check(::mkdirat(root_fd_, "reuse", 0700), "mkdir reuse directory");

@@ -5,8 +5,14 @@
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <climits>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include <vector>
 
@@ -47,6 +53,97 @@ std::string fs_type_of(const std::string& path) {
   char hex[32];
   std::snprintf(hex, sizeof hex, "0x%lx", magic);
   return hex;
+}
+
+namespace {
+
+// Appends the comma-separated words of `more` to `into` that it lacks.
+void add_options(std::string& into, const std::string& more) {
+  std::stringstream ss(more);
+  std::string w;
+  while (std::getline(ss, w, ',')) {
+    if (w.empty()) continue;
+    if (("," + into + ",").find("," + w + ",") == std::string::npos) into += (into.empty() ? "" : ",") + w;
+  }
+}
+
+std::string read_line(const std::string& path) {
+  std::ifstream f(path);
+  std::string line;
+  std::getline(f, line);
+  return line;
+}
+
+// The disk behind block device major:minor, and what kind it is.
+void describe_device(unsigned maj, unsigned min, MountInfo& m) {
+  const std::string link = "/sys/dev/block/" + std::to_string(maj) + ":" + std::to_string(min);
+  char real[PATH_MAX];
+  if (simulated_missing("sysfs") || !::realpath(link.c_str(), real)) return;
+  std::string dev = real;
+  if (::access((dev + "/partition").c_str(), F_OK) == 0) dev = dev.substr(0, dev.rfind('/'));
+  const std::string name = dev.substr(dev.rfind('/') + 1);
+  m.device = name;
+  auto starts = [&](const char* p) { return name.rfind(p, 0) == 0; };
+  if (starts("loop")) m.device_type = "loop";
+  else if (starts("dm-")) m.device_type = "device-mapper";
+  else if (starts("md")) m.device_type = "md-raid";
+  else if (starts("zram")) m.device_type = "zram";
+  else if (starts("nvme")) m.device_type = "nvme";
+  else if (dev.find("/virtio") != std::string::npos) m.device_type = "virtio";
+  else if (starts("xvd") || dev.find("/vbd-") != std::string::npos) m.device_type = "xen";
+  else {
+    const std::string rot = read_line(dev + "/queue/rotational");
+    m.device_type = rot == "1" ? "rotational" : rot == "0" ? "ssd" : "unknown";
+  }
+}
+
+}  // namespace
+
+MountInfo mount_of(const std::string& path) {
+  MountInfo m;
+  struct stat st;
+  check(::stat(path.c_str(), &st), ("stat " + path).c_str());
+  char real[PATH_MAX];
+  const std::string where = ::realpath(path.c_str(), real) ? real : path;
+  std::ifstream f(simulated_missing("procfs") ? "" : "/proc/self/mountinfo");
+  std::string line, best_point, best_opts, best_source;
+  bool found = false;
+  const std::string dev = std::to_string(major(st.st_dev)) + ":" + std::to_string(minor(st.st_dev));
+  // id parent maj:min root mount-point mount-options [optional...] - fstype source super-options
+  while (std::getline(f, line)) {
+    std::istringstream in(line);
+    std::string id, parent, majmin, root, point, opts, w;
+    if (!(in >> id >> parent >> majmin >> root >> point >> opts) || majmin != dev) continue;
+    while (in >> w && w != "-") {
+    }
+    std::string fstype, source, super;
+    in >> fstype >> source >> super;
+    // The deepest mount of this device that holds the path (bind mounts of
+    // one device share the numbers).
+    const bool holds = point == "/" || where == point || where.rfind(point + "/", 0) == 0;
+    if (holds && (!found || point.size() >= best_point.size())) {
+      found = true;
+      best_point = point;
+      best_opts = opts;
+      add_options(best_opts, super);
+      best_source = source;
+    }
+  }
+  if (!found) return m;
+  m.options = best_opts;
+  if (major(st.st_dev) != 0) {
+    describe_device(major(st.st_dev), minor(st.st_dev), m);
+  } else {
+    // No device of its own (tmpfs, overlayfs, NFS; btrfs's anonymous
+    // device numbers): the source names the disk when there is one.
+    struct stat ds;
+    if (best_source.rfind("/dev/", 0) == 0 && ::stat(best_source.c_str(), &ds) == 0 && S_ISBLK(ds.st_mode)) {
+      describe_device(major(ds.st_rdev), minor(ds.st_rdev), m);
+    } else {
+      m.device = m.device_type = "none";
+    }
+  }
+  return m;
 }
 
 void make_cached_file(const std::string& path, std::uint64_t bytes) {

@@ -14,6 +14,21 @@ namespace kbench {
 // The file-system type of `path` ("ext4", "tmpfs", ... or "0x<magic>").
 std::string fs_type_of(const std::string& path);
 
+// The mount a path lives on, as /proc/self/mountinfo and /sys say:
+//   options      the mount's options and the file system's own (super)
+//                options, each once, in that order ("rw,relatime,discard,...");
+//   device       the block device behind it ("vda", "nvme0n1"; a partition
+//                is named by its disk), "none" for a file system without one
+//                (tmpfs, overlayfs, NFS), "unknown" where /proc or /sys
+//                cannot tell;
+//   device_type  what that device is: "virtio" or "xen" (a virtual disk),
+//                "nvme", "ssd", "rotational", "loop", "device-mapper",
+//                "md-raid", "zram", "none" or "unknown".
+struct MountInfo {
+  std::string options = "unknown", device = "unknown", device_type = "unknown";
+};
+MountInfo mount_of(const std::string& path);
+
 // Creates `path` (O_EXCL) holding `bytes` bytes of a non-zero pattern,
 // fsyncs it (no dirty page is left for writeback to meet during the
 // samples), then reads it back in full so that all of it is in the page

@@ -6,9 +6,11 @@ times (and its arguments), not merely that the case ran. Nothing here
 asserts on timings.
 """
 import os
+import pathlib
 import re
 import shutil
 import subprocess
+import tempfile
 
 import pytest
 
@@ -154,3 +156,59 @@ def test_lat_proc_fork_mem_bad_size_is_a_usage_error(bin_dir, tmp_path, value):
     proc, _ = run_samples(bin_dir, "lat_proc", ["fork_mem", "--param", f"parent_mb={value}"] + fixed(),
                           tmpdir=tmp_path)
     assert proc.returncode == 2 and "parent_mb" in proc.stderr and "Traceback" not in proc.stderr
+
+
+# ---- lat_fs: the mount and the disk beside fs_type
+
+def _mount_of(path):
+    """(per-mount options, super options, major:minor) of the mount holding path, from mountinfo."""
+    st = os.stat(path)
+    dev = f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
+    real = os.path.realpath(path)
+    best = None
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            left, right = line.split(" - ", 1)
+            w = left.split()
+            if w[2] != dev:
+                continue
+            point = w[4]
+            if point == "/" or real == point or real.startswith(point + "/"):
+                if best is None or len(point) >= len(best[0]):
+                    best = (point, w[5], right.split()[2])
+    return best[1], best[2], st
+
+
+@pytest.mark.parametrize("where", ["tmp", "shm"])
+def test_lat_fs_records_the_mount_and_the_disk(bin_dir, tmp_path, where):
+    base = tmp_path if where == "tmp" else pathlib.Path("/dev/shm")
+    if where == "shm" and not base.is_dir():
+        pytest.skip("no /dev/shm")
+    target = pathlib.Path(tempfile.mkdtemp(dir=base))
+    try:
+        proc, samples = run_samples(bin_dir, "lat_fs", ["create", "--param", f"dir={target}"] + fixed(3, 2),
+                                    tmpdir=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        opts, sup, st = _mount_of(target)
+        for s in samples:
+            got = s["mount_options"].split(",")
+            assert set(got) == set(opts.split(",")) | set(sup.split(",")) and len(got) == len(set(got)), s
+            if os.major(st.st_dev) == 0 and s["fs_type"] == "tmpfs":
+                assert s["backing_dev"] == "none" and s["backing_dev_type"] == "none"
+            if os.major(st.st_dev) != 0:
+                disk = os.path.realpath(f"/sys/dev/block/{os.major(st.st_dev)}:{os.minor(st.st_dev)}")
+                if os.path.exists(disk + "/partition"):
+                    disk = os.path.dirname(disk)
+                assert s["backing_dev"] == os.path.basename(disk)
+                assert s["backing_dev_type"] in ("virtio", "xen", "nvme", "ssd", "rotational", "loop",
+                                                 "device-mapper", "md-raid", "zram")
+    finally:
+        shutil.rmtree(target, ignore_errors=True)
+
+
+def test_lat_fs_mount_unknown_without_proc_and_sys(bin_dir, tmp_path):
+    proc, samples = run_samples(bin_dir, "lat_fs", ["create"] + fixed(3, 1), tmpdir=tmp_path,
+                                env={"KBENCH_MISSING": "procfs,sysfs"})
+    assert proc.returncode == 0, proc.stderr
+    assert {(s["mount_options"], s["backing_dev"], s["backing_dev_type"]) for s in samples} == \
+        {("unknown", "unknown", "unknown")}
