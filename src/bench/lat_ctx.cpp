@@ -7,8 +7,14 @@
 //             wakes up and reads it. iters = hops; the time is reported per
 //             hop, raw: the working-set cost is NOT subtracted.
 //             work: the same per-hop summing of one of P arrays of S KB
-//             (round robin), in one process, without any switch: the cost
-//             the analysis may subtract from `ring` explicitly.
+//             (round robin), in one process, without any switch: the
+//             working-set cost alone.
+//             overhead: everything a hop does but the switch, in one
+//             process: sum one of P arrays of S KB (round robin), write the
+//             token into one of P pipes and read it back from that pipe
+//             (it is there: the read never blocks). As lmbench does, the
+//             summary's context switch is ring - overhead; `ring` itself is
+//             the raw hop.
 // Timed     = run() only; pipes, fork() and the first touch of every array
 //             (by the process that owns it, after fork, so no page is shared
 //             copy-on-write) are setup. The token carries the number of hops
@@ -167,14 +173,61 @@ class Work final : public kbench::Fixture {
   std::vector<WorkingSet> sets_;
 };
 
+// A hop without the switch: the ring's sum, pipe write and pipe read, all
+// in this process. P pipes and P arrays, used round robin, as the ring's P
+// processes use theirs.
+class Overhead final : public kbench::Fixture {
+ public:
+  void setup(kbench::Context& ctx) override {
+    const std::uint64_t procs = procs_param(ctx), kb = size_param(ctx);
+    for (std::uint64_t i = 0; i < procs; ++i) {
+      sets_.emplace_back(kb);
+      int fd[2];
+      check(::pipe2(fd, O_CLOEXEC), "pipe");
+      pipes_.push_back({fd[0], fd[1]});
+    }
+    ctx.set_probe_iters(procs);
+  }
+  void run(std::uint64_t iters) override {
+    std::size_t k = 0;
+    const std::size_t n = sets_.size();
+    std::uint64_t r = iters;
+    while (r) {
+      sets_[k].sum();
+      --r;
+      kbench::write_exact(pipes_[k].wr, &r, sizeof r);
+      kbench::read_exact(pipes_[k].rd, &r, sizeof r);
+      if (++k == n) k = 0;
+    }
+  }
+  void teardown() override {
+    for (const auto& p : pipes_) {
+      check(::close(p.rd), "close");
+      check(::close(p.wr), "close");
+    }
+  }
+
+ private:
+  struct Ends {
+    int rd, wr;
+  };
+  std::vector<WorkingSet> sets_;
+  std::vector<Ends> pipes_;
+};
+
 // Every procs x size_kb.
 std::vector<kbench::CaseSpec> grid(const kbench::CaseSpec& c) {
   return kbench::sweep(kbench::sweep(c, "procs", {"2", "4", "8", "16"}), "size_kb", {"0", "16", "64"});
 }
 
-// A summary column: ring - work at P processes and K KB ("Pp/KK").
+// A summary column: the context switch at P processes and K KB ("Pp/KK"),
+// ring - overhead (the raw hop is the ring case itself).
 kbench::Column switch_cost(int order, const std::string& p, const std::string& kb) {
-  return kbench::column(p + "p/" + kb + "K", order).note("ring - work, @same").minus("work").at("procs", p).at("size_kb", kb);
+  return kbench::column(p + "p/" + kb + "K", order)
+      .note("switch = ring - overhead, @same")
+      .minus("overhead")
+      .at("procs", p)
+      .at("size_kb", kb);
 }
 
 }  // namespace
@@ -184,4 +237,4 @@ KBENCH_MAIN("lat_ctx", kbench::category("Context switching", 20).bench_rank(5),
                                     .summary(switch_cost(2, "2", "16")).summary(switch_cost(3, "2", "64"))
                                     .summary(switch_cost(4, "8", "16")).summary(switch_cost(5, "8", "64"))
                                     .summary(switch_cost(6, "16", "16")).summary(switch_cost(7, "16", "64"))),
-                           grid(kbench::fixture<Work>("work"))}))
+                           grid(kbench::fixture<Work>("work")), grid(kbench::fixture<Overhead>("overhead"))}))

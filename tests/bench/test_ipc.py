@@ -40,7 +40,7 @@ EXPECTED = {
     "lat_tcp": {("rt", "family=ipv4,size=1"), ("rt", "family=ipv4,size=1024"),
                 ("rt", "family=ipv6,size=1")},
     "lat_connect": {("connect", "family=ipv4"), ("connect", "family=ipv6")},
-    "lat_ctx": {(v, f"procs={p},size_kb={s}") for v in ("ring", "work")
+    "lat_ctx": {(v, f"procs={p},size_kb={s}") for v in ("ring", "work", "overhead")
                 for p in (2, 4, 8, 16) for s in (0, 16, 64)},
     "lat_futex": {("thread", ""), ("process", "")},
     "bw_pipe": {("stream", "chunk_kb=64")},
@@ -54,7 +54,7 @@ def test_case_list(bin_dir, bench):
     cases = list_cases(bin_dir, bench)
     assert {(c["variant"], c["params"]) for c in cases} == EXPECTED[bench]
     for c in cases:
-        one_party = bench == "lat_ctx" and c["variant"] == "work"
+        one_party = bench == "lat_ctx" and c["variant"] in ("work", "overhead")
         assert c["two_party"] is (not one_party)
         assert c["metric"] == ("bandwidth" if bench.startswith("bw_") else "latency")
     placements = {c["placement"] for c in cases if c["two_party"]}
@@ -162,6 +162,27 @@ def test_work_variant_is_one_party(bin_dir):
     s = check_samples(r.stdout, "lat_ctx", "work")
     assert all(x["partner_cpu"] is None for x in s)
     r = run_bench(bin_dir, "lat_ctx", ["work", "--partner-cpu", "0"] + FIXED)
+    assert r.returncode == 2
+
+
+@pytest.mark.parametrize("procs", [2, 3, 8])
+def test_overhead_variant_is_a_hop_without_a_switch(bin_dir, procs):
+    """lat_ctx overhead: one process, and its pipe reads never block, so no
+    sample has a voluntary context switch (the ring switches on every hop on
+    one CPU); the summary's switch is ring - overhead."""
+    r = run_bench(bin_dir, "lat_ctx", ["overhead", "--param", f"procs={procs}", "--param", "size_kb=16"] + FIXED)
+    assert r.returncode == 0, r.stderr
+    s = check_samples(r.stdout, "lat_ctx", "overhead")
+    assert all(x["partner_cpu"] is None and x["partner_cpu_ns"] is None for x in s)
+    assert [x["nvcsw"] for x in s] == [0] * SAMPLES
+    r = run_bench(bin_dir, "lat_ctx", ["ring", "--param", f"procs={procs}", "--cpu", "0", "--partner-cpu", "0"]
+                  + FIXED)
+    assert r.returncode == 0, r.stderr
+    # one switch per hop, voluntary (a blocking read) or not (a wake-up preempting the writer)
+    assert all(x["nvcsw"] + x["nivcsw"] >= ITERS for x in check_samples(r.stdout, "lat_ctx", "ring"))
+    ring = [c for c in list_cases(bin_dir, "lat_ctx") if c["variant"] == "ring" and c["summary"]]
+    assert ring and all(c["summary"]["minus"] == "overhead" for c in ring)
+    r = run_bench(bin_dir, "lat_ctx", ["overhead", "--partner-cpu", "0"] + FIXED)
     assert r.returncode == 2
 
 

@@ -141,6 +141,13 @@ def test_legacy_mapping_agrees_with_the_binaries(bin_dir):
         for line in r.stdout.splitlines():
             o = json.loads(line)
             d = legacy.declaration(o["bench"], o["variant"], load.parse_params(o["params"]), o["metric"])
+            if o["bench"] == "lat_ctx" and o["variant"] == "ring" and o["summary"]:
+                # The one declaration that changed on purpose (issue 14): the
+                # switch is ring - overhead since the overhead variant exists;
+                # runs recorded before declarations have no overhead case, and
+                # keep ring - work.
+                assert o["summary"] == dict(d["summary"], minus="overhead", note="switch = ring - overhead, @same")
+                d = dict(d, summary=o["summary"])
             for k in ("category", "category_rank", "direction", "unit", "summary", "curve"):
                 assert o[k] == d[k], (o["case"], k, o[k], d[k])
             assert o["rank"] // 1000 == d["rank"] // 1000, o["case"]
