@@ -156,6 +156,20 @@ def row_cells(case, s, name=None):
 HEADERS = ["case", "reps", "value", "spread", "", "mde"]
 
 
+def per_event_rows(case, name, estimator=None):
+    """The row of a case's time per event, when its summary column is one
+    (per("minflt"): the cost of one page fault, which does not move with how
+    many pages a fault maps, where the time per page does): "NAME per
+    minflt", beside the case's own row. [] otherwise or without events."""
+    from . import tables as tables_mod
+    summ = (case.decl or {}).get("summary") or {}
+    per = summ.get("per")
+    if not per or not case.per_event.get(per):
+        return []
+    series = tables_mod.Cell([case], per=per).series(estimator)
+    return [row_cells(case, stats.summarize(series), f"{name} per {per}")]
+
+
 def _wrap_last(headers, rows):
     """Rows whose last cell is wrapped onto continuation rows so that the
     table fits in WIDTH columns."""
@@ -238,7 +252,11 @@ def format_group(group, estimator=None, all_cases=False, noise=None):
             out.append(wrap(f"w = blocked (asleep: I/O, a journal commit, a lock) more than "
                             f"{WAITING_SHARE * 100:.0f}% of its time: how long it waited, not a latency."))
         for cat in in_order(category_of(c) for c, _ in rows):
-            cells = [row_cells(c, s, names[c.name]) for c, s in rows if category_of(c) == cat]
+            cells = []
+            for c, s in rows:
+                if category_of(c) == cat:
+                    cells.append(row_cells(c, s, names[c.name]))
+                    cells += per_event_rows(c, names[c.name], estimator)
             metrics = {c.metric for c, _ in rows if category_of(c) == cat}
             out.append("")
             out.append(f"== {cat} ({'; '.join(direction_words(m) for m in sorted(metrics, reverse=True))})")
