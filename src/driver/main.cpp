@@ -186,6 +186,10 @@ JsonValue start_meta(const Options& o, const RunState& run, const Discovery& fou
   // The user's name for this kernel: runs with different labels are
   // different kernels in every report, whatever uname -r says.
   meta.set("label", o.label.empty() ? JsonValue() : JsonValue::string(o.label));
+  // How a guest of scripts/vm-run runs ("emulated": QEMU without KVM, "kvm"):
+  // the scripts never compare emulated timings with native ones. Null on a host.
+  const char* virt = getenv("KBENCH_VIRT");
+  meta.set("virt", virt && *virt ? JsonValue::string(virt) : JsonValue());
   meta.set("seed", JsonValue::unsigned_integer(run.seed));
   meta.set("started_utc", JsonValue::string(utc_now_iso()));
   meta.set("ended_utc", JsonValue());
