@@ -380,7 +380,7 @@ def flatten_meta(meta, skip=RUN_ONLY_KEYS):
 # Only these are reported as differences (per-run bookkeeping such as
 # options.out or the start time never is).
 COMPARED_CONDITIONS = ("cpu_model", "cpu_count", "cpus_online", "mem_total_kb", "governor", "boost", "smt", "thp",
-                       "mitigations", "clocksource", "aslr", "virtualization", "perf_event_paranoid",
+                       "mitigations", "clocksource", "aslr", "virtualization", "virt", "perf_event_paranoid",
                        "kernel_cmdline", "kernel_config", "compiler", "cxxflags", "suite_version", "quick",
                        "options.counters", "options.pin_cpu", "options.samples", "options.bench_args")
 
@@ -603,7 +603,8 @@ def format_report(rep, changed_only=False, opts=None):
         out.append("")
         out.append("WARNING: the two sides differ in more than the kernel:")
         for k, a, b in rep.differences:
-            out.append(f"  {k}: {a}  ->  {b}")
+            out.append(f"  {k}: {a}  ->  {b}" + ("  (emulated timings are not comparable with native ones)"
+                                                  if k == "virt" and "emulated" in (a, b) else ""))
     if rep.ran_differently:
         out.append("")
         out.append("Cases that ran differently on the two sides:")

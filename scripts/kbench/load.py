@@ -707,7 +707,7 @@ IDENTITY_KEYS = ("kernel_version", "kernel_cmdline", "kernel_config")
 # Conditions under which runs of one kernel should have been measured alike:
 # pooled runs that differ in one of them are pooled, with a loud warning.
 CONDITION_KEYS = ("cpu_model", "cpu_count", "mem_total_kb", "governor", "boost", "smt", "thp", "mitigations",
-                  "clocksource", "aslr", "virtualization", "compiler", "cxxflags", "suite_version")
+                  "clocksource", "aslr", "virtualization", "virt", "compiler", "cxxflags", "suite_version")
 
 
 def _identity(run, keys):
@@ -787,6 +787,22 @@ def counters_warning(sides):
             f"Compare runs made the same way.")
 
 
+def emulated_warning(sides):
+    """sides: [(label, runs)].  A loud warning (a string) when any of these
+    runs was made in an emulated guest (scripts/vm-run without KVM: meta
+    virt "emulated"), naming them; None when none was."""
+    emulated = []
+    for label, runs in sides:
+        n = sum(r.meta.get("virt") == "emulated" for r in runs)
+        if n:
+            emulated.append(label if n == len(runs) else f"{label} ({n} of its {len(runs)} runs)")
+    if not emulated:
+        return None
+    return (f"WARNING: EMULATED: {', '.join(emulated)} ran in a QEMU guest without KVM (meta virt: emulated): "
+            f"its timings are 5-30x off and not comparable with native ones; it shows that the cases run "
+            f"on that kernel, and compares only with other emulated runs, roughly.")
+
+
 def group_runs(runs, warn=None):
     """Group runs by (host, kernel) and pool each case's reps.
 
@@ -822,6 +838,9 @@ def group_runs(runs, warn=None):
         g.cases = pool_cases(g.runs, warn)
         _condition_warnings(g, warn)
     w = counters_warning([(g.label, g.runs) for g in groups.values()])
+    if w and warn:
+        warn(w)
+    w = emulated_warning([(g.label, g.runs) for g in groups.values()])
     if w and warn:
         warn(w)
     return [groups[k] for k in sorted(groups, key=lambda k: (natural_key(k[0]), natural_key(k[1])))]
