@@ -110,8 +110,15 @@ def waiting_note(cases):
             f"not a latency (its time: --cases)")
 
 
+BANDWIDTH_UNITS = "MB/s = 10^6 B/s (lmbench: 2^20)"
+
+
 def direction_words(metric):
-    return "time per operation, lower is better" if metric == "latency" else "throughput, higher is better"
+    """A table header's words: the direction, and for bandwidth the units
+    (decimal: lmbench's MB/s is binary, 4.9% more bytes)."""
+    if metric == "latency":
+        return "time per operation, lower is better"
+    return f"throughput, higher is better; {BANDWIDTH_UNITS}"
 
 
 def wrap(text, indent=""):

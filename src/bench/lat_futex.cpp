@@ -25,6 +25,7 @@
 //             slow and erratic in VMs. In --iters mode the partner reports
 //             the round trips it served (timed ops + the setup probe).
 #include <atomic>
+#include <cinttypes>
 #include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -126,7 +127,10 @@ class PingPong final : public kbench::Fixture {
       wake(seq);
       ++served;
     }
-    kbench::report_count(ctx, "partner served", served, "operations");
+    if (ctx.fixed_iters()) {
+      std::fprintf(stderr, "%s: partner served %" PRIu64 " operations\n", ctx.bench().c_str(), served);
+      std::fflush(stderr);
+    }
   }
 
   bool process_;

@@ -1,0 +1,30 @@
+"""Bandwidth units (issue 14 item 13): kbench's MB/s is 10^6 bytes per
+second (bytes_per_op * iters / elapsed_ns * 1000), lmbench's is 2^20; every
+bandwidth table header of summarize says which."""
+import json
+
+from kb_helpers import BASE_DIR, one_run
+from kbench import load, summary
+from kbench.cli import summarize_main
+
+
+def test_every_bandwidth_header_says_decimal_megabytes(capsys):
+    assert summarize_main([str(BASE_DIR), "--cases"]) == 0
+    out = capsys.readouterr().out
+    heads = [ln for ln in out.splitlines() if ln.startswith("== ")]
+    bw = [h for h in heads if "higher is better" in h]
+    assert len(bw) >= 2  # the summary table and the --cases table
+    assert all("MB/s = 10^6 B/s" in h and "2^20" in h for h in bw), bw
+    assert not [h for h in heads if "lower is better" in h and "MB/s" in h]
+    assert all(len(h) <= summary.WIDTH for h in bw)
+
+
+def test_mb_per_s_is_decimal():
+    """The value the tables show for a bandwidth sample is bytes / 10^6 per second."""
+    line = next(ln for ln in (one_run(BASE_DIR) / "samples.jsonl").read_text().splitlines()
+                if '"metric":"bandwidth"' in ln)
+    s = json.loads(line)
+    value, err = load._sample_value(s)
+    assert err is None
+    assert abs(value - s["bytes_per_op"] * s["iters"] / (s["elapsed_ns"] / 1e9) / 1e6) < 1e-6 * value
+    assert summary.fmt_value(12345.0, "bandwidth") == "12.3 GB/s"
