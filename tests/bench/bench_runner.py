@@ -108,7 +108,7 @@ def _fd_hard_limit_below(m):
 
 
 SOCKET_BENCHES = {"lat_udp", "lat_tcp", "lat_connect", "bw_tcp"}
-MEMORY_BENCHES = {"bw_file_rd", "bw_mem", "bw_mmap_rd", "lat_mem_rd", "lat_mmap", "lat_pagefault"}
+MEMORY_BENCHES = {"bw_file_rd", "bw_mem", "bw_mmap_rd", "lat_mem_rd", "lat_mmap", "lat_pagefault", "lat_proc"}
 
 
 def _uses_ipv4_loopback(c):
