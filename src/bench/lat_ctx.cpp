@@ -35,7 +35,6 @@
 //             process reports "lat_ctx: process I passed the token N times";
 //             the sum is the hops of the timed samples plus the setup probe
 //             (set to one full round, P hops).
-#include <cinttypes>
 #include <fcntl.h>
 #include <unistd.h>
 #include <vector>
@@ -84,7 +83,7 @@ class Ring final : public kbench::Fixture {
     }
     keep_only(0);
     ws_ = std::make_unique<WorkingSet>(kb);
-    fixed_ = ctx.fixed_iters();
+    ctx_ = &ctx;  // outlives the fixture (teardown included)
     ctx.set_probe_iters(static_cast<std::uint64_t>(procs_));  // the setup probe: one full round
   }
   void before_sample(std::uint64_t iters) override {
@@ -105,7 +104,7 @@ class Ring final : public kbench::Fixture {
     kbench::ipc::send_u64(next_, kQuit);
     if (kbench::ipc::recv_u64(in_) != kQuit) kbench::die("ring: the quit token did not come back");
     for (auto& p : partners_) kbench::wait_partner(p);
-    if (fixed_) std::fprintf(stderr, "lat_ctx: process 0 passed the token %" PRIu64 " times\n", passed_);
+    kbench::report_count(*ctx_, "process 0 passed the token", passed_, "times");
     for (int fd : {in_, next_, home_}) check(::close(fd), "close");
   }
 
@@ -138,9 +137,7 @@ class Ring final : public kbench::Fixture {
       kbench::write_exact(r == 0 ? home_ : next_, &r, sizeof r);
     }
     kbench::write_exact(next_, &r, sizeof r);  // pass the quit token on
-    if (ctx.fixed_iters())
-      std::fprintf(stderr, "lat_ctx: process %d passed the token %" PRIu64 " times\n", i, passed);
-    std::fflush(stderr);
+    kbench::report_count(ctx, "process " + std::to_string(i) + " passed the token", passed, "times");
     _exit(0);
   }
 
@@ -150,7 +147,7 @@ class Ring final : public kbench::Fixture {
   int in_ = -1, next_ = -1, home_ = -1;
   std::unique_ptr<WorkingSet> ws_;
   std::uint64_t passed_ = 0;
-  bool fixed_ = false;
+  const kbench::Context* ctx_ = nullptr;
 };
 
 class Work final : public kbench::Fixture {

@@ -25,7 +25,6 @@
 //             slow and erratic in VMs. In --iters mode the partner reports
 //             the round trips it served (timed ops + the setup probe).
 #include <atomic>
-#include <cinttypes>
 #include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -127,10 +126,7 @@ class PingPong final : public kbench::Fixture {
       wake(seq);
       ++served;
     }
-    if (ctx.fixed_iters()) {
-      std::fprintf(stderr, "%s: partner served %" PRIu64 " operations\n", ctx.bench().c_str(), served);
-      std::fflush(stderr);
-    }
+    kbench::report_count(ctx, "partner served", served, "operations");
   }
 
   bool process_;

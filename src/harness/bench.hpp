@@ -340,6 +340,12 @@ Partner spawn_partner(Context& ctx, const std::function<void()>& body);
 // failure of the benchmark. Returns nothing: it either exited 0 or we die.
 void wait_partner(Partner& p);
 
+// In --iters mode only (deterministic counts, for the tests to check), prints
+// "<bench>: <what> <n> <unit>" on stderr and flushes it, e.g. a partner's
+// "lat_pipe: partner served 301 operations". Silent otherwise. Partners
+// call it at their graceful end.
+void report_count(const Context& ctx, const std::string& what, std::uint64_t n, const std::string& unit);
+
 // Pins the calling process/thread to one CPU; exit 77 if that CPU is not
 // online and allowed.
 void pin_to_cpu(int cpu);

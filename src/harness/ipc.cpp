@@ -2,7 +2,6 @@
 #include "harness/ipc.hpp"
 
 #include <arpa/inet.h>
-#include <cinttypes>
 #include <cstring>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -137,9 +136,7 @@ std::uint64_t recv_u64(int fd) {
 }
 
 void report_served(const Context& ctx, std::uint64_t n, const char* what) {
-  if (!ctx.fixed_iters()) return;
-  std::fprintf(stderr, "%s: partner served %" PRIu64 " %s\n", ctx.bench().c_str(), n, what);
-  std::fflush(stderr);
+  report_count(ctx, "partner served", n, what);
 }
 
 // ---- RoundTrip -------------------------------------------------------------
@@ -167,7 +164,6 @@ void RoundTrip::echo(const Context& ctx) {
     ++served;
   }
   report_served(ctx, served);
-  std::fflush(stderr);
   _exit(0);
 }
 

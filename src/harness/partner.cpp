@@ -1,4 +1,5 @@
 // partner.cpp — forking, pinning and waiting for the other side of an IPC pair.
+#include <cinttypes>
 #include <csignal>
 #include <cstdio>
 #include <sys/prctl.h>
@@ -46,6 +47,12 @@ Partner spawn_partner(Context& ctx, const std::function<void()>& body) {
   register_partner(pid);
   sigprocmask(SIG_SETMASK, &old, nullptr);
   return Partner{pid};
+}
+
+void report_count(const Context& ctx, const std::string& what, std::uint64_t n, const std::string& unit) {
+  if (!ctx.fixed_iters()) return;
+  std::fprintf(stderr, "%s: %s %" PRIu64 " %s\n", ctx.bench().c_str(), what.c_str(), n, unit.c_str());
+  std::fflush(stderr);
 }
 
 void pin_as_partner(const Context& ctx) {

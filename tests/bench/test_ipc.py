@@ -149,11 +149,23 @@ def test_ring_hops_equal_timed_hops(bin_dir, procs, placement):
     assert sum(int(n) for _, n in found) == procs + SAMPLES * ITERS
 
 
-def test_ring_counts_without_fixed_iters_are_silent(bin_dir):
-    r = run_bench(bin_dir, "lat_ctx", ["ring", "--param", "procs=2", "--samples", "2", "--min-sample-ms", "1",
-                                 "--warmup-ms", "0"])
+@pytest.mark.parametrize("bench,args", [("lat_ctx", ["ring", "--param", "procs=2"]), ("lat_futex", ["thread"]),
+                                       ("lat_futex", ["process"]), ("lat_connect", ["connect"]),
+                                       ("lat_pipe", ["rt"])])
+def test_counts_without_fixed_iters_are_silent(bin_dir, bench, args):
+    """Every partner reports its count through one harness helper
+    (kbench::report_count), which is silent unless --iters."""
+    r = run_bench(bin_dir, bench, args + ["--samples", "2", "--min-sample-ms", "1", "--warmup-ms", "0"])
     assert r.returncode == 0, r.stderr
     assert not PASSED.findall(r.stderr) and not SERVED.findall(r.stderr)
+
+
+def test_counts_are_printed_by_the_harness_helper_only(root):
+    """No benchmark hand-rolls its --iters count line (issue 14, item 15)."""
+    for f in sorted((root / "src" / "bench").glob("*.cpp")):
+        text = f.read_text()
+        assert "passed the token %" not in text and "partner served %" not in text, f.name
+        assert not re.search(r"fixed_iters\(\)\)?\s*(\{\s*)?std::fprintf", text), f.name
 
 
 def test_work_variant_is_one_party(bin_dir):
