@@ -259,6 +259,9 @@ def _compare(argv):
                 base.label = f"{base_label} [{_short_id(base)}]"
                 side.label = f"{side.label} [{_short_id(side)}]"
             sides.append(side)
+    counted = load.counters_warning([(s.label, s.runs) for s in [base] + sides])
+    if counted:
+        _warn(counted)
     opts.run_noise = _run_noise([base] + sides, a, opts)
     for side in sides:
         reports.append(compare.run_compare(base, side, opts))

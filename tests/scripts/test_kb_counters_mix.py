@@ -2,7 +2,7 @@
 every context switch dearer): runs with and without it are never set side
 by side without a loud warning (issue 14, item 4)."""
 from kbench import load
-from kbench.cli import report_main, summarize_main
+from kbench.cli import compare_main, report_main, summarize_main
 
 from kb_helpers import rewrite_samples, set_meta
 
@@ -32,6 +32,10 @@ def test_kernels_measured_with_and_without_counters(tmp_path, gen, capsys):
     assert "WARNING: COUNTERS DIFFER" in capsys.readouterr().err
     assert report_main([str(tmp_path), "--out", str(tmp_path / "p.html"), "--no-samples", "--boot", "100"]) == 0
     assert "WARNING: COUNTERS DIFFER" in capsys.readouterr().err
+    # compare loads BASE and OTHER apart: the warning names both sides
+    assert compare_main([str(tmp_path / "h" / "6.1.0"), str(tmp_path / "h" / "6.2.0"), "--boot", "100"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("WARNING: COUNTERS DIFFER: runs with --counters: h/6.2.0; without: h/6.1.0.") == 1, err
 
 
 def test_runs_of_one_kernel_mixed(tmp_path, gen):
