@@ -166,9 +166,9 @@ MAY_SKIP = [
     ("*test_ipc.py::test_connect_leaves_no_time_wait*", "an IPv6 loopback", _has_ipv6_loopback),
     ("*test_counters.py::test_fork_children_are_counted", "perf events (root or perf_event_paranoid < 3)",
      _perf_usable),
-    ("*test_profile.py::test_real_perf_*", "perf that may sample the kernel (linux-perf; root or "
+    ("*test_profile_perf.py::test_real_perf_*", "perf that may sample the kernel (linux-perf; root or "
      "perf_event_paranoid <= 1; kptr_restrict letting it name kernel functions)", _perf_sees_the_kernel),
-    ("*test_profile.py::test_*_as_ordinary_user", "a build uid 65534 can reach (when root)",
+    ("*test_profile_perf.py::test_*_as_ordinary_user", "a build uid 65534 can reach (when root)",
      _nobody_reaches_the_build),
 ]
 

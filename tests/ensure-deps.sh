@@ -5,7 +5,7 @@
 # under test ($PYTHON, default /usr/bin/python3), and the tools some tests
 # run: strace (the O_EXCL/0700 checks, the lat_fs counts), ip and sysctl
 # (a network namespace without IPv6), unshare and mount, perf (linux-perf:
-# kbench-run --profile with the real perf, tests/system/test_profile.py). Installs what is
+# kbench-run --profile with the real perf, tests/system/test_profile_perf.py). Installs what is
 # missing with apt-get (through sudo when not root); where that is
 # impossible, prints the exact command and fails. With them installed, a
 # test that needs one of them may not skip (tests/conftest.py, MAY_SKIP).

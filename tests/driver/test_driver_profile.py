@@ -3,7 +3,7 @@
 output (tests/data/perf/), the kernel event counts per operation, the
 measured reps never profiled, perf's files removed, and the paths without
 perf or without permission (a message naming what is missing, the run goes
-on, its exit status unchanged). tests/system/test_profile.py does the same
+on, its exit status unchanged). tests/system/test_profile_perf.py does the same
 with the real perf and real binaries."""
 import json
 import math
