@@ -378,18 +378,6 @@ def _indent(text, n=2):
     return "\n".join(" " * n + ln for ln in text.splitlines())
 
 
-def to_json(expls):
-    """Plain data of the explanations (for tests and --json consumers)."""
-    def fn(r):
-        return {"function": r.name, "space": r.space, "base_share": None if math.isnan(r.base) else r.base,
-                "other_share": None if math.isnan(r.other) else r.other, "change_points": r.points,
-                "base_ns_per_op": None if math.isnan(r.base_ns) else r.base_ns,
-                "other_ns_per_op": None if math.isnan(r.other_ns) else r.other_ns, "delta_ns_per_op": r.delta_ns}
-    return [{"case": e.case, "verdict": e.verdict, "functions": [fn(r) for r in e.functions],
-             "inclusive": [fn(r) for r in e.inclusive],
-             "events": [{"event": r.name, "base": r.base, "other": r.other} for r in e.events]} for e in expls]
-
-
 def html_section(expls, esc, case_anchor=None, title="Why it changed: kernel profiles", section_id="explain"):
     """The page's section for these explanations (HTML text; '' if none).
     esc: the page's escaping function; case_anchor(case) -> id or None."""

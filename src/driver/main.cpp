@@ -140,6 +140,8 @@ int print_list(const Options& o, const std::vector<Case>& cases) {
               "settings, slow operations take longer)\n",
               cases.size(), o.reps, cases.size() * static_cast<std::size_t>(o.reps),
               format_duration(total).c_str());
+  if (o.profile)
+    std::printf("# --profile: then one more invocation of each case under perf, about 2 s each\n");
   return std::fflush(stdout) == 0 ? 0 : 1;
 }
 
