@@ -183,7 +183,7 @@ def _summarize(argv):
     else:
         groups = load.group_runs(runs, _warn)
     from .compare import Options
-    noise = _measured_run_noise([[r] for r in runs], a, Options(estimator=a.estimator))
+    noise = _measured_run_noise(runs, a, Options(estimator=a.estimator))
     print("\n\n".join(_quick_prefix(g) + summary.format_group(g, a.estimator, a.cases, noise) for g in groups))
     _write_csv(a.csv, lambda gs, f: summary.write_csv(gs, f, noise), groups)
     return 0
@@ -307,33 +307,59 @@ def _host_dirs(runs):
 
 def _run_noise(sides, a, opts):
     """{host: RunNoise} from the compared sides' own runs, the other runs
-    under their host directories (unless --no-history) and --history."""
-    return _measured_run_noise([list(s.runs) for s in sides], a, opts)
-
-
-def _measured_run_noise(lists, a, opts):
-    """{host: RunNoise} from lists of runs (each of one kernel, or single
-    runs: measure_run_noise groups them by kernel), the other runs under
-    their host directories (unless --no-history) and --history."""
+    under their host directories (unless --no-history) and --history.
+    Each side is its own list of replicates, even when two sides are runs
+    of one kernel; another run of a side's kernel joins that side's list
+    when no other side has that kernel, else it is a list of its own."""
+    lists = [list(s.runs) for s in sides]
+    owner = {}
+    for i, s in enumerate(sides):
+        for r in s.runs:
+            owner.setdefault(r.key, set()).add(i)
+    for key, rs in _history_by_kernel(lists, a).items():
+        sides_of = owner.get(key, set())
+        if len(sides_of) == 1:
+            lists[next(iter(sides_of))] += rs
+        else:
+            lists.append(rs)
     from . import compare
-    lists = list(lists)
+    return compare.measure_run_noise(lists, opts)
+
+
+def _measured_run_noise(runs, a, opts):
+    """{host: RunNoise} for summarize: runs (and the history's) grouped by kernel."""
+    by_kernel = {}
+    for r in runs:
+        by_kernel.setdefault(r.key, []).append(r)
+    for key, rs in _history_by_kernel([runs], a).items():
+        by_kernel.setdefault(key, []).extend(rs)
+    from . import compare
+    return compare.measure_run_noise(list(by_kernel.values()), opts)
+
+
+def _history_by_kernel(lists, a):
+    """{kernel key: [Run]} of the runs under the given runs' host
+    directories (unless --no-history) and under --history, without the
+    given runs themselves."""
+    given = {(r.host, r.run_id) for rs in lists for r in rs}
     dirs = [] if a.no_history else _host_dirs([r for rs in lists for r in rs])
     for d in a.history:
         p = Path(d)
         if not p.exists():
             raise UsageError(f"--history {d}: no such directory")
         dirs.append(p)
-    if dirs:
-        quiet = load.Warnings()   # the history's own warnings are not this comparison's
-        runs = load.load_runs(dirs, quiet)
-        load.split_identities(runs)
-        if a.history and not runs:
-            _warn("--history " + ", ".join(a.history) + ": no usable run found")
-        by_kernel = {}
-        for r in runs:
+    if not dirs:
+        return {}
+    quiet = load.Warnings()   # the history's own warnings are not this comparison's
+    runs = load.load_runs(dirs, quiet)
+    load.split_identities(runs)
+    if a.history and not runs:
+        _warn("--history " + ", ".join(a.history) + ": no usable run found")
+    by_kernel = {}
+    for r in runs:
+        if (r.host, r.run_id) not in given:
             by_kernel.setdefault(r.key, []).append(r)
-        lists += list(by_kernel.values())
-    return compare.measure_run_noise(lists, opts)
+    return by_kernel
 
 
 def _regex(text):

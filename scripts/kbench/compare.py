@@ -172,21 +172,26 @@ def run_estimates(run, opts):
 
 
 def measure_run_noise(run_lists, opts):
-    """{host: RunNoise} from lists of runs, grouped by kernel across the
-    lists (a kernel with one run says nothing; a run given twice counts
-    once; quick runs are left out: their schedule differs)."""
+    """{host: RunNoise} from lists of runs, each list the replicate runs of
+    one kernel under one condition (a compared side, or a kernel's runs
+    found elsewhere).  The callers group: two sides of one comparison are
+    never one list, even of one kernel (an A/A pair, a run under a known
+    slowdown), or their difference would count as drift.  A list with one
+    run says nothing; a run in two lists counts in the first only; quick
+    runs are left out (their schedule differs); a list spanning hosts is
+    split by host."""
     seen = set()
-    by_kernel = {}
+    by_host = {}
     for runs in run_lists:
+        per_host = {}
         for r in runs:
             if r.quick or (r.host, r.run_id) in seen:
                 continue
             seen.add((r.host, r.run_id))
-            by_kernel.setdefault(r.key, []).append(r)
-    by_host = {}
-    for (host, _), rs in by_kernel.items():
-        if len(rs) >= 2:
-            by_host.setdefault(host, []).append(rs)
+            per_host.setdefault(r.host, []).append(r)
+        for host, rs in per_host.items():
+            if len(rs) >= 2:
+                by_host.setdefault(host, []).append(rs)
     out = {}
     for host, kernels in by_host.items():
         groups = [[run_estimates(r, opts) for r in rs] for rs in kernels]

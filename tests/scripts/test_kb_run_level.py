@@ -198,3 +198,21 @@ def test_summarize_power_includes_the_hosts_run_level(tmp_path, gen, capsys):
     assert summarize_main([str(one_a)]) == 0
     out = capsys.readouterr().out
     assert "The mde includes the drift between runs measured on this host (2 runs of 1 kernel(s)" in out
+
+
+def test_two_sides_of_one_kernel_never_measure_their_own_difference(tmp_path, gen, capsys):
+    """An A/A pair, or a run under a known slowdown against a plain run:
+    the same kernel on both sides.  Their difference is what is judged,
+    never drift: without other runs there is no run level; a third run of
+    that kernel belongs to neither side and measures nothing alone."""
+    _runs(tmp_path, gen, {"k": (1, 2)})
+    r1, r2 = sorted((tmp_path / "h" / "k").iterdir())
+    assert compare_main([str(r1), str(r2), "--boot", "100"]) == 0
+    assert "note: one run on a side and no kernel with two runs" in capsys.readouterr().out
+    _runs(tmp_path, gen, {"k": (3,)})
+    assert compare_main([str(r1), str(r2), "--boot", "100"]) == 0
+    assert "note: one run on a side and no kernel with two runs" in capsys.readouterr().out
+    # two more runs of another kernel: they measure it
+    _runs(tmp_path, gen, {"c": (5, 6)})
+    assert compare_main([str(r1), str(r2), "--boot", "100"]) == 0
+    assert "Run level: measured on this host from 2 runs of 1 kernel(s)" in capsys.readouterr().out
