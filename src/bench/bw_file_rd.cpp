@@ -36,10 +36,7 @@ class FileRead final : public kbench::Fixture {
   void setup(kbench::Context& ctx) override {
     const std::uint64_t kb = ctx.param_u64("size_kb", 1, 16777216);
     size_ = kb * 1024;
-    kbench::require_memory(size_, "bw_file_rd (the file must stay in the page cache)");
-    path_ = ctx.temp_dir() + "/data";
-    kbench::make_cached_file(path_, size_);
-    ctx.set_info("fs_type", kbench::fs_type_of(path_));
+    path_ = kbench::cached_data_file(ctx, size_, "bw_file_rd");
     buf_ = kbench::Buffer(kChunk);
     if (!open_each_) fd_ = static_cast<int>(check(::open(path_.c_str(), O_RDONLY | O_CLOEXEC), "open"));
     ctx.set_bytes_per_op(size_);
@@ -78,9 +75,8 @@ class FileRead final : public kbench::Fixture {
   int fd_ = -1;
 };
 
-// 512 KB (fits L2 on most CPUs) to 64 MB, powers of 4 and the 64 MB end.
-const std::vector<std::string> kSizes{"512", "2048", "8192", "32768", "65536"};
-const auto kReread = kbench::curve("file_reread", "Reading a cached file: read() and mmap against file size", "size_kb");
+const auto kReread = kbench::reread_curve();
+const auto& kSizes = kbench::kRereadSizesKb;
 
 }  // namespace
 

@@ -5,7 +5,9 @@
 //             wr    store every 8-byte word;
 //             rdwr  add one to every 8-byte word (a load and a store each);
 //             cp    hand-written copy loop, 8-byte words, src -> dst;
-//             bcopy memcpy(dst, src, size);
+//             bcopy memcpy(dst, src, size): named after lmbench's bcopy
+//                   case, it calls libc's memcpy, not bcopy(3) (a memmove;
+//                   the two buffers never overlap);
 //             bzero memset(buf, 0, size).
 //             bytes_per_op = size for every variant: for cp and bcopy that
 //             is the bytes copied (each byte is read once and written once),

@@ -37,10 +37,7 @@ class MmapRead final : public kbench::Fixture {
   void setup(kbench::Context& ctx) override {
     const std::uint64_t kb = ctx.param_u64("size_kb", 1, 16777216);
     size_ = kb * 1024;
-    kbench::require_memory(size_, "bw_mmap_rd (the file must stay in the page cache)");
-    path_ = ctx.temp_dir() + "/data";
-    kbench::make_cached_file(path_, size_);
-    ctx.set_info("fs_type", kbench::fs_type_of(path_));
+    path_ = kbench::cached_data_file(ctx, size_, "bw_mmap_rd");
     if (!open_each_) {
       const int fd = static_cast<int>(check(::open(path_.c_str(), O_RDONLY | O_CLOEXEC), "open"));
       map_ = map(fd);
@@ -83,9 +80,8 @@ class MmapRead final : public kbench::Fixture {
   void* map_ = nullptr;
 };
 
-// The sizes of bw_file_rd, so the two read paths compare size for size.
-const std::vector<std::string> kSizes{"512", "2048", "8192", "32768", "65536"};
-const auto kReread = kbench::curve("file_reread", "Reading a cached file: read() and mmap against file size", "size_kb");
+const auto kReread = kbench::reread_curve();
+const auto& kSizes = kbench::kRereadSizesKb;
 
 }  // namespace
 

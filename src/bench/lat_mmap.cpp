@@ -30,10 +30,7 @@ class MapTouchUnmap final : public kbench::Fixture {
   void setup(kbench::Context& ctx) override {
     const std::uint64_t kb = ctx.param_u64("size_kb", 1, 16777216);
     size_ = kb * 1024;
-    kbench::require_memory(size_, "lat_mmap (the file must stay in the page cache)");
-    path_ = ctx.temp_dir() + "/data";
-    kbench::make_cached_file(path_, size_);
-    ctx.set_info("fs_type", kbench::fs_type_of(path_));
+    path_ = kbench::cached_data_file(ctx, size_, "lat_mmap");
     fd_ = static_cast<int>(check(::open(path_.c_str(), O_RDONLY | O_CLOEXEC), "open"));
     page_ = kbench::page_size();
   }

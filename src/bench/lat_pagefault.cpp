@@ -1,7 +1,9 @@
 // lat_pagefault — the cost of making a page of a fresh mapping accessible:
 // minor page faults, per page.
 //
-// One op    = the first access to one 4 KB page of a mapping made for the
+// One op    = the first access to one page (the page size, sysconf
+//             _SC_PAGESIZE: 4 KB on x86, 16 or 64 KB on some arm64 and
+//             ppc64 kernels) of a mapping made for the
 //             sample, i.e. one page's share of the page faults:
 //             file: a read of one byte per page of a read-only MAP_SHARED
 //                   mapping of a 64 MB file that is in the page cache (no
@@ -19,7 +21,8 @@
 // Timed     = run() only: the touches, in address order. The mappings for
 //             a sample's `iters` pages are made in before_sample and
 //             unmapped in after_sample, untimed, so each sample faults fresh
-//             mappings. A sample holds at most 1048576 pages (4 GB).
+//             mappings. A sample holds at most 1048576 pages (4 GB
+//             of 4 KB pages).
 // Placement = unpinned unless --cpu.
 // Caveats   = for `file` one fault maps several pages: up to 16 by
 //             fault-around, or a whole large folio when the page cache
@@ -60,10 +63,7 @@ class PageFault final : public kbench::Fixture {
       ctx.set_info("thp", thp_ ? "off" : "unavailable");
     }
     if (file_) {
-      kbench::require_memory(kFileBytes, "lat_pagefault file (the file must stay in the page cache)");
-      const std::string path = ctx.temp_dir() + "/data";
-      kbench::make_cached_file(path, kFileBytes);
-      ctx.set_info("fs_type", kbench::fs_type_of(path));
+      const std::string path = kbench::cached_data_file(ctx, kFileBytes, "lat_pagefault file");
       fd_ = static_cast<int>(check(::open(path.c_str(), O_RDONLY | O_CLOEXEC), "open"));
     }
   }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "harness/memory.hpp"
 #include "harness/sys.hpp"
 
 namespace kbench {
@@ -162,6 +163,14 @@ void make_cached_file(const std::string& path, std::uint64_t bytes) {
   check(::fsync(fd), ("fsync " + path).c_str());
   check(::close(fd), "close");
   read_whole_file(path);
+}
+
+std::string cached_data_file(Context& ctx, std::uint64_t bytes, const std::string& what) {
+  require_memory(bytes, what + " (the file must stay in the page cache)");
+  const std::string path = ctx.temp_dir() + "/data";
+  make_cached_file(path, bytes);
+  ctx.set_info("fs_type", fs_type_of(path));
+  return path;
 }
 
 void read_whole_file(const std::string& path) {

@@ -8,6 +8,9 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include "harness/bench.hpp"
 
 namespace kbench {
 
@@ -34,6 +37,20 @@ MountInfo mount_of(const std::string& path);
 // samples), then reads it back in full so that all of it is in the page
 // cache.
 void make_cached_file(const std::string& path, std::uint64_t bytes);
+
+// The page-cached data file of a case (lat_mmap, lat_pagefault file,
+// bw_file_rd, bw_mmap_rd): exit 77 unless `bytes` (plus a margin) of memory
+// is free ("WHAT needs N MB ..."), then `bytes` bytes at <temp dir>/data by
+// make_cached_file, its file system recorded as fs_type. Returns the path.
+std::string cached_data_file(Context& ctx, std::uint64_t bytes, const std::string& what);
+
+// The file sizes of bw_file_rd and bw_mmap_rd, the same so that read() and
+// mmap compare size for size on one chart: 512 KB (fits L2 on most CPUs) to
+// 64 MB, powers of 4 and the 64 MB end.
+inline const std::vector<std::string> kRereadSizesKb{"512", "2048", "8192", "32768", "65536"};
+inline Curve reread_curve() {
+  return curve("file_reread", "Reading a cached file: read() and mmap against file size", "size_kb");
+}
 
 // Reads the whole file once (brings it into the page cache).
 void read_whole_file(const std::string& path);

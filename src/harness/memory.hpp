@@ -89,15 +89,6 @@ class Buffer {
   std::size_t mapped_ = 0;
 };
 
-// Returns v, which the compiler can no longer treat as a known constant.
-// (The harness's do_not_optimize(T&) fails to compile with GCC 12 when T is
-// a compile-time constant: "impossible constraint in asm".)
-template <typename T>
-inline T opaque(T v) {
-  asm volatile("" : "+r"(v));
-  return v;
-}
-
 // Sums every 8-byte word of [p, p + bytes) (bytes a multiple of 128, p
 // 8-byte aligned). Eight independent accumulators and 128 bytes per turn
 // keep the loop limited by the loads, not by one dependent add chain or by

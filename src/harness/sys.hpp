@@ -101,9 +101,17 @@ inline std::uint64_t now_ns() {
          static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
-// Keeps the compiler from deleting a computation whose result is unused, and
-// from caching memory in registers across the barrier. Memory loops in the
-// benchmarks pass their accumulator through here once per pass.
+// The compiler barriers of kbench, all here. do_not_optimize keeps the
+// compiler from deleting a computation whose result is unused, and from
+// caching memory in registers across the barrier: memory loops in the
+// benchmarks pass their accumulator through here once per pass. opaque(v)
+// returns v as a value the compiler can no longer treat as a known constant
+// (a multiplier, a store pattern): the same empty asm on a register. It is
+// not do_not_optimize(T&) because that one's "+r,m" (a register or memory,
+// whichever the loop has it in) is rejected by GCC 12 for a variable it
+// knows to be a constant ("impossible constraint in asm"), and "+r" alone
+// there would add loads and stores to loops that keep their value in
+// memory (lat_harness clock, the ctl_machine alu control).
 template <typename T>
 inline void do_not_optimize(T const& value) {
   asm volatile("" : : "r,m"(value) : "memory");
@@ -111,6 +119,11 @@ inline void do_not_optimize(T const& value) {
 template <typename T>
 inline void do_not_optimize(T& value) {
   asm volatile("" : "+r,m"(value) : : "memory");
+}
+template <typename T>
+inline T opaque(T v) {
+  asm volatile("" : "+r"(v));
+  return v;
 }
 inline void clobber_memory() { asm volatile("" : : : "memory"); }
 
