@@ -149,6 +149,29 @@ run: all
 quick: all
 	$(call run_suite,--quick --out $(QUICK_OUT),$(QUICK_SAY))
 
+# ---- Another kernel without rebooting ----------------------------------------
+#   make vm-run KERNEL=X [RUN_ARGS=...] [LABEL=...] [CPUS=N] [MEM=2G]
+#                    X = a kernel image (bzImage, vmlinuz), a Debian kernel
+#                    .deb, or a Debian kernel package name (apt-get download,
+#                    never installed): the static suite in a QEMU guest of
+#                    that kernel (KVM when it runs, else emulation, loudly),
+#                    the run back in results/vm-<host>/<kernel>/ (scripts/vm-run;
+#                    VM_OUT= another results root).
+#   make test-vm     boots one Debian cloud kernel package with a quick subset
+#                    and checks the run end to end (downloads a kernel: not in
+#                    make test). VM_TEST_KERNEL= chooses the package.
+KERNEL ?=
+CPUS   ?=
+MEM    ?= 2G
+VM_OUT ?= results
+VM_TEST_KERNEL ?= linux-image-cloud-amd64
+.PHONY: vm-run test-vm
+vm-run:
+	$(PYTHON) scripts/vm-run --out '$(VM_OUT)' --mem '$(MEM)' $(if $(CPUS),--cpus '$(CPUS)') $(if $(LABEL),--label '$(LABEL)') '$(KERNEL)' -- $(RUN_ARGS)
+
+test-vm:
+	KBENCH_VM_TEST_KERNEL='$(VM_TEST_KERNEL)' $(PYTHON) -m pytest -q -rs -p no:cacheprovider tests/system/vm_check.py
+
 # Summary tables, charts (plots/) and results/index.html from every run under results/.
 report:
 	$(PYTHON) scripts/report

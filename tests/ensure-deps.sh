@@ -14,9 +14,12 @@ PYTHON=${PYTHON:-/usr/bin/python3}
 PATH="$PATH:/usr/sbin:/sbin"  # ip, sysctl: where an ordinary user's PATH may not look
 missing=""
 [ -f /usr/include/catch2/catch.hpp ] || missing="$missing catch2"
-for tool in strace:strace ip:iproute2 sysctl:procps unshare:util-linux mount:mount perf:linux-perf; do
+for tool in strace:strace ip:iproute2 sysctl:procps unshare:util-linux mount:mount perf:linux-perf \
+            cpio:cpio mkfs.ext4:e2fsprogs dpkg-deb:dpkg; do
   command -v "${tool%%:*}" >/dev/null 2>&1 || missing="$missing ${tool#*:}"
 done
+# scripts/vm-run's initramfs (tests/system/test_vm_run.py): a static busybox.
+dpkg-query -W -f '${Status}' busybox-static 2>/dev/null | grep -q 'ok installed' || missing="$missing busybox-static"
 if [ ! -x "$PYTHON" ]; then
   missing="$missing python3"
 fi

@@ -1,0 +1,217 @@
+"""scripts/vm-run (make vm-run, issue 16) without a guest: argument errors,
+what KERNEL is (image, .deb, package name) and which modules go into the
+guest, and what a guest that never sends a complete run leaves behind
+(nothing), with a fake qemu-system-x86_64 (tests/fake_qemu/). The real
+guest: make test-vm (tests/system/vm_check.py)."""
+import json
+import lzma
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+VM_RUN = ROOT / "scripts" / "vm-run"
+FAKE_QEMU = ROOT / "tests" / "fake_qemu" / "qemu-system-x86_64"
+
+
+def vm_run(*args, env=None, timeout=60):
+    e = dict(os.environ, **(env or {}))
+    return subprocess.run([sys.executable, str(VM_RUN), *map(str, args)], capture_output=True, text=True,
+                          env=e, timeout=timeout)
+
+
+def fake_image(path, release="6.9.0-test"):
+    """Enough of an x86 boot image: 'HdrS' at 0x202, the version string
+    where the header's pointer at 0x20E says."""
+    b = bytearray(0x1000)
+    b[0x202:0x206] = b"HdrS"
+    b[0x20E:0x210] = (0x600 - 0x200).to_bytes(2, "little")
+    text = f"{release} (builder@host) #1 SMP\0".encode()
+    b[0x600:0x600 + len(text)] = text
+    path.write_bytes(bytes(b))
+    return path
+
+
+def module(*info):
+    return b"\x7fELF fake module\0" + b"\0".join(i.encode() for i in info) + b"\0"
+
+
+def fake_deb(tmp_path, release="6.9.0-fake", package="linux-image-6.9.0-fake"):
+    root = tmp_path / "pkg"
+    (root / "DEBIAN").mkdir(parents=True)
+    (root / "DEBIAN" / "control").write_text(f"Package: {package}\nVersion: 1\nArchitecture: amd64\n"
+                                             "Maintainer: t <t@t>\nDescription: fake kernel\n")
+    (root / "boot").mkdir()
+    fake_image(root / "boot" / f"vmlinuz-{release}", release)
+    mods = root / "lib" / "modules" / release
+    (mods / "kernel" / "drivers" / "block").mkdir(parents=True)
+    (mods / "kernel" / "drivers" / "virtio").mkdir(parents=True)
+    (mods / "kernel" / "drivers" / "block" / "virtio_blk.ko").write_bytes(module("license=GPL", "depends=virtio"))
+    (mods / "kernel" / "drivers" / "virtio" / "virtio.ko").write_bytes(module("depends="))
+    (mods / "kernel" / "drivers" / "block" / "loop.ko.xz").write_bytes(lzma.compress(module("depends=")))
+    (mods / "modules.builtin").write_text("kernel/drivers/virtio/virtio_pci.ko\nkernel/fs/ext4/ext4.ko\n")
+    deb = tmp_path / f"{package}_1_amd64.deb"
+    subprocess.run(["dpkg-deb", "--root-owner-group", "-b", str(root), str(deb)], check=True, capture_output=True)
+    return deb
+
+
+@pytest.mark.parametrize("args,message", [
+    ((), "no KERNEL given: make vm-run KERNEL="),
+    (("--cpus", "0", "k"), "--cpus (CPUS=) must be a positive whole number, not '0'"),
+    (("--cpus", "two", "k"), "--cpus (CPUS=) must be a positive whole number"),
+    (("--mem", "lots", "k"), "--mem (MEM=) must be a size such as 2G"),
+    (("--limit", "-1", "k"), "--limit must be a positive whole number"),
+    (("/no/such/bzImage",), "/no/such/bzImage: no such file"),
+    (("missing.deb",), "missing.deb: no such file"),
+    (("Not A Package",), "not a file and not a Debian package name"),
+    (("--bogus", "k"), "unrecognized arguments: --bogus"),
+])
+def test_usage_errors_exit_2(args, message):
+    r = vm_run(*args)
+    assert r.returncode == 2, r.stderr
+    assert message in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_files_that_are_no_kernel(tmp_path):
+    (tmp_path / "notes.txt").write_text("hello\n")
+    r = vm_run(tmp_path / "notes.txt")
+    assert r.returncode == 2 and "not an x86 kernel image (no boot header 'HdrS')" in r.stderr
+    (tmp_path / "bad.deb").write_text("not an archive\n")
+    r = vm_run(tmp_path / "bad.deb")
+    assert r.returncode == 2 and "bad.deb: not a Debian package (no ar archive)" in r.stderr
+    r = vm_run(tmp_path)
+    assert r.returncode == 2 and "a directory, not a kernel image" in r.stderr
+
+
+def test_detects_an_image(tmp_path):
+    img = fake_image(tmp_path / "bzImage", "6.13.0-rc1-mine")
+    r = vm_run("--dry-run", "--cpus", "3", img)
+    assert r.returncode == 0, r.stderr
+    assert f"kernel: image {img}: release 6.13.0-rc1-mine, image bzImage" in r.stdout
+    assert "3 CPUs, 2G" in r.stdout
+    # No modules given: whatever the run needs must be built in; vm-run tries.
+    assert "ext4: built in?" in r.stdout and "modules to load: none" in r.stdout
+
+
+def test_detects_a_deb_and_plans_its_modules(tmp_path):
+    deb = fake_deb(tmp_path)
+    r = vm_run("--dry-run", deb)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.splitlines()
+    assert out[0] == f"kernel: deb {deb}: release 6.9.0-fake, image vmlinuz-6.9.0-fake"
+    assert out[1].startswith("guest host name: vm-")
+    assert "disk: virtio (virtio_pci built in, virtio_blk module)" in out
+    assert "ext4: built in" in out and "loop: module" in out and "ipv6: missing" in out
+    # dependencies first; loop from its .ko.xz
+    assert "modules to load: virtio virtio_blk loop" in out
+
+
+def test_detects_a_package_name_without_downloading():
+    r = vm_run("--dry-run", "linux-image-6.1.0-99-cloud-amd64")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "kernel: Debian package linux-image-6.1.0-99-cloud-amd64 (apt-get download, not installed)\n"
+
+
+# ---------------------------------------------------------------- a fake guest
+
+@pytest.fixture
+def fake_static(tmp_path):
+    """A static suite as vm-run copies it (nothing runs it)."""
+    d = tmp_path / "static"
+    for sub, name in (("bin", "kbench-run"), ("libexec", "kbench-exec-helper")):
+        (d / sub).mkdir(parents=True)
+        (d / sub / name).write_text("#!/bin/sh\n")
+        (d / sub / name).chmod(0o755)
+    return d
+
+
+def fake_run(tmp_path, fake_static, mode, *extra, timeout=60):
+    out = tmp_path / "results"
+    out.mkdir(exist_ok=True)
+    (out / "keep").mkdir(exist_ok=True)           # what was there before
+    log = tmp_path / "qemu-args.log"
+    r = vm_run("--static", fake_static, "--out", out, "--no-summary", "--disk-mb", "8", *extra,
+               fake_deb(tmp_path), "--", "--quick",
+               env={"KBENCH_VM_QEMU": str(FAKE_QEMU), "FAKE_QEMU_MODE": mode, "FAKE_QEMU_LOG": str(log)},
+               timeout=timeout)
+    calls = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    return r, out, calls
+
+
+def entries(out):
+    return sorted(str(p.relative_to(out)) for p in out.rglob("*"))
+
+
+def test_complete_run_is_moved_into_place(tmp_path, fake_static):
+    r, out, calls = fake_run(tmp_path, fake_static, "complete")
+    assert r.returncode == 0, r.stderr
+    run = out / "vm-fake" / "6.9.0-fake" / "20260101T000000Z-abcdef"
+    assert r.stdout == f"{run}\n"
+    assert sorted(p.name for p in run.iterdir()) == ["cases.jsonl", "meta.json", "runs.jsonl", "samples.jsonl"]
+    assert entries(out)[0] == "keep" and not any(".vm-run" in e for e in entries(out))
+    # KVM tried first with a probe guest, then emulation, loudly.
+    assert [c[c.index("-accel") + 1] for c in calls] == ["kvm", "tcg,thread=multi"]
+    assert "KVM probe: qemu-system-x86_64: -accel kvm: failed to initialize kvm" in r.stderr
+    assert "WARNING: EMULATED GUEST (QEMU TCG, no KVM)" in r.stderr
+    guest = calls[1]
+    assert any(a.startswith("file=") and a.endswith(",format=raw,if=virtio") for a in guest)   # the ext4 disk
+    assert guest[guest.index("-smp") + 1] == str(max(1, os.cpu_count() - 1))
+    assert guest[guest.index("-m") + 1] == "2G"
+    # progress and the invocations relayed
+    assert "guest: kbench-run: rep 1/2 done" in r.stderr
+    assert "guest: fs: ext4 on /dev/vda" in r.stderr
+    assert "invocations: 2: 1 ok, 1 skipped" in r.stderr
+    assert "  skipped: lat_pipe rt @cross: needs two CPUs" in r.stderr
+
+
+@pytest.mark.parametrize("mode,message", [
+    ("truncated", "the transfer of the run directory was cut off (no end marker)"),
+    ("incomplete", "the guest's run is not complete (meta.json status: running)"),
+    ("panic", "the guest's kernel panicked: Kernel panic - not syncing: fake panic for the test"),
+])
+def test_no_complete_run_leaves_the_results_root_as_it_was(tmp_path, fake_static, mode, message):
+    r, out, _ = fake_run(tmp_path, fake_static, mode)
+    assert r.returncode == 3, r.stderr
+    assert message in r.stderr and f"Results root {out} unchanged" in r.stderr
+    assert entries(out) == ["keep"]
+    assert "Traceback" not in r.stderr
+
+
+def test_hanging_guest_is_killed_at_the_limit(tmp_path, fake_static):
+    t0 = time.monotonic()
+    r, out, _ = fake_run(tmp_path, fake_static, "hang", "--limit", "2", timeout=30)
+    assert r.returncode == 3, r.stderr
+    assert "the guest did not finish within --limit 2 s: killed" in r.stderr
+    assert "guest: kbench-run: rep 1/2 done" in r.stderr       # relayed while it ran
+    assert time.monotonic() - t0 < 25
+    assert entries(out) == ["keep"]
+
+
+def test_sigterm_stops_the_guest(tmp_path, fake_static):
+    out = tmp_path / "results"
+    out.mkdir()
+    p = subprocess.Popen([sys.executable, str(VM_RUN), "--static", str(fake_static), "--out", str(out),
+                          "--no-summary", "--disk-mb", "8", "--accel", "tcg", str(fake_deb(tmp_path))],
+                         env=dict(os.environ, KBENCH_VM_QEMU=str(FAKE_QEMU), FAKE_QEMU_MODE="hang"),
+                         stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 20
+    qemu = []
+    while time.monotonic() < deadline and not qemu:
+        time.sleep(0.2)
+        qemu = subprocess.run(["pgrep", "-P", str(p.pid), "-f", "fake_qemu"], capture_output=True,
+                              text=True).stdout.split()
+    assert qemu, "the fake guest never started"
+    p.send_signal(signal.SIGTERM)
+    err = p.communicate(timeout=20)[1]
+    assert p.returncode == 130
+    assert "interrupted: the guest is stopped; the results root is unchanged" in err
+    for pid in qemu:
+        assert not pathlib.Path(f"/proc/{pid}").exists() or \
+            pathlib.Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
+    assert list(out.iterdir()) == []
