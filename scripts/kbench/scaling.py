@@ -121,6 +121,31 @@ def curves(side, estimator=None):
     return out
 
 
+def machine_bases(side):
+    """The scaled control cases of the side's runs (cases.jsonl: scaling_control
+    true): work no kernel can change, whose efficiency is what N CPUs of this
+    machine give at best (two vCPUs of a VM may give much less than twice one)."""
+    out = set()
+    for run in side.runs:
+        p = Path(run.path) / "cases.jsonl"
+        if not p.exists():
+            continue
+        for _, obj, _bad in load.iter_jsonl(p, lambda msg: None):
+            if obj.get("scaling_control") is True and isinstance(obj.get("case"), str):
+                sp = split_name(obj["case"])
+                if sp:
+                    out.add(sp[0])
+    return out
+
+
+def machine_efficiency(cv, machines, n):
+    """The efficiency at N of the first scaled control present; nan without."""
+    for b in sorted(machines):
+        if b in cv and n in cv[b]:
+            return efficiency(cv[b], n)
+    return math.nan
+
+
 def efficiency(points, n):
     """aggregate(N) / (N x aggregate(1)); nan without the 1-copy point."""
     one = points.get(1)
@@ -159,17 +184,23 @@ def _order(cv):
 
 HEADING = ("== Scaling: N copies at once (aggregate = the copies' operations per second summed, higher is "
            "better; per copy = each copy's own time per operation; efficiency = aggregate / (N x the 1-copy "
-           "aggregate), 1.00 = perfect scaling, less = the copies slow each other down)")
+           "aggregate), 1.00 = perfect scaling, less = the copies slow each other down; vs machine = "
+           "efficiency / that of the machine's own scaling at N, a case marked (machine): work no kernel can "
+           "change)")
 
 
 def summary_rows(side, estimator=None):
-    """[(base, Point, stats.Summary, efficiency)] in display order."""
+    """[(base, Point, stats.Summary, efficiency, efficiency / the machine's,
+    is the machine)] in display order: the machine's rows first."""
     out = []
     cv = curves(side, estimator)
-    for base in _order(cv):
+    machines = machine_bases(side)
+    for base in sorted(_order(cv), key=lambda b: b not in machines):
         for n in sorted(cv[base]):
             p = cv[base][n]
-            out.append((base, p, stats.summarize(p.series), efficiency(cv[base], n)))
+            e = efficiency(cv[base], n)
+            out.append((base, p, stats.summarize(p.series), e, e / machine_efficiency(cv, machines, n),
+                        base in machines))
     return out
 
 
@@ -179,14 +210,15 @@ def summary_lines(group, estimator=None):
     if not rows:
         return []
     cells, last = [], None
-    for base, p, s, e in rows:
-        cells.append([base if base != last else "", str(p.n), rate_text(s.headline, p.unit), per_copy_text(p),
-                      eff_text(e), str(s.n_reps), stats.fmt_pct(s.between_cv), stats.mde_text(s.mde)])
+    for base, p, s, e, rel, machine in rows:
+        cells.append([(base + (" (machine)" if machine else "")) if base != last else "", str(p.n),
+                      rate_text(s.headline, p.unit), per_copy_text(p), eff_text(e), eff_text(rel), str(s.n_reps),
+                      stats.fmt_pct(s.between_cv), stats.mde_text(s.mde)])
         last = base
     import textwrap
     return ["", textwrap.fill(HEADING, 100),
-            table(["case", "copies", "aggregate", "per copy", "efficiency", "reps", "spread", "mde"], cells,
-                  right={1, 2, 3, 4, 5, 6, 7})]
+            table(["case", "copies", "aggregate", "per copy", "efficiency", "vs machine", "reps", "spread", "mde"],
+                  cells, right={1, 2, 3, 4, 5, 6, 7, 8})]
 
 
 def compare_rows(base_side, other_side, opts):
@@ -196,9 +228,10 @@ def compare_rows(base_side, other_side, opts):
     every case)."""
     from .compare import compare_series
     b, o = curves(base_side, opts.estimator), curves(other_side, opts.estimator)
+    machines = machine_bases(base_side) | machine_bases(other_side)
     rows = []
     for base in _order(b):
-        if base not in o:
+        if base not in o or base in machines:   # the machine is no kernel's change
             continue
         for n in sorted(set(b[base]) & set(o[base])):
             pb, po = b[base][n], o[base][n]
@@ -224,9 +257,28 @@ def compare_lines(report, opts):
     head = (f"== Scaling, {report.other.label} against {report.base.label}: the aggregate rate at each N "
             "(higher is better; the ratio other/base, its 95% interval and the verdict, adjusted over these "
             "rows), and the scaling efficiency on each side")
-    return ["", textwrap.fill(head, 100),
-            table(["case", "copies", "base", "other", "change", "ratio CI", "verdict", "efficiency"], cells,
-                  right={1, 2, 3, 4, 5})]
+    out = ["", textwrap.fill(head, 100),
+           table(["case", "copies", "base", "other", "change", "ratio CI", "verdict", "efficiency"], cells,
+                 right={1, 2, 3, 4, 5})]
+    note = machine_note(report.base, report.other, opts.estimator)
+    return out + ([textwrap.fill(note, 100)] if note else [])
+
+
+def machine_note(base_side, other_side, estimator=None):
+    """A sentence on the machine's own scaling on both sides ("" without)."""
+    b, o = curves(base_side, estimator), curves(other_side, estimator)
+    machines = machine_bases(base_side) | machine_bases(other_side)
+    parts = []
+    for m in sorted(machines):
+        ns = sorted((set(b.get(m, {})) | set(o.get(m, {}))) - {1})
+        for n in ns:
+            parts.append(f"{m} at {n} copies {eff_text(efficiency(b.get(m, {}), n))} -> "
+                         f"{eff_text(efficiency(o.get(m, {}), n))}")
+    if not parts:
+        return ""
+    return ("The machine's own scaling (a control case, work no kernel can change; not judged): "
+            + "; ".join(parts) + ".  An efficiency below 1 there is the machine's (vCPUs that share cores, a "
+            "busy host), not the kernel's.")
 
 
 # ------------------------------------------------------------ the page
@@ -254,15 +306,14 @@ def html_section(m, esc, figures):
         if not cv:
             continue
         out.append(f"<h3>{esc(g.label)}</h3><table class='scaling'><tr><th>case</th><th>copies</th>"
-                   "<th>aggregate</th><th>per copy</th><th>efficiency</th><th>reps</th><th>mde</th></tr>")
-        for base in _order(cv):
-            for n in sorted(cv[base]):
-                p = cv[base][n]
-                s = stats.summarize(p.series)
-                out.append(f"<tr><td>{esc(base)}</td><td class='num'>{n}</td><td class='num'>"
-                           f"{esc(rate_text(s.headline, p.unit))}</td><td class='num'>{esc(per_copy_text(p))}</td>"
-                           f"<td class='num'>{esc(eff_text(efficiency(cv[base], n)))}</td><td class='num'>"
-                           f"{s.n_reps}</td><td class='num'>{esc(stats.mde_text(s.mde))}</td></tr>")
+                   "<th>aggregate</th><th>per copy</th><th>efficiency</th><th>vs machine</th><th>reps</th>"
+                   "<th>mde</th></tr>")
+        for base, p, s, e, rel, machine in summary_rows(g, m.opts.estimator):
+            out.append(f"<tr><td>{esc(base)}{' <i>(machine)</i>' if machine else ''}</td><td class='num'>{p.n}</td>"
+                       f"<td class='num'>{esc(rate_text(s.headline, p.unit))}</td><td class='num'>"
+                       f"{esc(per_copy_text(p))}</td><td class='num'>{esc(eff_text(e))}</td><td class='num'>"
+                       f"{esc(eff_text(rel))}</td><td class='num'>{s.n_reps}</td><td class='num'>"
+                       f"{esc(stats.mde_text(s.mde))}</td></tr>")
         out.append("</table>")
     from .compare import Side
     base_side = Side.from_group(m.baseline)
@@ -280,4 +331,7 @@ def html_section(m, esc, figures):
                        f"<td class='num'>{esc(cmp.ci_text)}</td><td>{esc(cmp.verdict)}</td>"
                        f"<td class='num'>{esc(eff_text(eb))} &rarr; {esc(eff_text(eo))}</td></tr>")
         out.append("</table>")
+        note = machine_note(base_side, Side.from_group(g), m.opts.estimator)
+        if note:
+            out.append(f"<p class='note'>{esc(note)}</p>")
     return out

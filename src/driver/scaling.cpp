@@ -11,7 +11,7 @@ namespace kbench::driver {
 
 const char* const kDefaultScaling =
     "^(lat_syscall null|lat_pagefault anon|lat_proc fork|lat_pipe rt @same|"
-    "lat_udp rt family=ipv4,size=1 @same|lat_fs create dir=default,mode=fresh,size_kb=0)$";
+    "lat_udp rt family=ipv4,size=1 @same|lat_fs create dir=default,mode=fresh,size_kb=0|ctl_machine alu)$";
 const char* const kThreadsScaling = "^(lat_pagefault anon|lat_mmap mmap|lat_fs create)( |$)";
 
 namespace {
@@ -50,7 +50,7 @@ void add_scaling_cases(Discovery& found, const std::string& ere, int cpus) {
   std::vector<Case> added;
   std::set<std::string> names;
   for (const auto& base : found.cases) {
-    if (base.control || !matches(ere.c_str(), base.name)) continue;
+    if (!matches(ere.c_str(), base.name)) continue;
     const bool two_party = base.name.find(" @") != std::string::npos;
     if (two_party && base.placement != "same") continue;
     std::vector<std::string> modes = {"processes"};
@@ -59,6 +59,7 @@ void add_scaling_cases(Discovery& found, const std::string& ere, int cpus) {
     for (const auto& mode : modes) {
       for (int n : scaling_counts(cpus)) {
         Case c = base;
+        c.control = false;  // a scaled control traces no machine speed: a scaling case like the others
         c.name = base.name + (mode == "threads" ? " threads" : "") + " x" + std::to_string(n);
         if (!names.insert(c.name).second) continue;
         c.placement = two_party ? "same" : "pinned";
@@ -79,6 +80,8 @@ void add_scaling_cases(Discovery& found, const std::string& ere, int cpus) {
           d.set("copies", JsonValue::integer(n));
           d.set("copy_mode", JsonValue::string(mode));
           d.set("scaling_of", JsonValue::string(base.name));
+          d.set("control", JsonValue::boolean(false));
+          d.set("scaling_control", JsonValue::boolean(base.control));
           c.declaration = json_dump(d, false);
         }
         added.push_back(std::move(c));

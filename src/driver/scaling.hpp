@@ -17,7 +17,9 @@
 namespace kbench::driver {
 
 // The default set: null syscall, anonymous page faults, fork, pipe and UDP
-// round trips (a pair per CPU), file creation.
+// round trips (a pair per CPU), file creation, and the machine's own scaling:
+// a control case (work no kernel can change), whose efficiency says what N
+// CPUs of this machine give at best.
 extern const char* const kDefaultScaling;
 // The cases that also scale as threads: where threads and processes differ.
 extern const char* const kThreadsScaling;
@@ -30,7 +32,8 @@ std::vector<int> scaling_counts(int cpus);
 // and per mode: "CASE xN" (processes) and, for kThreadsScaling, "CASE
 // threads xN". Their declaration (cases.jsonl) is the base's with case,
 // args and placement replaced, summary and curve null, category
-// "Scaling (per copy)", and copies, copy_mode and scaling_of added.
+// "Scaling (per copy)", control false, and copies, copy_mode, scaling_of and
+// scaling_control (the base is a control case) added.
 void add_scaling_cases(Discovery& found, const std::string& ere, int cpus);
 
 }  // namespace kbench::driver

@@ -107,6 +107,18 @@ def test_two_cpus_threads_are_one_process(bin_dir, tmp_path):
         assert len(clones) == 2 and all("CLONE_THREAD" in l for l in clones), clones
 
 
+def test_copies_of_a_control_are_no_control(bin_dir):
+    """N copies of a control case trace no machine speed: control false."""
+    proc = run_bench(bin_dir, "ctl_machine", ["alu", "--copies", "1"] + fixed(5, 1), timeout=60)
+    if len(CPUS) < 2:
+        assert proc.returncode == 77
+        return
+    assert proc.returncode == 0, proc.stderr
+    assert [s["control"] for s in samples_of(proc.stdout)] == [False]
+    plain = run_bench(bin_dir, "ctl_machine", ["alu"] + fixed(5, 1), timeout=60)
+    assert [s["control"] for s in samples_of(plain.stdout)] == [True]
+
+
 def test_more_copies_than_cpus_is_a_usage_error(bin_dir):
     n = len(CPUS) + 1
     proc = run_bench(bin_dir, "lat_syscall", ["null", "--copies", str(n)] + fixed(5, 1), timeout=60)

@@ -27,7 +27,8 @@ def test_scaling_list_names_the_default_set(driver, bin_dir):
     names = set(r.stdout.splitlines()[:-1])
     bases = ["lat_syscall null", "lat_pagefault anon", "lat_pagefault anon threads", "lat_proc fork",
              "lat_pipe rt @same", "lat_udp rt family=ipv4,size=1 @same",
-             "lat_fs create dir=default,mode=fresh,size_kb=0", "lat_fs create dir=default,mode=fresh,size_kb=0 threads"]
+             "lat_fs create dir=default,mode=fresh,size_kb=0", "lat_fs create dir=default,mode=fresh,size_kb=0 threads",
+             "ctl_machine alu"]
     assert names == {f"{b} x{n}" for b in bases for n in counts()}
     # without --scaling there is none
     r = run_driver(driver, "--list", bin_dir=bin_dir)
@@ -61,6 +62,7 @@ def test_scaling_run_and_resume(driver, bin_dir, tmp_path):
         assert (d["copies"], d["copy_mode"], d["scaling_of"], d["summary"], d["curve"]) == \
             (n, "processes", "lat_syscall null", None, None)
         assert d["category"] == "Scaling (per copy)"
+        assert (d["control"], d["scaling_control"]) == (False, False)
     meta = json.loads((run / "meta.json").read_text())
     assert meta["options"]["scaling"] == "^lat_syscall null$"
 
@@ -85,3 +87,21 @@ def test_scaling_run_and_resume(driver, bin_dir, tmp_path):
 def test_scaling_regex_is_checked(driver, bin_dir):
     r = run_driver(driver, "--scaling=(", "--list", bin_dir=bin_dir)
     assert r.returncode == 2 and "--scaling" in r.stderr
+
+
+def test_a_scaled_control_is_a_scaling_case(driver, bin_dir, tmp_path):
+    """ctl_machine alu (a control) scaled: not a control of the run (it is
+    filtered by --only like any case, its samples say control false), its
+    declaration says scaling_control true: the machine's own efficiency."""
+    out = tmp_path / "out"
+    r = run_driver(driver, "--scaling=^ctl_machine alu$", "--only", " x[0-9]+$", "--no-controls", "--quick",
+                   "--reps", "1", "--seed", "5", "--out", out, "--no-table", bin_dir=bin_dir, timeout=300)
+    assert r.returncode == 0, r.stderr
+    run = run_dir_of(r)
+    assert sorted(x["case"] for x in lines(run / "runs.jsonl")) == [f"ctl_machine alu x{n}" for n in counts()]
+    assert all(s["control"] is False for s in lines(run / "samples.jsonl"))
+    decl = {d["case"]: d for d in lines(run / "cases.jsonl")}
+    for n in counts():
+        d = decl[f"ctl_machine alu x{n}"]
+        assert (d["control"], d["scaling_control"], d["scaling_of"]) == (False, True, "ctl_machine alu")
+    assert decl["ctl_machine alu"]["control"] is True

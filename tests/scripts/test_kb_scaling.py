@@ -114,3 +114,32 @@ def test_no_scaling_cases_no_section(fixture_runs):
     c = subprocess.run([sys.executable, str(ROOT / "scripts" / "compare"), str(base), str(new)],
                        capture_output=True, text=True, timeout=300)
     assert c.returncode == 0 and "== Scaling" not in c.stdout
+
+
+def test_machine_scaling_is_the_reference_and_not_judged(tmp_path):
+    """A scaled control (cases.jsonl: scaling_control true) is the machine's
+    own scaling: 'vs machine' divides by its efficiency at the same N, and
+    compare leaves it out of the judged rows and says it in a note."""
+    def declare(run, machine):
+        decl = [{"case": f"{b} x{n}", "bench": b.split()[0], "variant": b.split()[1], "category": "Scaling (per copy)",
+                 "category_rank": 900, "rank": 1, "direction": "lower", "unit": "ns", "summary": None, "curve": None,
+                 "control": False, "copies": n, "copy_mode": "processes", "scaling_of": b,
+                 "scaling_control": b == machine} for b in ("ctl_machine alu", "lat_syscall null") for n in (1, 2)]
+        (run / "cases.jsonl").write_text("".join(json.dumps(d) + "\n" for d in decl))
+    # the machine gives 0.8 at two copies (each copy 1.25x slower), null the same: 1.00 of the machine's
+    b = write_run(tmp_path, "6.1-base", "b1", {"ctl_machine alu": {1: 1000, 2: 1250}, "lat_syscall null": {1: 1000, 2: 1250}})
+    o = write_run(tmp_path, "6.6-new", "n1", {"ctl_machine alu": {1: 1000, 2: 1250}, "lat_syscall null": {1: 1000, 2: 2500}})
+    declare(b, "ctl_machine alu")
+    declare(o, "ctl_machine alu")
+    g = load.group_runs(load.load_runs([tmp_path / "h" / "6.1-base"], lambda m: None))[0]
+    rows = {(r[0], r[1].n): r for r in scaling.summary_rows(g)}
+    assert rows[("ctl_machine alu", 2)][5] is True and rows[("lat_syscall null", 2)][5] is False
+    assert rows[("ctl_machine alu", 2)][3] == pytest.approx(rows[("lat_syscall null", 2)][3])
+    assert rows[("lat_syscall null", 2)][4] == pytest.approx(1.0)
+    assert list(rows)[0][0] == "ctl_machine alu"   # the machine first
+    c = subprocess.run([sys.executable, str(ROOT / "scripts" / "compare"), str(tmp_path / "h" / "6.1-base"),
+                        str(tmp_path / "h" / "6.6-new")], capture_output=True, text=True, timeout=300)
+    assert c.returncode == 0, c.stderr
+    sec = c.stdout.split("== Scaling, ", 1)[1]
+    assert not [l for l in sec.splitlines() if l.startswith("ctl_machine alu")]
+    assert "The machine's own scaling" in sec and "ctl_machine alu at 2 copies 0.80 -> 0.80" in " ".join(sec.split())

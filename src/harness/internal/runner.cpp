@@ -195,7 +195,7 @@ std::string sample_line(const char* name, const Selected& sel, const Options& op
       .add("placement", sel.placement)
       .add("case", sel.case_id)
       .add("metric", metric_name(sel.spec->metric))
-      .add("control", sel.spec->is_control)
+      .add("control", sel.spec->is_control && !sync)  // N copies trace no machine speed (README: Scaling)
       .add("rep_idx", opt.rep)
       .add("sample_idx", sample_idx)
       .add("iters", iters)
