@@ -52,7 +52,7 @@ def test_driver_option_table_is_the_help(readme, driver):
 
 def test_every_option_in_the_readme_exists(readme, bin_dir, driver, root):
     known = _opts(_help([str(bin_dir / "lat_syscall")])) | _opts(_help([str(driver)]))
-    for script in ("summarize", "compare", "plot", "report"):
+    for script in ("summarize", "compare", "plot", "report", "vm-run"):
         known |= _opts(_help([sys.executable, str(root / "scripts" / script)]))
     # options of other tools the README quotes (chromium, pytest, perf)
     foreign = {"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--print-to-pdf"}

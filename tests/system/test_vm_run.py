@@ -7,6 +7,7 @@ import json
 import lzma
 import os
 import pathlib
+import re
 import signal
 import subprocess
 import sys
@@ -215,3 +216,13 @@ def test_sigterm_stops_the_guest(tmp_path, fake_static):
         assert not pathlib.Path(f"/proc/{pid}").exists() or \
             pathlib.Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
     assert list(out.iterdir()) == []
+
+
+def test_reference_table_is_the_help():
+    ref = (ROOT / "src" / "REFERENCE.md").read_text()
+    sec = ref.split("\n## Another kernel in a guest (`make vm-run`)\n", 1)[1].split("\n## ", 1)[0]
+    documented = {m for ln in sec.splitlines() if ln.startswith("| `--")
+                  for m in re.findall(r"--[a-z][a-z0-9-]*", ln.split("|")[1])}
+    helptext = vm_run("--help").stdout
+    listed = set(re.findall(r"^  (--[a-z][a-z0-9-]*)", helptext, re.M)) - {"--help"}
+    assert documented == listed
