@@ -210,15 +210,17 @@ def summary_lines(group, estimator=None):
     if not rows:
         return []
     cells, last = [], None
+    with_machine = any(r[5] for r in rows)   # the column only where the machine's scaling was measured
     for base, p, s, e, rel, machine in rows:
         cells.append([(base + (" (machine)" if machine else "")) if base != last else "", str(p.n),
-                      rate_text(s.headline, p.unit), per_copy_text(p), eff_text(e), eff_text(rel), str(s.n_reps),
-                      stats.fmt_pct(s.between_cv), stats.mde_text(s.mde)])
+                      rate_text(s.headline, p.unit), per_copy_text(p), eff_text(e)]
+                     + ([eff_text(rel)] if with_machine else [])
+                     + [str(s.n_reps), stats.fmt_pct(s.between_cv), stats.mde_text(s.mde)])
         last = base
     import textwrap
-    return ["", textwrap.fill(HEADING, 100),
-            table(["case", "copies", "aggregate", "per copy", "efficiency", "vs machine", "reps", "spread", "mde"],
-                  cells, right={1, 2, 3, 4, 5, 6, 7, 8})]
+    heads = (["case", "copies", "aggregate", "per copy", "efficiency"] + (["vs machine"] if with_machine else [])
+             + ["reps", "spread", "mde"])
+    return ["", textwrap.fill(HEADING, 100), table(heads, cells, right=set(range(1, len(heads))))]
 
 
 def compare_rows(base_side, other_side, opts):
@@ -305,14 +307,17 @@ def html_section(m, esc, figures):
     for g, cv in per_group:
         if not cv:
             continue
+        rows = summary_rows(g, m.opts.estimator)
+        with_machine = any(r[5] for r in rows)
         out.append(f"<h3>{esc(g.label)}</h3><table class='scaling'><tr><th>case</th><th>copies</th>"
-                   "<th>aggregate</th><th>per copy</th><th>efficiency</th><th>vs machine</th><th>reps</th>"
-                   "<th>mde</th></tr>")
-        for base, p, s, e, rel, machine in summary_rows(g, m.opts.estimator):
+                   "<th>aggregate</th><th>per copy</th><th>efficiency</th>"
+                   + ("<th>vs machine</th>" if with_machine else "") + "<th>reps</th><th>mde</th></tr>")
+        for base, p, s, e, rel, machine in rows:
             out.append(f"<tr><td>{esc(base)}{' <i>(machine)</i>' if machine else ''}</td><td class='num'>{p.n}</td>"
                        f"<td class='num'>{esc(rate_text(s.headline, p.unit))}</td><td class='num'>"
-                       f"{esc(per_copy_text(p))}</td><td class='num'>{esc(eff_text(e))}</td><td class='num'>"
-                       f"{esc(eff_text(rel))}</td><td class='num'>{s.n_reps}</td><td class='num'>"
+                       f"{esc(per_copy_text(p))}</td><td class='num'>{esc(eff_text(e))}</td>"
+                       + (f"<td class='num'>{esc(eff_text(rel))}</td>" if with_machine else "")
+                       + f"<td class='num'>{s.n_reps}</td><td class='num'>"
                        f"{esc(stats.mde_text(s.mde))}</td></tr>")
         out.append("</table>")
     from .compare import Side
