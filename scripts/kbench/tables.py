@@ -369,8 +369,10 @@ def build_tables(groups):
 
 
 def column_unit(table, col, values):
-    """(unit, divisor) for a column from its values (ns or MB/s)."""
+    """(unit, divisor) for a column header from its values: ns, µs or ms,
+    or for bandwidth "MB/s (10^6 B/s)", the decimal megabyte said in every
+    header (lmbench's MB/s is 2^20 bytes/s)."""
     if table.metric == "bandwidth":
-        return "MB/s", 1.0
+        return "MB/s (10^6 B/s)", 1.0
     vals = [v for v in values if v is not None and not math.isnan(v)]
     return stats.latency_unit(max(vals) if vals else math.nan)

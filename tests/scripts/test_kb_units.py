@@ -28,3 +28,20 @@ def test_mb_per_s_is_decimal():
     assert err is None
     assert abs(value - s["bytes_per_op"] * s["iters"] / (s["elapsed_ns"] / 1e9) / 1e6) < 1e-6 * value
     assert summary.fmt_value(12345.0, "bandwidth") == "12.3 GB/s"
+
+
+def test_every_bandwidth_column_header_of_the_page_says_it(tmp_path):
+    """The page's summary tables take each column's unit from tables.column_unit."""
+    from kbench import tables
+    runs = load.load_runs([BASE_DIR], load.Warnings())
+    groups = load.group_runs(runs)
+    seen = 0
+    for t in tables.build_tables(groups):
+        for col in t.columns:
+            unit, div = tables.column_unit(t, col, [100.0])
+            if t.metric == "bandwidth":
+                assert unit == "MB/s (10^6 B/s)" and div == 1.0
+                seen += 1
+            else:
+                assert "MB/s" not in unit
+    assert seen >= 3
