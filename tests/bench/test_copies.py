@@ -230,8 +230,15 @@ def test_two_cpus_sigterm_leaves_nothing(bin_dir, tmp_path, case, extra, expect)
     assert list(tmp_path.iterdir()) == []
 
 
-def test_copies_keys_are_documented(root):
+def test_copies_keys_are_documented(root, bin_dir):
+    """The keys --copies adds to a sample are exactly the ones REFERENCE's
+    paragraph on them names."""
     ref = (root / "src" / "REFERENCE.md").read_text()
     para = ref.split("With `--copies`", 1)[1].split("\n\n", 1)[0]
-    for key in ("copies", "copy_idx", "copy_mode", "oversubscribed"):
+    added = {"copies", "copy_idx", "copy_mode", "oversubscribed"}
+    for key in added:
         assert f"`{key}`" in para
+    plain = samples_of(run_bench(bin_dir, "lat_syscall", ["null"] + fixed(5, 1), timeout=60).stdout)[0]
+    copy = samples_of(run_bench(bin_dir, "lat_syscall", ["null", "--copies", "1", "--oversubscribe"] + fixed(5, 1),
+                                timeout=60).stdout)[0]
+    assert set(copy) - set(plain) == added and set(plain) <= set(copy)
