@@ -302,7 +302,9 @@ int run_case(const char* name, const Selected& sel, const Options& opt, FILE* ou
   }
   fixture->teardown();
   fixture.reset();
-  human_line(sel.case_id, ns_per_op, iters,
+  human_line(sync ? sel.case_id + " copy " + std::to_string(sync->index()) + " (CPU " + std::to_string(sync->cpu()) + ")"
+                  : sel.case_id,
+             ns_per_op, iters,
              sel.spec->metric == Metric::bandwidth ? ctx.bytes_per_op() : std::nullopt);
   if (!(sync && sync->threads())) run_cleanup();  // thread copies: the coordinator's, at the end
   return kExitOk;
