@@ -47,7 +47,7 @@ def lower_is_better(metric):
 
 
 def direction_text(metric):
-    return "lower is better" if lower_is_better(metric) else "higher is better"
+    return "lower is better" if lower_is_better(metric) else "higher is better; MB/s = 10^6 B/s"
 
 
 class Series:

@@ -45,3 +45,11 @@ def test_every_bandwidth_column_header_of_the_page_says_it(tmp_path):
             else:
                 assert "MB/s" not in unit
     assert seen >= 3
+
+
+def test_every_direction_text_of_a_bandwidth_names_its_unit():
+    """compare's section headers, the page's table titles and the charts'
+    axes all take the direction from stats.direction_text."""
+    from kbench import stats
+    assert stats.direction_text("bandwidth") == "higher is better; MB/s = 10^6 B/s"
+    assert stats.direction_text("latency") == "lower is better"
