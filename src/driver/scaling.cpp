@@ -11,7 +11,7 @@ namespace kbench::driver {
 
 const char* const kDefaultScaling =
     "^(lat_syscall null|lat_pagefault anon|lat_proc fork|lat_pipe rt @same|"
-    "lat_udp rt family=ipv4,size=1 @same|lat_fs create dir=default,mode=fresh,size_kb=0|ctl_machine alu)$";
+    "lat_udp rt family=ipv4,size=1 @(same|cross)|lat_fs create dir=default,mode=fresh,size_kb=0|ctl_machine alu)$";
 const char* const kThreadsScaling = "^(lat_pagefault anon|lat_mmap mmap|lat_fs create)( |$)";
 
 namespace {
@@ -52,7 +52,9 @@ void add_scaling_cases(Discovery& found, const std::string& ere, int cpus) {
   for (const auto& base : found.cases) {
     if (!matches(ere.c_str(), base.name)) continue;
     const bool two_party = base.name.find(" @") != std::string::npos;
-    if (two_party && base.placement != "same") continue;
+    // A pair per CPU (@same) or pairs across CPUs (@cross: --cross-pairs).
+    if (two_party && base.placement != "same" && base.placement != "cross") continue;
+    const bool cross = two_party && base.placement == "cross";
     std::vector<std::string> modes = {"processes"};
     if (!two_party && matches(kThreadsScaling, base.name)) modes.push_back("threads");
     const auto decl = json_parse(base.declaration, nullptr);
@@ -62,9 +64,10 @@ void add_scaling_cases(Discovery& found, const std::string& ere, int cpus) {
         c.control = false;  // a scaled control traces no machine speed: a scaling case like the others
         c.name = base.name + (mode == "threads" ? " threads" : "") + " x" + std::to_string(n);
         if (!names.insert(c.name).second) continue;
-        c.placement = two_party ? "same" : "pinned";
+        c.placement = two_party ? (cross ? "cross" : "same") : "pinned";
         c.args = unplaced(base.args);
         c.args.insert(c.args.end(), {"--copies", std::to_string(n)});
+        if (cross) c.args.push_back("--cross-pairs");
         if (mode == "threads") c.args.push_back("--threads");
         if (decl && decl->is_object()) {
           JsonValue d = *decl;

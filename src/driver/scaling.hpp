@@ -5,7 +5,8 @@
 // They are added to the discovered cases, so they run shuffled, repeated,
 // budgeted and resumed like every other case. The base cases are those whose
 // name matches the --scaling expression (default: kDefaultScaling); a
-// two-party case scales as pairs per CPU (its @same listing); the cases of
+// two-party case scales as pairs per CPU (its @same listing) and as pairs
+// across CPUs (its @cross listing: --cross-pairs); the cases of
 // kThreadsScaling also scale as threads of one process (--threads).
 #pragma once
 
@@ -17,7 +18,7 @@
 namespace kbench::driver {
 
 // The default set: null syscall, anonymous page faults, fork, pipe and UDP
-// round trips (a pair per CPU), file creation, and the machine's own scaling:
+// round trips (a pair per CPU; UDP also pairs across CPUs), file creation, and the machine's own scaling:
 // a control case (work no kernel can change), whose efficiency says what N
 // CPUs of this machine give at best.
 extern const char* const kDefaultScaling;
@@ -28,7 +29,7 @@ extern const char* const kThreadsScaling;
 std::vector<int> scaling_counts(int cpus);
 
 // Appends to found.cases one case per base case matching `ere` (one-party,
-// or a two-party case's @same listing), per count of scaling_counts(cpus)
+// or a two-party case's @same or @cross listing), per count of scaling_counts(cpus)
 // and per mode: "CASE xN" (processes) and, for kThreadsScaling, "CASE
 // threads xN". Their declaration (cases.jsonl) is the base's with case,
 // args and placement replaced, summary and curve null, category

@@ -85,6 +85,22 @@ def test_two_cpus_udp_pairs_per_cpu(bin_dir):
 
 
 @two_cpus
+def test_two_cpus_cross_pairs(bin_dir):
+    """--cross-pairs: copy i's partner on the next CPU (i+1 mod n): every
+    pair spans two CPUs; each partner serves exactly its count."""
+    iters, samples, n = 15, 2, len(CPUS)
+    proc = run_bench(bin_dir, "lat_udp", ["rt", "--copies", "all", "--cross-pairs"] + fixed(iters, samples), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    got = samples_of(proc.stdout)
+    assert len(got) == n * samples
+    for s in got:
+        i = s["copy_idx"]
+        assert (s["cpu"], s["partner_cpu"], s["placement"]) == (CPUS[i], CPUS[(i + 1) % n], "cross")
+        assert s["case"] == f"lat_udp rt family=ipv4,size=1 @cross x{n}"
+    assert re.findall(r"partner served (\d+) operations", proc.stderr) == [str(iters * samples + 1)] * n
+
+
+@two_cpus
 def test_two_cpus_threads_are_one_process(bin_dir, tmp_path):
     """--threads: the copies are threads of one process (no fork), pinned
     like processes; every copy faults its own pages (minflt of the process,
@@ -156,6 +172,8 @@ def test_one_cpu_skips_unless_oversubscribed(bin_dir):
     (["--copies", "0"], "bad value '0' for --copies"),
     (["--copies", "two"], "bad value 'two' for --copies"),
     (["--copies", "2", "--cpu", "0"], "--copies places every copy itself"),
+    (["--cross-pairs"], "--cross-pairs needs --copies"),
+    (["--copies", "1", "--cross-pairs", "--oversubscribe"], "--cross-pairs: this case has no partner process"),
 ])
 def test_bad_copies_options(bin_dir, args, message):
     proc = run_bench(bin_dir, "lat_syscall", ["null"] + args + fixed(5, 1), timeout=60)

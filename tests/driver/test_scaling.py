@@ -26,7 +26,7 @@ def test_scaling_list_names_the_default_set(driver, bin_dir):
     assert r.returncode == 0, r.stderr
     names = set(r.stdout.splitlines()[:-1])
     bases = ["lat_syscall null", "lat_pagefault anon", "lat_pagefault anon threads", "lat_proc fork",
-             "lat_pipe rt @same", "lat_udp rt family=ipv4,size=1 @same",
+             "lat_pipe rt @same", "lat_udp rt family=ipv4,size=1 @same", "lat_udp rt family=ipv4,size=1 @cross",
              "lat_fs create dir=default,mode=fresh,size_kb=0", "lat_fs create dir=default,mode=fresh,size_kb=0 threads",
              "ctl_machine alu"]
     assert names == {f"{b} x{n}" for b in bases for n in counts()}

@@ -156,6 +156,8 @@ CopiesPlan plan_copies(const Options& opt, bool two_party) {
   const int n = static_cast<int>(cpus.size());
   if (opt.copy_threads && two_party)
     throw UsageError{"--threads: copies of a two-party case are processes (leave out --threads)"};
+  if (opt.cross_pairs && !two_party)
+    throw UsageError{"--cross-pairs: this case has no partner process"};
   if (opt.copy_threads && opt.counters)
     throw UsageError{"--threads: --counters counts the whole process, not a copy (leave one out)"};
   p.threads = opt.copy_threads;
@@ -165,12 +167,17 @@ CopiesPlan plan_copies(const Options& opt, bool two_party) {
                      " CPUs available to this process (--oversubscribe to run more copies than CPUs)"};
   if (n < 2 && !opt.oversubscribe) skip("scaling needs two CPUs or more (one available here)");
   p.oversubscribed = p.copies > n;
-  for (int i = 0; i < p.copies; ++i) p.cpus.push_back(cpus[static_cast<std::size_t>(i % n)]);
+  p.cross_pairs = opt.cross_pairs;
+  for (int i = 0; i < p.copies; ++i) {
+    p.cpus.push_back(cpus[static_cast<std::size_t>(i % n)]);
+    p.partner_cpus.push_back(cpus[static_cast<std::size_t>((i + (p.cross_pairs ? 1 : 0)) % n)]);
+  }
   return p;
 }
 
 CopySync::CopySync(CopyShared* shared, const CopiesPlan& plan, int index)
-    : shared_(shared), index_(index), cpu_(plan.cpus[static_cast<std::size_t>(index)]) {}
+    : shared_(shared), index_(index), cpu_(plan.cpus[static_cast<std::size_t>(index)]),
+      partner_cpu_(plan.partner_cpus[static_cast<std::size_t>(index)]) {}
 
 bool CopySync::threads() const { return shared_->threads; }
 

@@ -2,7 +2,9 @@
 //
 // Placement rule: copy i runs on the i-th CPU of the process's affinity mask
 // (ascending), its partner, for a two-party case, on the same CPU (a pair
-// per CPU); with --oversubscribe, copy i on CPU i mod n. Copies are forked
+// per CPU), or with --cross-pairs on the next CPU, i+1 mod n (every pair
+// spans two CPUs; at N = n each CPU holds one side of two pairs); with
+// --oversubscribe, copy i on CPU i mod n. Copies are forked
 // processes, or with --threads threads of one process (one-party cases).
 //
 // Every copy sets up, warms up and calibrates by itself, concurrently; the
@@ -27,7 +29,9 @@ namespace kbench {
 
 struct CopiesPlan {
   int copies = 1;
-  std::vector<int> cpus;  // copy i's CPU
+  std::vector<int> cpus;          // copy i's CPU
+  std::vector<int> partner_cpus;  // its partner's: the same, or with --cross-pairs the next one
+  bool cross_pairs = false;
   bool threads = false;
   bool oversubscribed = false;  // more copies than CPUs (--oversubscribe)
 };
@@ -43,6 +47,7 @@ class CopySync {
   CopySync(struct CopyShared* shared, const CopiesPlan& plan, int index);
   int index() const { return index_; }
   int cpu() const { return cpu_; }
+  int partner_cpu() const { return partner_cpu_; }
   // All copies have calibrated: the largest of their counts.
   std::uint64_t agree_iters(std::uint64_t mine);
   // Sample `sample_idx` starts: returns when every copy is here (and the
@@ -56,7 +61,7 @@ class CopySync {
 
  private:
   struct CopyShared* shared_;
-  int index_, cpu_;
+  int index_, cpu_, partner_cpu_;
 };
 
 // Runs body(copy) in every copy of `plan` (each pinned first) and writes the

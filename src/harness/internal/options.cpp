@@ -134,12 +134,15 @@ Options parse_options(const std::vector<std::string>& args) {
       o.oversubscribe = flag();
     } else if (name == "--threads") {
       o.copy_threads = flag();
+    } else if (name == "--cross-pairs") {
+      o.cross_pairs = flag();
     } else {
       throw UsageError{"unknown option '" + name + "'"};
     }
   }
-  if ((o.oversubscribe || o.copy_threads) && !o.copies)
-    throw UsageError{std::string(o.oversubscribe ? "--oversubscribe" : "--threads") + " needs --copies"};
+  if ((o.oversubscribe || o.copy_threads || o.cross_pairs) && !o.copies)
+    throw UsageError{std::string(o.oversubscribe ? "--oversubscribe" : o.copy_threads ? "--threads" : "--cross-pairs") +
+                     " needs --copies"};
   if (o.copies && (o.cpu || o.partner_cpu))
     throw UsageError{"--copies places every copy itself: no --cpu or --partner-cpu (README: Scaling)"};
   return o;
@@ -164,6 +167,7 @@ std::string usage_text(const std::string& prog, const std::vector<std::string>& 
          "                      allowed CPU (its partner too), released together (README: Scaling)\n"
          "  --oversubscribe     with --copies: allow more copies than CPUs (copy i on CPU i mod n)\n"
          "  --threads           with --copies: copies are threads of one process (one-party cases)\n"
+         "  --cross-pairs       with --copies: copy i's partner on the next allowed CPU (i+1 mod n)\n"
          "  --run-id ID         stamped into every sample (set by kbench-run)\n"
          "  --rep N             repetition index stamped into every sample (set by kbench-run)\n"
          "  --list              print the cases of this binary as JSON Lines and exit\n"

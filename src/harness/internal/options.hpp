@@ -34,6 +34,7 @@ struct Options {
   std::optional<std::uint64_t> copies;
   bool oversubscribe = false;                 // --oversubscribe
   bool copy_threads = false;                  // --threads
+  bool cross_pairs = false;                   // --cross-pairs
 };
 
 // Throws UsageError for an unknown option, a missing or bad value, or a

@@ -311,16 +311,17 @@ int run_case(const char* name, const Selected& sel, const Options& opt, FILE* ou
 }
 
 // --copies (copies.hpp): the case id gains " xN" (" threads xN"); each copy
-// runs run_case pinned to its CPU, its partner on the same CPU.
+// runs run_case pinned to its CPU, its partner on the same CPU (@same) or
+// with --cross-pairs on the next one (@cross).
 int run_copies_case(const char* name, Selected sel, const Options& opt, FILE* out) {
   const CopiesPlan plan = plan_copies(opt, sel.spec->is_two_party);
-  sel.placement = sel.spec->is_two_party ? "same" : "pinned";
+  sel.placement = !sel.spec->is_two_party ? "pinned" : plan.cross_pairs ? "cross" : "same";
   sel.case_id = case_name(name, sel.variant, sel.params, sel.spec->is_two_party, sel.placement) +
                 (plan.threads ? " threads" : "") + " x" + std::to_string(plan.copies);
   return run_copies(plan, opt.samples, sel.case_id, out, [&](CopySync& copy) {
     Options o = opt;
     o.cpu = copy.cpu();
-    if (sel.spec->is_two_party) o.partner_cpu = copy.cpu();
+    if (sel.spec->is_two_party) o.partner_cpu = copy.partner_cpu();
     return run_case(name, sel, o, out, &copy);
   });
 }
