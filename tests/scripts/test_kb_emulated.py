@@ -2,7 +2,7 @@
 virt "emulated") are never set beside others without saying that their
 timings are not comparable with native ones (issue 16)."""
 from kbench import load
-from kbench.cli import compare_main, summarize_main
+from kbench.cli import compare_main, report_main, summarize_main
 
 from kb_helpers import set_meta
 
@@ -32,6 +32,9 @@ def test_emulated_kernel_named_in_every_script(tmp_path, gen, capsys):
     cap = capsys.readouterr()
     assert "WARNING: EMULATED: h/6.12.0" in cap.err
     assert "  virt: -  ->  emulated  (emulated timings are not comparable with native ones)" in cap.out
+    page = tmp_path / "p.html"
+    assert report_main([str(tmp_path), "--out", str(page), "--no-samples", "--boot", "100"]) == 0
+    assert "<div class='alarm'>EMULATED: h/6.12.0 ran in a QEMU guest without KVM" in page.read_text()
 
 
 def test_one_run_of_a_kernel_emulated(tmp_path, gen):
