@@ -114,8 +114,8 @@ LABEL ?=
 # then more reps where the intervals are widest (kbench-run --budget).
 BUDGET ?= 300
 # make run's scaling cases (kbench-run --scaling: the default set at 1, 2, 4, ...
-# and all CPUs; its 5-rep first pass took 4.5 s of the 300 s on the 2-vCPU VM,
-# more with more CPUs: SCALING= leaves them out).
+# and all CPUs; its 5-rep first pass, 20 cases, took 10.6 s of the 300 s on the
+# 2-vCPU VM, more with more CPUs: SCALING= leaves them out).
 SCALING ?= --scaling
 # make quick's results root: kept apart from make run's results/<host>/...,
 # so that a check never mixes with measurements (the scripts also never pool
