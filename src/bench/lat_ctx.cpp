@@ -41,6 +41,7 @@
 
 #include "harness/bench.hpp"
 #include "harness/ipc.hpp"
+#include "harness/memory.hpp"
 
 namespace {
 
@@ -54,11 +55,7 @@ class WorkingSet {
   explicit WorkingSet(std::uint64_t kb) : words_(kb * 1024 / sizeof(std::uint64_t)) {
     for (std::size_t i = 0; i < words_.size(); ++i) words_[i] = i;  // private pages, faulted in now
   }
-  void sum() const {
-    std::uint64_t s = 0;
-    for (const std::uint64_t w : words_) s += w;
-    kbench::do_not_optimize(s);
-  }
+  void sum() const { kbench::do_not_optimize(kbench::sum_words(words_.data(), words_.size() * sizeof(words_[0]))); }
 
  private:
   std::vector<std::uint64_t> words_;
