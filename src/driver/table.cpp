@@ -84,6 +84,7 @@ void print_table(std::FILE* out, const std::string& samples_path,
   }
   if (!controls.empty()) order.push_back("");
   order.insert(order.end(), controls.begin(), controls.end());
+  bool any_bandwidth = false;
   for (const auto& name : order) {
     if (name.empty()) {
       std::fprintf(out, "-- controls (the machine's speed, not the kernel's):\n");
@@ -111,7 +112,9 @@ void print_table(std::FILE* out, const std::string& samples_path,
     std::fprintf(out, "%-*s  %12s  %-23s  %-5s  %zu%s%s\n", int(width), name.c_str(),
                  number(head).c_str(), spread.c_str(), it->second.bandwidth ? "MB/s" : "ns/op",
                  rep_medians.size(), status == "failed" ? "  (some invocations failed)" : "", without.c_str());
+    any_bandwidth = any_bandwidth || it->second.bandwidth;
   }
+  if (any_bandwidth) std::fprintf(out, "MB/s = 10^6 bytes per second (lmbench's MB/s are 2^20).\n");
   std::fflush(out);
 }
 

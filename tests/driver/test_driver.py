@@ -648,6 +648,7 @@ def test_fallback_table_values(driver, tmp_path):
     rows = [ln.split() for ln in proc.stderr.splitlines() if ln.startswith(("lat k ", "bw k "))]
     assert sorted(rows) == [["bw", "k", "375000", "125000..1000000", "MB/s", "4"],
                             ["lat", "k", "25", "10..90", "ns/op", "4"]], proc.stderr
+    assert "MB/s = 10^6 bytes per second" in proc.stderr   # which MB: said under the table
 
 
 @pytest.mark.parametrize("args,msg", [
