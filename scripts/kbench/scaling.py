@@ -294,7 +294,9 @@ def html_section(m, esc, figures):
         return []
     out = ["<h2 id='scaling'>Scaling: N copies at once</h2>",
            "<p class='note'>Each scaling case ran N copies of a case at once, copy i on the i-th CPU (a "
-           "two-party case's partner on its copy's CPU), all released together.  Aggregate: the copies' "
+           "two-party case's partner on its copy's CPU, for <i>@cross</i> on the next CPU), all released "
+           "together.  A case marked <i>(machine)</i> is a control, work no kernel can change: its efficiency "
+           "is what N CPUs of this machine give at best, and <i>vs machine</i> divides by it.  Aggregate: the copies' "
            "operations per second summed (higher is better); per copy: each copy's own time per operation; "
            "efficiency: aggregate / (N &times; the 1-copy aggregate), 1.00 = perfect scaling.  In the charts the "
            "dashed line of a kernel is its ideal, N times its 1-copy aggregate.</p>"]
