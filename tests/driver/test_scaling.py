@@ -105,3 +105,16 @@ def test_a_scaled_control_is_a_scaling_case(driver, bin_dir, tmp_path):
         d = decl[f"ctl_machine alu x{n}"]
         assert (d["control"], d["scaling_control"], d["scaling_of"]) == (False, True, "ctl_machine alu")
     assert decl["ctl_machine alu"]["control"] is True
+
+
+def test_one_cpu_the_scaling_cases_skip(driver, bin_dir, tmp_path):
+    """With one CPU the counts are [1] and that case skips (77) with the
+    binary's reason; the run goes on and ends 0."""
+    one = sorted(os.sched_getaffinity(0))[0]
+    r = run_driver(driver, "--scaling=^lat_syscall null$", "--only", " x[0-9]+$", "--no-controls", "--quick",
+                   "--reps", "1", "--out", tmp_path / "out", "--no-table", bin_dir=bin_dir, timeout=300,
+                   preexec_fn=lambda: os.sched_setaffinity(0, {one}))
+    assert r.returncode == 0, r.stderr
+    runs = lines(run_dir_of(r) / "runs.jsonl")
+    assert [(x["case"], x["status"], x["exit_code"]) for x in runs] == [("lat_syscall null x1", "skipped", 77)]
+    assert "scaling needs two CPUs or more" in runs[0]["reason"]
