@@ -169,6 +169,7 @@ def test_complete_run_is_moved_into_place(tmp_path, fake_static):
     assert "guest: fs: ext4 on /dev/vda" in r.stderr
     assert "invocations: 2: 1 ok, 1 skipped" in r.stderr
     assert "  skipped: lat_pipe rt @cross: needs two CPUs" in r.stderr
+    assert "  ran without thp: lat_pagefault anon (1 samples)" in r.stderr
 
 
 @pytest.mark.parametrize("mode,message", [
