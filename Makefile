@@ -6,6 +6,7 @@
 #   make test       install missing test tools, build, run every test
 #   make report     summary tables, charts and the HTML page from results/
 #   make STATIC=1   link everything statically (binaries under build/static/)
+#   make vm-run KERNEL=X   the suite on another kernel in a QEMU guest, no reboot
 #   make install PREFIX=/usr/local DESTDIR=
 #
 # A new benchmark is one new file: src/bench/NAME.cpp becomes build/bin/NAME.
