@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <unistd.h>
 
 #include "harness/internal/cleanup.hpp"
 
@@ -24,7 +25,15 @@ bool simulated_missing(const char* feature) {
   return !list.empty() && list.find("," + std::string(feature) + ",") != std::string::npos;
 }
 
+// A failure while a signal's cleanup runs in another thread (it removed the
+// files this thread works on) is the signal's doing: wait for its exit status.
+static void wait_for_signal_exit() {
+  if (!terminating()) return;
+  for (;;) pause();
+}
+
 void die_errno(const char* what, int err) {
+  wait_for_signal_exit();
   std::fflush(stdout);
   std::fprintf(stderr, "%s: %s%s: %s\n", g_program_name, in_partner() ? "partner: " : "", what,
                std::strerror(err));
@@ -33,6 +42,7 @@ void die_errno(const char* what, int err) {
 }
 
 void die(const std::string& message) {
+  wait_for_signal_exit();
   std::fflush(stdout);
   std::fprintf(stderr, "%s: %s%s\n", g_program_name, in_partner() ? "partner: " : "",
                message.c_str());

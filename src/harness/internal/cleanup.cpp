@@ -54,7 +54,13 @@ class SignalBlock {
   sigset_t old_;
 };
 
+// Set by the signal handler before it cleans up: another thread that fails
+// because the cleanup removed its files (a --threads copy) must not exit 1
+// in the handler's place (sys.cpp: die waits for the handler's _exit).
+volatile sig_atomic_t g_terminating = 0;
+
 void on_signal(int sig) {
+  g_terminating = 1;
   if (!g_is_partner && getpid() == g_owner_pid) run_cleanup();
   _exit(128 + sig);
 }
@@ -109,6 +115,7 @@ int remove_entries(int dirfd) {
 }  // namespace
 
 bool in_partner() { return g_is_partner != 0; }
+bool terminating() { return g_terminating != 0; }
 void mark_partner_process() { g_is_partner = 1; }
 
 int remove_tree(const char* path) {

@@ -32,6 +32,9 @@ void set_cleanup_hook(void (*hook)());
 
 // True in a forked partner: it must not run the parent's cleanup.
 bool in_partner();
+// True once a SIGINT/SIGTERM/SIGHUP handler has started: the process is
+// about to exit 128+signal, whatever its other threads run into meanwhile.
+bool terminating();
 void mark_partner_process();
 
 // rm -rf with raw system calls only (usable in a signal handler).
