@@ -71,6 +71,7 @@ def fake_deb(tmp_path, release="6.9.0-fake", package="linux-image-6.9.0-fake"):
     (("missing.deb",), "missing.deb: no such file"),
     (("Not A Package",), "not a file and not a Debian package name"),
     (("--bogus", "k"), "unrecognized arguments: --bogus"),
+    (("k", "--", "--quick", "--out", "x"), "kbench-run --out cannot be given to the guest"),
 ])
 def test_usage_errors_exit_2(args, message):
     r = vm_run(*args)
