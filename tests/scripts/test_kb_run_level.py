@@ -216,3 +216,14 @@ def test_two_sides_of_one_kernel_never_measure_their_own_difference(tmp_path, ge
     _runs(tmp_path, gen, {"c": (5, 6)})
     assert compare_main([str(r1), str(r2), "--boot", "100"]) == 0
     assert "Run level: measured on this host from 2 runs of 1 kernel(s)" in capsys.readouterr().out
+
+
+def test_the_page_says_whether_the_run_level_was_measured(tmp_path, gen):
+    from kbench.cli import report_main
+    _runs(tmp_path, gen, {"a": (1,), "b": (2,)})
+    out = tmp_path / "index.html"
+    assert report_main([str(tmp_path / "h"), "--out", str(out), "--no-samples", "--boot", "100"]) == 0
+    assert "Run level: not measured (no kernel here has two runs on its host)" in out.read_text()
+    _runs(tmp_path, gen, {"b": (3,)})
+    assert report_main([str(tmp_path / "h"), "--out", str(out), "--no-samples", "--boot", "100"]) == 0
+    assert "Run level: measured from 2 runs of kernels with two runs or more on h" in out.read_text()
