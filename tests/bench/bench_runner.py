@@ -5,9 +5,21 @@ import json
 import os
 import re
 import resource
+import shutil
 import socket
 import subprocess
 import threading
+
+
+def strace_works():
+    """strace is installed and may trace here (not in every container)."""
+    if not shutil.which("strace"):
+        return False
+    try:
+        return subprocess.run(["strace", "-f", "-o", "/dev/null", "true"], capture_output=True,
+                              timeout=60).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
 
 
 def run_bench(bin_dir, name, args, tmpdir=None, env=None, timeout=120, **kw):

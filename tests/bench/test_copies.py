@@ -8,26 +8,15 @@ left behind after SIGTERM; more copies than CPUs is a usage error unless
 import collections
 import os
 import re
-import shutil
 import signal
 import subprocess
 
 import pytest
 
-from bench_runner import first_line, fixed, run_bench, samples_of, stderr_of
+from bench_runner import first_line, fixed, run_bench, samples_of, stderr_of, strace_works
 
 CPUS = sorted(os.sched_getaffinity(0))
 two_cpus = pytest.mark.skipif(len(CPUS) < 2, reason="needs two CPUs")
-
-
-def _strace_works():
-    if not shutil.which("strace"):
-        return False
-    try:
-        return subprocess.run(["strace", "-f", "-o", "/dev/null", "true"], capture_output=True,
-                              timeout=60).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
 
 
 def by_sample(samples):
@@ -53,7 +42,7 @@ def check_copies(samples, n, iters, nsamples, case, mode="processes", two_party=
 
 
 @two_cpus
-@pytest.mark.skipif(not _strace_works(), reason="strace missing or not allowed")
+@pytest.mark.skipif(not strace_works(), reason="strace missing or not allowed")
 def test_two_cpus_null_copies_make_n_times_the_calls(bin_dir, tmp_path):
     """lat_syscall null --copies all: every copy's getppid calls are seen by
     strace: copies x (samples x iters + 1 probe), and no other."""
@@ -113,7 +102,7 @@ def test_two_cpus_threads_are_one_process(bin_dir, tmp_path):
     check_copies(got, 2, iters, samples, "lat_pagefault anon threads x2", mode="threads")
     assert all(s["minflt"] >= iters for s in got)
     assert all(s["run_delay_ns"] is None for s in got)  # /proc/self is the main thread's
-    if _strace_works():
+    if strace_works():
         trace = tmp_path / "trace"
         r = subprocess.run(["strace", "-f", "-qq", "-e", "trace=clone,clone3,fork,vfork", "-o", str(trace),
                             str(bin_dir / "lat_syscall"), "null", "--copies", "2", "--threads"] + fixed(5, 1),

@@ -14,20 +14,10 @@ import tempfile
 
 import pytest
 
-from bench_runner import fixed, run_samples
+from bench_runner import fixed, run_samples, strace_works
 
 
-def _strace_works():
-    if not shutil.which("strace"):
-        return False
-    try:
-        return subprocess.run(["strace", "-f", "-o", "/dev/null", "true"], capture_output=True,
-                              timeout=60).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-
-
-needs_strace = pytest.mark.skipif(not _strace_works(), reason="strace missing or not allowed")
+needs_strace = pytest.mark.skipif(not strace_works(), reason="strace missing or not allowed")
 
 
 def strace(bin_dir, tmp_path, name, args, calls):
