@@ -417,13 +417,6 @@ class RunNoise:
         m = (self.d0 * self.k0 * v.within + v.ss) / (self.d0 + v.dof)
         return max(0.0, m - v.within), self.d0 + v.dof
 
-    def run_sd(self, key):
-        """The moderated sd of one run's estimate between runs (log units)."""
-        v = self.spreads.get(key)
-        if v is None:
-            return math.nan
-        return math.sqrt((self.d0 * self.k0 * v.within + v.ss) / (self.d0 + v.dof))
-
 
 def run_spreads(groups):
     """RunSpread per key from groups of per-run (theta, se) dicts: groups is
