@@ -192,6 +192,16 @@ def first_line(proc, timeout=60):
     return within(timeout, proc.stdout.readline, proc, f"first line of {proc.args[0]}")
 
 
+def drain(stream):
+    """Reads `stream` to its end in a daemon thread, throwing it away: a
+    binary that keeps writing samples while a test waits for something else
+    must never block on a full pipe (64 KB: about 90 samples)."""
+    def loop():
+        while stream.read(65536):
+            pass
+    threading.Thread(target=loop, daemon=True).start()
+
+
 def stderr_of(proc, timeout=30):
     """All of proc's stderr, for a failure message: the process is killed
     first if it still runs, so that reading to the end cannot hang."""

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from bench_runner import first_line, run_bench, stderr_of
+from bench_runner import drain, first_line, run_bench, stderr_of
 
 
 def children_of(pid):
@@ -47,6 +47,7 @@ def start_and_wait_for_first_sample(args, env):
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     line = first_line(proc, 60)
     assert line.startswith(b"{"), stderr_of(proc)
+    drain(proc.stdout)   # or it blocks on a full pipe before the test sees a fork child
     return proc
 
 
