@@ -11,13 +11,12 @@ import os
 import pathlib
 import re
 import resource
-import shutil
 import signal
 import subprocess
 
 import pytest
 
-from bench_runner import first_line, fixed, list_cases, run_samples, stderr_of
+from bench_runner import first_line, fixed, list_cases, run_samples, stderr_of, strace_works
 
 FS_BINS = ["lat_fs", "lat_pathwalk", "lat_select", "lat_mmap", "lat_pagefault",
            "bw_file_rd", "bw_mmap_rd", "bw_mem", "lat_mem_rd"]
@@ -74,17 +73,7 @@ def test_lat_fs_iters_and_cleanup(bin_dir, tmp_path, op, mode):
     assert left_in(tmp_path) == []
 
 
-def strace_usable():
-    if not shutil.which("strace"):
-        return False
-    try:
-        return subprocess.run(["strace", "-o", "/dev/null", "true"], capture_output=True,
-                              timeout=30).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-
-
-@pytest.mark.skipif(not strace_usable(), reason="strace missing or not allowed")
+@pytest.mark.skipif(not strace_works(), reason="strace missing or not allowed")
 @pytest.mark.parametrize("op", ["create", "delete"])
 @pytest.mark.parametrize("mode", ["fresh", "reuse"])
 def test_lat_fs_counts_seen_by_strace(bin_dir, tmp_path, op, mode):

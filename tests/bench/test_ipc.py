@@ -19,7 +19,8 @@ import time
 
 import pytest
 
-from bench_runner import first_line, list_cases, ran_or_allowed_skip, run_bench, samples_of, stderr_of, within
+from bench_runner import (first_line, list_cases, ran_or_allowed_skip, run_bench, samples_of, stderr_of,
+                          strace_works, within)
 
 ITERS, SAMPLES = 50, 3
 FIXED = ["--iters", str(ITERS), "--samples", str(SAMPLES), "--warmup-ms", "0"]
@@ -379,17 +380,7 @@ def test_connect_leaves_no_time_wait(bin_dir, family):
     assert port not in time_wait_ports()
 
 
-def strace_usable():
-    if not shutil.which("strace"):
-        return False
-    try:
-        return subprocess.run(["strace", "-o", "/dev/null", "true"], capture_output=True,
-                              timeout=30).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-
-
-@pytest.mark.skipif(not strace_usable(), reason="strace missing or not allowed")
+@pytest.mark.skipif(not strace_works(), reason="strace missing or not allowed")
 def test_strace_connect_waits_for_the_servers_close(bin_dir, tmp_path):
     """Every connection is timed to the server's acknowledgement: the client
     reads end-of-file before its close, and that end-of-file comes after the
