@@ -342,6 +342,7 @@ def _history_by_kernel(lists, a):
     directories (unless --no-history) and under --history, without the
     given runs themselves."""
     given = {(r.host, r.run_id) for rs in lists for r in rs}
+    given_paths = {os.path.realpath(r.path) for rs in lists for r in rs}
     dirs = [] if a.no_history else _host_dirs([r for rs in lists for r in rs])
     for d in a.history:
         p = Path(d)
@@ -351,9 +352,12 @@ def _history_by_kernel(lists, a):
     if not dirs:
         return {}
     quiet = load.Warnings()   # the history's own warnings are not this comparison's
-    runs = load.load_runs(dirs, quiet)
+    # the given runs sit under their host directories too: not read twice
+    found = load.find_run_dirs(dirs, quiet)
+    others = [d for d in found if os.path.realpath(d) not in given_paths]
+    runs = load.load_runs(others, quiet)
     load.split_identities(runs)
-    if a.history and not runs:
+    if a.history and not runs and len(others) == len(found):
         _warn("--history " + ", ".join(a.history) + ": no usable run found")
     by_kernel = {}
     for r in runs:
