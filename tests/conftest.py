@@ -17,6 +17,8 @@ sys.path.insert(0, str(ROOT / "tests" / "bench"))
 # and driver_runner (driver and system tests)
 sys.path.insert(0, str(ROOT / "tests" / "driver"))
 
+from bench_runner import strace_works  # noqa: E402  (after the path is set)
+
 
 @pytest.fixture(scope="session")
 def root():
@@ -67,16 +69,6 @@ def _has_cap_sys_admin():
 
 def _root_may_mount():
     return os.geteuid() == 0 and _has_cap_sys_admin() and shutil.which("mount") is not None
-
-
-def _strace_works():
-    if not shutil.which("strace"):
-        return False
-    try:
-        return subprocess.run(["strace", "-f", "-o", "/dev/null", "true"], capture_output=True,
-                              timeout=60).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
 
 
 def _build():
@@ -142,10 +134,10 @@ def _netns_tools():
 
 MAY_SKIP = [
     # (test id pattern, what it needs, does this machine have it)
-    ("*test_fsvm.py::test_lat_fs_counts_seen_by_strace*", "strace that may trace", _strace_works),
-    ("*test_security.py::test_strace_*", "strace that may trace", _strace_works),
-    ("*test_measured_calls.py::test_strace_*", "strace that may trace", _strace_works),
-    ("*test_ipc.py::test_strace_*", "strace that may trace", _strace_works),
+    ("*test_fsvm.py::test_lat_fs_counts_seen_by_strace*", "strace that may trace", strace_works),
+    ("*test_security.py::test_strace_*", "strace that may trace", strace_works),
+    ("*test_measured_calls.py::test_strace_*", "strace that may trace", strace_works),
+    ("*test_ipc.py::test_strace_*", "strace that may trace", strace_works),
     ("*test_security.py::test_planted_symlinks_not_followed", "dynamically linked binaries", _dynamic_binaries),
     ("*test_security.py::test_*_as_ordinary_user", "a build uid 65534 can reach (when root)",
      _nobody_reaches_the_build),
@@ -159,7 +151,7 @@ MAY_SKIP = [
     ("*test_faults.py::test_disk_full_*", "root allowed to mount a tmpfs", _root_may_mount),
     ("*test_ipc.py::*cross*", "two CPUs", lambda: len(os.sched_getaffinity(0)) >= 2),
     ("*test_copies.py::test_two_cpus_null_copies*", "two CPUs and strace that may trace",
-     lambda: len(os.sched_getaffinity(0)) >= 2 and _strace_works()),
+     lambda: len(os.sched_getaffinity(0)) >= 2 and strace_works()),
     ("*test_copies.py::test_two_cpus_*", "two CPUs", lambda: len(os.sched_getaffinity(0)) >= 2),
     ("*test_ipc.py::test_ipv6_without_ipv6_loopback_is_skipped*", "root allowed to make a network namespace, "
      "with unshare, ip and sysctl", _netns_tools),

@@ -30,6 +30,9 @@ def test_unlisted():
 def suite(tmp_path):
     (tmp_path / "tests").mkdir()
     shutil.copy(ROOT_CONFTEST, tmp_path / "tests" / "conftest.py")
+    # the conftest's own import: the bench tests' runner
+    (tmp_path / "tests" / "bench").mkdir()
+    shutil.copy(os.path.join(os.path.dirname(ROOT_CONFTEST), "bench", "bench_runner.py"), tmp_path / "tests" / "bench")
     # named like the IPC tests, whose @cross cases may skip on one CPU
     (tmp_path / "tests" / "test_ipc.py").write_text(TESTS)
     return tmp_path
