@@ -10,6 +10,8 @@ for p in (str(DATA), str(HERE.parent.parent / "scripts")):
     if p not in sys.path:
         sys.path.insert(0, p)
 
+from kbench import load  # noqa: E402  (after the path is set)
+
 RUNS = DATA / "runs"
 BASE_DIR = RUNS / "testhost" / "6.1.0-base"
 NEW_DIR = RUNS / "testhost" / "6.6.0-new"
@@ -41,6 +43,14 @@ def set_meta(run_dir, **kv):
     meta = json.loads(p.read_text())
     meta.update(kv)
     p.write_text(json.dumps(meta))
+
+
+def grouping_warnings(root, marker):
+    """The warnings that loading and grouping every run under root gives
+    (what summarize, compare and report print first), those holding marker."""
+    w = load.Warnings()
+    load.group_runs(load.load_runs([root], w), w)
+    return [m for m in w.messages if marker in m]
 
 
 def assert_clean_exit(rc, err, code, *messages):

@@ -4,7 +4,7 @@ by side without a loud warning (issue 14, item 4)."""
 from kbench import load
 from kbench.cli import compare_main, report_main, summarize_main
 
-from kb_helpers import rewrite_samples, set_meta
+from kb_helpers import grouping_warnings, rewrite_samples, set_meta
 
 
 def _run(gen, root, kernel, run_id, seed, counters="absent"):
@@ -16,9 +16,7 @@ def _run(gen, root, kernel, run_id, seed, counters="absent"):
 
 
 def _warnings(root):
-    w = load.Warnings()
-    load.group_runs(load.load_runs([root], w), w)
-    return [m for m in w.messages if "COUNTERS DIFFER" in m]
+    return grouping_warnings(root, "COUNTERS DIFFER")
 
 
 def test_kernels_measured_with_and_without_counters(tmp_path, gen, capsys):

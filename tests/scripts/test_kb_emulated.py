@@ -1,10 +1,9 @@
 """Runs made in an emulated guest (scripts/vm-run without KVM: meta.json
 virt "emulated") are never set beside others without saying that their
 timings are not comparable with native ones (issue 16)."""
-from kbench import load
 from kbench.cli import compare_main, report_main, summarize_main
 
-from kb_helpers import set_meta
+from kb_helpers import grouping_warnings, set_meta
 
 
 def _run(gen, root, kernel, run_id, seed, virt=None):
@@ -15,9 +14,7 @@ def _run(gen, root, kernel, run_id, seed, virt=None):
 
 
 def _warnings(root):
-    w = load.Warnings()
-    load.group_runs(load.load_runs([root], w), w)
-    return [m for m in w.messages if "EMULATED" in m]
+    return grouping_warnings(root, "EMULATED")
 
 
 def test_emulated_kernel_named_in_every_script(tmp_path, gen, capsys):
