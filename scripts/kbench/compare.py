@@ -442,12 +442,13 @@ class Report:
     differences: list = field(default_factory=list)
     shift: MachineShift = None
     ran_differently: list = field(default_factory=list)
+    opts: object = None   # the Options it was made with (min effect, level)
 
 
 def run_compare(base, other, opts=None):
     shift = compare_controls(base, other, opts)
     return Report(base, other, compare_sides(base, other, opts, shift=shift),
-                  meta_differences(base.meta, other.meta), shift, how_cases_ran(base, other))
+                  meta_differences(base.meta, other.meta), shift, how_cases_ran(base, other), opts)
 
 
 def value_text(v, unit, div):
@@ -567,6 +568,36 @@ def run_level_lines(rep, opts):
             f"{'one run a side' if one else 'these runs'} can tell on this machine."]
 
 
+PLAN_RUNS = (1, 2, 4, 8)
+
+
+def more_runs_lines(rep, opts):
+    """What more runs of each kernel would buy, from the host's run level:
+    the median mde with 1, 2, 4 and 8 runs a side, and how many runs a
+    side the cases need to detect the minimum effect.  Nothing without a
+    run level (then more runs of the same moment would only narrow the
+    reps' part, and this plan would promise too much)."""
+    live = [r.cmp for r in rep.rows if r.cmp.comparable and r.cmp.parts]
+    if not live:
+        return []
+    meds = []
+    for k in PLAN_RUNS:
+        m = sorted(x for x in (c.mde_with_runs(k, opts.level) for c in live) if not math.isnan(x))
+        if m:
+            meds.append(f"{stats.mde_text(m[len(m) // 2])} with {k}")
+    need = [c.runs_for(opts.min_effect, level=opts.level) for c in live]
+    bins, lo = [], 0
+    for k in PLAN_RUNS:
+        n = sum(1 for x in need if x is not None and lo < x <= k)
+        bins.append(f"{k if lo + 1 == k else f'{lo + 1}-{k}'}: {n}")
+        lo = k
+    bins.append(f"more than {PLAN_RUNS[-1]}: {sum(1 for x in need if x is None or x > PLAN_RUNS[-1])}")
+    return [f"More runs: each kernel run again at other moments and pooled narrows the drift between runs too. "
+            f"If this host drifts as it did, the median mde would be {', '.join(meds)} run(s) a side. Cases by "
+            f"the runs a side they need to detect {opts.min_effect * 100:g}% (--min-effect): {'; '.join(bins)} "
+            f"(each case's in the CSV's runs_for_min_effect)."]
+
+
 def nothing_tested_line(rep, opts):
     """The one line that replaces the model's description when no case
     could be tested."""
@@ -601,6 +632,7 @@ def format_report(rep, changed_only=False, opts=None):
                    f"mde = the smallest change this comparison could detect (80% power); 'inconclusive' = not "
                    f"significant, and the mde is above {opts.min_effect * 100:g}%: more reps would tell.")
         out += run_level_lines(rep, opts)
+        out += more_runs_lines(rep, opts)
     else:
         out.append(nothing_tested_line(rep, opts))
     out += run_effect_lines(rep)
@@ -673,11 +705,12 @@ def format_report(rep, changed_only=False, opts=None):
 
 CSV_FIELDS = ["base", "other", "category", "case", "metric", "base_value", "other_value", "unit",
               "ratio", "ci_low", "ci_high", "p_t", "p_adjusted", "p_rank", "change_pct", "change", "verdict",
-              "unresolved", "mde_pct", "estimator", "base_reps",
+              "unresolved", "mde_pct", "runs_for_min_effect", "estimator", "base_reps",
               "other_reps", "base_samples", "other_samples"]
 
 
 def csv_rows(rep):
+    opts = rep.opts or Options()
     for r in list(rep.shift.rows if rep.shift else []) + list(rep.rows):
         c = r.cmp
         unit = "MB/s" if r.metric == "bandwidth" else "ns"
@@ -688,10 +721,20 @@ def csv_rows(rep):
             "p_adjusted": _num(c.q), "p_rank": _num(c.p_rank),
             "change_pct": _num(c.change), "change": c.change_text, "verdict": c.verdict,
             "unresolved": "yes" if c.unresolved else "",
-            "mde_pct": _num(c.mde * 100 if not math.isnan(c.mde) else math.nan), "estimator": c.estimator,
+            "mde_pct": _num(c.mde * 100 if not math.isnan(c.mde) else math.nan),
+            "runs_for_min_effect": _runs_for(c, opts), "estimator": c.estimator,
             "base_reps": c.base_reps, "other_reps": c.other_reps, "base_samples": c.base_samples,
             "other_samples": c.other_samples,
         }
+
+
+def _runs_for(c, opts):
+    """The runs a side this case needs to detect the minimum effect: a
+    number, f">{cap}" beyond the plan, "" without a run level."""
+    if not c.comparable or not c.parts:
+        return ""
+    k = c.runs_for(opts.min_effect, level=opts.level)
+    return str(k) if k is not None else f">{stats.PLAN_MAX_RUNS}"
 
 
 def _num(v):
@@ -713,7 +756,8 @@ def write_json(reports, f):
     for rep in reports:
         rows = []
         for row, r in zip(list(rep.shift.rows if rep.shift else []) + list(rep.rows), csv_rows(rep)):
-            d = {k: (_json_num(float(v)) if k in _NUMERIC and v != "" else (None if v == "" else v))
+            d = {k: (_json_num(float(v)) if k in _NUMERIC and v != "" else
+                     int(v) if k in _TEXT_OR_NUMBER and v.isdigit() else (None if v == "" else v))
                  for k, v in r.items()}
             d["control"] = rep.shift is not None and row in rep.shift.rows
             d["failure"] = row.cmp.failure or None
@@ -731,6 +775,7 @@ def write_json(reports, f):
 
 _NUMERIC = {"base_value", "other_value", "ratio", "ci_low", "ci_high", "p_t", "p_adjusted", "p_rank", "change_pct",
             "mde_pct"}
+_TEXT_OR_NUMBER = {"runs_for_min_effect"}  # a count, or ">30" beyond the plan
 
 
 def regressions(rep):

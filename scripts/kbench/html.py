@@ -325,9 +325,24 @@ def _run_level_text(m):
         n = sum(noise[h].runs for h in measured)
         return (f"Run level: measured from {n} runs of kernels with two runs or more on "
                 f"{', '.join(esc(h) for h in measured)}; every interval adds how far a whole run of the case "
-                "drifts on that host, so a comparison of one run a side is as wide as it honestly is.")
+                "drifts on that host, so a comparison of one run a side is as wide as it honestly is."
+                + _more_runs_text(m))
     return ("Run level: not measured (no kernel here has two runs on its host): the intervals hold the noise "
             "between reps only, not the drift of the machine between runs; two runs of any one kernel measure it.")
+
+
+def _more_runs_text(m):
+    """What more runs of each kernel would buy, over every comparison shown."""
+    cmps = [r.cmp for rows, *_ in m.comparisons.values() for r in rows if r.cmp.comparable and r.cmp.parts]
+    meds = []
+    for k in (1, 2, 4, 8):
+        v = sorted(x for x in (c.mde_with_runs(k, m.opts.level) for c in cmps) if not math.isnan(x))
+        if v:
+            meds.append(f"{stats.mde_text(v[len(v) // 2])} with {k}")
+    if not meds:
+        return ""
+    return ("  If the host drifts as it did, each kernel run again at other moments and pooled would bring the "
+            f"median mde to {', '.join(meds)} run(s) a side.")
 
 
 def _all_cases(m, out_dir, ids):

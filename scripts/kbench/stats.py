@@ -30,6 +30,7 @@ ESTIMATORS = ("low", "median")
 DEFAULT_ESTIMATOR = "low"
 LOW_Q = 0.2          # the quantile of the reps' times that `low` estimates
 POWER = 0.80         # for the minimum detectable effect
+PLAN_MAX_RUNS = 30  # the most runs a side a plan of more runs considers
 
 FASTER = "significantly faster"
 SLOWER = "significantly slower"
@@ -439,6 +440,39 @@ def run_spreads(groups):
     return out
 
 
+def planned_mde(parts, k, level=LEVEL):
+    """The mde of a comparison if each side were k runs like these, pooled.
+    parts = (va, dfa, ka, vb, dfb, kb, tau2, dfr): each side's squared se
+    (log units), its degrees of freedom and runs, and the host's run effect
+    (`RunNoise.tau2`).  One run's rep variance on a side is its se^2 times
+    its runs, so k runs give that over k; the run effect adds tau2 (2 / k).
+    The reps' degrees of freedom grow with k, the run effect's (measured
+    on the host) do not.  nan without parts (no run level to plan with)."""
+    if not parts or k < 1:
+        return math.nan
+    va, dfa, ka, vb, dfb, kb, tau2, dfr = parts
+    pa, pb, pr = va * ka / k, vb * kb / k, 2.0 * tau2 / k
+    total = pa + pb + pr
+    if math.isnan(total):
+        return math.nan
+    if total <= 0:
+        return 0.0
+    den = sum(v * v / d for v, d in ((pa, dfa * k / ka), (pb, dfb * k / kb), (pr, dfr)) if v > 0 and d > 0)
+    return detectable_change(math.sqrt(total), total * total / den if den > 0 else math.inf, level)
+
+
+def runs_for(parts, target, cap=PLAN_MAX_RUNS, level=LEVEL):
+    """The fewest runs a side whose planned mde is at most target; None when
+    even cap runs would not do, or without parts."""
+    if not parts:
+        return None
+    for k in range(1, cap + 1):
+        m = planned_mde(parts, k, level)
+        if not math.isnan(m) and m <= target:
+            return k
+    return None
+
+
 def detectable_change(se, df, level=LEVEL, power=POWER):
     """The smallest relative change (a ratio - 1 > 0) that a difference
     with this standard error would detect at `level` with `power`."""
@@ -474,6 +508,7 @@ class Summary:
     mde: float = math.nan      # smallest change a comparison with a run like this could detect
     runs: int = 0
     run_p: float = math.nan    # the runs disagree (one-way test); nan: one run
+    parts: tuple = ()          # `planned_mde`'s parts against runs like these; () without a run level
 
 
 def summarize(series, n_boot=DEFAULT_BOOT, seed=1, run_noise=None):
@@ -485,6 +520,10 @@ def summarize(series, n_boot=DEFAULT_BOOT, seed=1, run_noise=None):
         return Summary(series.metric, 0, 0, math.nan, math.nan, math.nan, math.nan, math.nan, math.nan)
     est = side_estimate(series, n_boot, seeded_rng(seed, "summary", series.label))
     mde = detectable_change(est.se * math.sqrt(2.0), est.df) if est.n >= 2 else math.nan
+    parts = ()
+    if run_noise is not None and est.n >= 2 and not math.isnan(est.se):
+        k = max(est.runs, 1)
+        parts = (est.se ** 2, est.df, k, est.se ** 2, est.df, k, run_noise[0], run_noise[1])
     if run_noise is not None and est.n >= 2 and run_noise[0] > 0:
         vs, vr = 2.0 * est.se ** 2, 2.0 * run_noise[0] / max(est.runs, 1)
         den = (vs * vs / est.df if vs > 0 else 0.0) + vr * vr / run_noise[1]
@@ -511,6 +550,7 @@ def summarize(series, n_boot=DEFAULT_BOOT, seed=1, run_noise=None):
         mde=mde,
         runs=est.runs,
         run_p=est.run_p,
+        parts=parts,
     )
 
 
@@ -732,10 +772,20 @@ class Comparison:
     run_level: bool = False        # the runs disagreed: the run is the observation
     failure: str = ""              # FAILED: "on SIDE: status (reason)"
     run_sd: float = math.nan       # the host's run-to-run sd of this case (log units; nan: not measured)
+    # (va, dfa, ka, vb, dfb, kb, tau2, dfr): the variance parts of the
+    # difference (each side's squared se, its df and runs; the host's run
+    # effect) when the host's run level was given; () otherwise
+    parts: tuple = ()
 
     @property
     def significant(self):
         return self.verdict in (FASTER, SLOWER)
+
+    def mde_with_runs(self, k, level=LEVEL):
+        return planned_mde(self.parts, k, level)
+
+    def runs_for(self, target, cap=PLAN_MAX_RUNS, level=LEVEL):
+        return runs_for(self.parts, target, cap, level)
 
     @property
     def flagged(self):
@@ -852,9 +902,11 @@ def compare(base, other, *, n_boot=DEFAULT_BOOT, seed=1, level=LEVEL, min_reps=D
     df = welch_df(va, base_est.df, vb, other_est.df) if not math.isnan(se) else nan
     run_mode = base_est.run_unit or other_est.run_unit
     tau = nan
+    parts = ()
     if run_noise is not None and not math.isnan(se):
         tau2, dfr = run_noise
         tau = math.sqrt(tau2)
+        parts = (va, base_est.df, max(base_est.runs, 1), vb, other_est.df, max(other_est.runs, 1), tau2, dfr)
         vr = tau2 * (1.0 / max(base_est.runs, 1) + 1.0 / max(other_est.runs, 1))
         run_mode = vr > 0
         if vr > 0:
@@ -883,7 +935,8 @@ def compare(base, other, *, n_boot=DEFAULT_BOOT, seed=1, level=LEVEL, min_reps=D
     _, p_rank = mann_whitney(other.rep_values(), base.rep_values())
     return Comparison(metric, a, b, ratio, lo, hi, p, p_rank, *counts, SAME, change, mde=mde,
                       estimator=est_name, df=df, base_run_p=base_est.run_p, other_run_p=other_est.run_p,
-                      base_runs=base_est.runs, other_runs=other_est.runs, run_level=run_mode, run_sd=tau)
+                      base_runs=base_est.runs, other_runs=other_est.runs, run_level=run_mode, run_sd=tau,
+                      parts=parts)
 
 
 def decide(comparisons, *, min_effect=DEFAULT_MIN_EFFECT, level=LEVEL, adjust=True, machine_shift=False):

@@ -277,9 +277,20 @@ def format_group(group, estimator=None, all_cases=False, noise=None):
                  f"{rn.kernels} kernel(s) with two runs or more)." if rn else
                  " No kernel of this host has two runs: the mde holds the noise between reps only, not the "
                  "drift between runs (make run twice on one kernel measures it).")
+        plan = ""
+        planned = [s for _, s in rows if s.parts]
+        if planned:
+            meds = []
+            for k in (2, 4, 8):
+                m = sorted(x for x in (stats.planned_mde(s.parts, k) for s in planned) if not math.isnan(x))
+                if m:
+                    meds.append(f"{m[len(m) // 2] * 100:.1f}% with {k}")
+            if meds:
+                plan = (f" Runs of each kernel at other moments, pooled, would bring the median to "
+                        f"{', '.join(meds)} runs a side (if the host drifts as it did).")
         out.append(wrap(f"Power: median mde {live[len(live) // 2] * 100:.1f}%; {sum(m <= 0.03 for m in live)} "
                         f"of {len(live)} cases could detect a 3% change against another run like this one."
-                        + level))
+                        + level + plan))
     # One-party cases only: a two-party case on one CPU waits for its
     # partner on the run queue by design.
     solo = [c for c, _ in rows if " @" not in c.name]

@@ -3,6 +3,7 @@ that disagree beyond their reps widen every single-run comparison on that
 host by the case's own run-to-run drift, moderated across cases.  Fixed
 seeds and fixed inputs: deterministic."""
 import math
+import re
 
 import numpy as np
 import pytest
@@ -227,3 +228,84 @@ def test_the_page_says_whether_the_run_level_was_measured(tmp_path, gen):
     _runs(tmp_path, gen, {"b": (3,)})
     assert report_main([str(tmp_path / "h"), "--out", str(out), "--no-samples", "--boot", "100"]) == 0
     assert "Run level: measured from 2 runs of kernels with two runs or more on h" in out.read_text()
+
+
+# ------------------------------------------------------------ planning more runs
+
+def test_planned_mde_on_fixed_parts():
+    """k runs a side divide every part by k; the run effect's degrees of
+    freedom stay those measured on the host."""
+    parts = (1e-4, 9.0, 1, 1e-4, 9.0, 1, 4e-4, 1e9)
+    k1 = S.planned_mde(parts, 1)
+    total = 2e-4 + 8e-4
+    den = 2 * (1e-4) ** 2 / 9.0 + (8e-4) ** 2 / 1e9
+    df = total ** 2 / den
+    assert k1 == pytest.approx(S.detectable_change(math.sqrt(total), df))
+    k4 = S.planned_mde(parts, 4)
+    den4 = 2 * (0.25e-4) ** 2 / 36.0 + (2e-4) ** 2 / 1e9
+    assert k4 == pytest.approx(S.detectable_change(math.sqrt(total / 4), (total / 4) ** 2 / den4))
+    assert k4 < k1
+    # a side of two runs: one run's rep variance is twice its se^2
+    pooled = (0.5e-4, 18.0, 2, 0.5e-4, 18.0, 2, 4e-4, 1e9)
+    assert S.planned_mde(pooled, 2) == pytest.approx(S.planned_mde(parts, 2))
+    assert S.planned_mde(parts, 0) != S.planned_mde(parts, 0)        # nan: no such plan
+    assert S.planned_mde((), 3) != S.planned_mde((), 3)
+    assert S.planned_mde((0.0, 9.0, 1, 0.0, 9.0, 1, 0.0, 5.0), 2) == 0.0
+
+
+def test_runs_for_is_the_fewest_runs_that_reach_the_target():
+    parts = (1e-4, 9.0, 1, 1e-4, 9.0, 1, 4e-4, 30.0)
+    for target in (0.10, 0.05, 0.03, 0.02):
+        k = S.runs_for(parts, target)
+        assert k is not None and S.planned_mde(parts, k) <= target
+        assert k == 1 or S.planned_mde(parts, k - 1) > target
+    assert S.runs_for(parts, 0.001) is None                 # beyond 30 runs a side
+    assert S.runs_for(parts, 0.001, cap=10_000) > 30
+    assert S.runs_for((), 0.5) is None
+
+
+def test_a_comparisons_plan_of_one_run_is_its_own_mde():
+    rng = np.random.default_rng(5)
+    a = _series(rng.normal(0, 0.01, 10), "a")
+    b = _series(rng.normal(0.02, 0.01, 10), "b")
+    c = S.compare(a, b, n_boot=300, run_noise=(0.02 ** 2, 6.0))
+    assert c.parts and c.mde_with_runs(1) == pytest.approx(c.mde)
+    assert c.mde_with_runs(2) < c.mde and c.mde_with_runs(8) < c.mde_with_runs(4)
+    assert c.runs_for(c.mde) == 1
+    plain = S.compare(a, b, n_boot=300)
+    assert plain.parts == () and plain.runs_for(0.5) is None     # nothing to plan with
+
+
+def test_compare_summarize_and_the_page_plan_more_runs(tmp_path, gen, capsys):
+    import csv
+    import json
+    from kbench.cli import report_main, summarize_main
+    _runs(tmp_path, gen, {"a": (1,), "b": (2,), "c": (3, 4)})
+    one_a = next((tmp_path / "h" / "a").iterdir())
+    one_b = next((tmp_path / "h" / "b").iterdir())
+    out_csv, out_json = tmp_path / "c.csv", tmp_path / "c.json"
+    assert compare_main([str(one_a), str(one_b), "--boot", "100", "--csv", str(out_csv), "--json",
+                         str(out_json)]) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.startswith("More runs:"))
+    assert "with 1, " in line and "with 8 run(s) a side" in line and "(--min-effect): 1: " in line
+    rows = [r for r in csv.DictReader(out_csv.open()) if r["verdict"] not in ("missing", "too few reps")]
+    assert rows and all(r["runs_for_min_effect"].isdigit() or r["runs_for_min_effect"] == ">30" for r in rows)
+    bins = re.findall(r"(1|2|3-4|5-8|more than 8): (\d+)", line.split("(--min-effect): ")[1])
+    assert [b for b, _ in bins] == ["1", "2", "3-4", "5-8", "more than 8"]
+    counts = [int(n) for _, n in bins]
+    assert sum(counts) == len([r for r in rows if r["category"] != "controls"])
+    doc = json.loads(out_json.read_text())
+    got = [r["runs_for_min_effect"] for r in doc[0]["rows"] if r["verdict"] not in ("missing", "too few reps")]
+    assert all(isinstance(x, int) or x == ">30" for x in got)
+    # no run level: no plan, an empty column
+    assert compare_main([str(one_a), str(one_b), "--boot", "100", "--no-history", "--csv", str(out_csv)]) == 0
+    assert "More runs:" not in capsys.readouterr().out
+    assert all(r["runs_for_min_effect"] == "" for r in csv.DictReader(out_csv.open()))
+    assert summarize_main([str(one_a)]) == 0
+    assert "would bring the median to" in " ".join(capsys.readouterr().out.split())
+    assert summarize_main([str(one_a), "--no-history"]) == 0
+    assert "would bring the median to" not in " ".join(capsys.readouterr().out.split())
+    page = tmp_path / "index.html"
+    assert report_main([str(tmp_path / "h"), "--out", str(page), "--no-samples", "--boot", "100"]) == 0
+    assert "each kernel run again at other moments and pooled would bring the median mde to" in page.read_text()
