@@ -84,10 +84,25 @@ def smoothed(points, window=5):
     return [float(np.median(rels[max(0, i - h): i + h + 1])) for i in range(len(rels))]
 
 
+MERGE_GAP_S = 1.0   # disturbed stretches closer than this are one stretch
+
+
 def disturbed_times(points, threshold=DISTURBED):
     """[(start_s, end_s)] stretches where the controls ran more than
     `threshold` slower than their run medians (the median of 5 neighbouring
-    control reps): from the first such point to the next one that is not."""
+    control reps): from the first such point to the next one that is not.
+    Stretches less than MERGE_GAP_S apart are one (a single control rep
+    back to normal between two slow ones is not a quiet second)."""
+    out = []
+    for a, b in _raw_disturbed(points, threshold):
+        if out and a - out[-1][1] < MERGE_GAP_S:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
+def _raw_disturbed(points, threshold):
     out = []
     start = None
     for p, v in zip(points, smoothed(points)):

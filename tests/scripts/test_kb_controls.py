@@ -47,6 +47,19 @@ def test_disturbed_stretch_and_marked_reps():
     assert "ctl_machine alu" not in marks
 
 
+def test_stretches_less_than_a_second_apart_are_one():
+    """Controls every 0.2 s: slow, one back to normal, slow again within the
+    same second: one stretch, not "24-24 s, 24-29 s"."""
+    rel = [1.0] * 10 + [1.2] * 6 + [1.0] * 3 + [1.2] * 10 + [1.0] * 20 + [1.2] * 10 + [1.0] * 10
+    pts = [controls.Point(i * 0.2, "ctl_machine alu", r) for i, r in enumerate(rel)]
+    raw = controls._raw_disturbed(pts, controls.DISTURBED)
+    assert len(raw) == 3 and raw[1][0] - raw[0][1] < 1.0     # the smoothing leaves a gap of one point
+    got = controls.disturbed_times(pts)
+    assert len(got) == 2
+    assert got[0] == (pytest.approx(raw[0][0]), pytest.approx(raw[1][1]))
+    assert got[1] == (pytest.approx(raw[2][0]), pytest.approx(raw[2][1]))
+
+
 def test_one_slow_control_rep_is_not_a_disturbance():
     pts = controls.trace(_run(slow=[30]))
     assert controls.disturbed_times(pts) == []
