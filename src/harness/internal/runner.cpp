@@ -226,7 +226,8 @@ std::string sample_line(const char* name, const Selected& sel, const Options& op
   return o.str();
 }
 
-// The stderr line for people: median, min and spread of ns/op (or MB/s).
+// The stderr line for people: median, min and spread of ns/op (or MB/s,
+// 10^6 bytes per second, said on the line as in every table).
 void human_line(const std::string& case_id, const std::vector<double>& ns_per_op,
                 std::uint64_t iters, std::optional<std::uint64_t> bytes_per_op) {
   const double med = median_of(ns_per_op);
@@ -236,7 +237,8 @@ void human_line(const std::string& case_id, const std::vector<double>& ns_per_op
   if (bytes_per_op) {
     const double b = static_cast<double>(*bytes_per_op) * 1000.0;
     std::fprintf(stderr,
-                 "%s: median %.1f MB/s, max %.1f, spread %.1f%% of median, %zu samples x %" PRIu64 " iters\n",
+                 "%s: median %.1f MB/s (10^6 B/s), max %.1f, spread %.1f%% of median, %zu samples x %" PRIu64
+                 " iters\n",
                  case_id.c_str(), b / med, b / *lo, spread, n, iters);
   } else {
     std::fprintf(stderr,

@@ -195,7 +195,7 @@ TEST_CASE("bandwidth samples carry bytes_per_op and info keys") {
   CHECK(has(r.lines.at(0), "\"metric\":\"bandwidth\""));
   CHECK(has(r.lines.at(0), "\"bytes_per_op\":4096,"));
   CHECK(has(r.lines.at(0), "\"fs_type\":\"tmpfs\""));
-  CHECK(has(r.err, "MB/s"));
+  CHECK(has(r.err, "MB/s (10^6 B/s), max "));   // which MB, on the line itself
 }
 
 TEST_CASE("two-party placement is named from the CPUs") {
