@@ -35,6 +35,16 @@ BUILD_INFO := -DKBENCH_VERSION='"$(VERSION)"' \
               -DKBENCH_COMPILER='"$(shell $(CXX) --version | head -n1)"' \
               -DKBENCH_CXXFLAGS='"$(strip $(CXXFLAGS) $(KB_CXXFLAGS) $(LDFLAGS) $(filter-out -pthread,$(KB_LDFLAGS)))"'
 
+# What BUILD_INFO and the flags were at the last build: when VERSION, the
+# compiler or the flags change, every object is rebuilt, so that meta.json and
+# the samples never name a version or flags the binaries were not built with.
+BUILD_STAMP      := $(BUILD)/build-info.txt
+BUILD_STAMP_TEXT := $(VERSION) | $(CXX) | $(CXXFLAGS) | $(LDFLAGS) | $(KB_LDFLAGS)
+ifneq ($(file <$(BUILD_STAMP)),$(BUILD_STAMP_TEXT))
+$(shell mkdir -p $(BUILD))
+$(file >$(BUILD_STAMP),$(BUILD_STAMP_TEXT))
+endif
+
 HARNESS_SRC := $(wildcard src/harness/*.cpp src/harness/internal/*.cpp)
 HARNESS_OBJ := $(patsubst src/%.cpp,$(BUILD)/obj/%.o,$(HARNESS_SRC))
 HARNESS_LIB := $(BUILD)/lib/libkbench.a
@@ -55,7 +65,7 @@ all: $(BENCH_BIN) $(DRIVER_BIN) $(HELPER_BIN)
 # V=1 shows the full commands.
 Q := $(if $(V),,@)
 
-$(BUILD)/obj/%.o: src/%.cpp
+$(BUILD)/obj/%.o: src/%.cpp $(BUILD_STAMP)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CXX     $<")
 	$(Q)$(CXX) $(KB_CXXFLAGS) $(CXXFLAGS) $(BUILD_INFO) -c -o $@ $<

@@ -223,7 +223,8 @@ def _compare(argv):
     ap.add_argument("--only", metavar="REGEX", help="compare only the cases whose name matches (a smaller "
                     "family of cases: the adjustment for their number is milder)")
     ap.add_argument("--csv", metavar="FILE", help="also write every row as CSV ('-' for stdout)")
-    ap.add_argument("--json", metavar="FILE", help="also write the comparison as JSON ('-' for stdout)")
+    ap.add_argument("--json", metavar="FILE", help="also write the comparison as JSON ('-' for stdout); with "
+                    "--explain, the explanations too")
     ap.add_argument("--fail-on-regression", action="store_true",
                     help="exit 1 when any case is significantly slower or FAILED on an OTHER kernel (for CI "
                          "gates; a machine shift judges nothing, so it never fails the gate)")
@@ -273,7 +274,8 @@ def _compare(argv):
     if a.explain:
         from . import explain
         for r in reports:
-            print("\n" + explain.format_explanations(explain.explain_report(r), r.base.label, r.other.label))
+            r.explanations = explain.explain_report(r)
+            print("\n" + explain.format_explanations(r.explanations, r.base.label, r.other.label))
     _write_csv(a.csv, compare.write_csv, reports)
     _write_csv(a.json, compare.write_json, reports)
     if a.fail_on_regression:

@@ -25,6 +25,7 @@ RUN_ONLY_KEYS = {
     "status", "driver_seconds", "budget_rounds", "label", "busy_processes_after", "resumed_utc",
     "quick",  # also in options.quick, which runs made before this key have
     "profile",  # kbench-run --profile: which cases have profiles, not a condition of the measurement
+    "boot_id",  # which boot: the run level counts boots, they are not a condition
 }
 
 
@@ -179,7 +180,9 @@ def measure_run_noise(run_lists, opts):
     slowdown), or their difference would count as drift.  A list with one
     run says nothing; a run in two lists counts in the first only; quick
     runs are left out (their schedule differs); a list spanning hosts is
-    split by host."""
+    split by host, and one spanning versions of the suite by version (a
+    benchmark whose operation changed between versions would count its
+    change as drift)."""
     seen = set()
     by_host = {}
     for runs in run_lists:
@@ -188,16 +191,30 @@ def measure_run_noise(run_lists, opts):
             if r.quick or (r.host, r.run_id) in seen:
                 continue
             seen.add((r.host, r.run_id))
-            per_host.setdefault(r.host, []).append(r)
-        for host, rs in per_host.items():
+            per_host.setdefault((r.host, (r.meta or {}).get("suite_version")), []).append(r)
+        for (host, _), rs in per_host.items():
             if len(rs) >= 2:
                 by_host.setdefault(host, []).append(rs)
     out = {}
     for host, kernels in by_host.items():
         groups = [[run_estimates(r, opts) for r in rs] for rs in kernels]
+        boot_ids = [(r.meta or {}).get("boot_id") for rs in kernels for r in rs]
+        boots = len(set(boot_ids)) if all(boot_ids) else None
         out[host] = stats.RunNoise(stats.run_spreads(groups), runs=sum(len(rs) for rs in kernels),
-                                   kernels=len(kernels))
+                                   kernels=len(kernels), boots=boots)
     return out
+
+
+def boots_text(noise):
+    """What the run level says about boots: ' on B boot(s)' and, on one boot,
+    the level it leaves out."""
+    if noise.boots is None:
+        return " (their boots not recorded: runs made before kbench recorded boot_id)", ""
+    if noise.boots == 1:
+        return (" on one boot", " All on one boot: an offset a boot adds (where the kernel and its data land in "
+                "memory) is not in it, and two kernels are always two boots; runs of one kernel on two boots "
+                "measure it too.")
+    return f" on {noise.boots} boots", ""
 
 
 @dataclass
@@ -443,6 +460,7 @@ class Report:
     shift: MachineShift = None
     ran_differently: list = field(default_factory=list)
     opts: object = None   # the Options it was made with (min effect, level)
+    explanations: list = None   # explain.Explanation list when compare --explain made them
 
 
 def run_compare(base, other, opts=None):
@@ -463,12 +481,27 @@ ESTIMATOR_TEXT = {
 }
 
 
-def row_cells(row):
+def waiting_shares(rep):
+    """{case: largest share of its time blocked} of the one-party cases that
+    spent more than half their time blocked (I/O, a journal commit, a lock)
+    on either side: their change is how long something made them wait, not
+    the cost of their path (summarize says "waiting" for the same cases)."""
+    from .summary import dominated_by_waiting, waiting_share
+    out = {}
+    for side in (rep.base, rep.other):
+        for name, c in side.cases.items():
+            if not c.control and dominated_by_waiting(c):
+                out[name] = max(out.get(name, 0.0), waiting_share(c))
+    return out
+
+
+def row_cells(row, waiting=None):
     """Text cells of one comparison row (terminal and CSV share them).
 
     A case that could not be tested (too few reps, missing) shows its two
     values but no change: a ratio of two values that no test stands behind
-    reads like a finding."""
+    reads like a finding.  waiting: the case's blocked share when it was
+    dominated by waiting on a side (`waiting_shares`): marked in the verdict."""
     c = row.cmp
     ref = c.base if not math.isnan(c.base) else c.other
     unit, div = stats.unit_for(row.metric, ref)
@@ -484,7 +517,8 @@ def row_cells(row):
         "p": _p_text(c.q if not math.isnan(c.q) else c.p),
         "mde": c.mde_text,
         "reps": f"{c.base_reps}/{c.other_reps}",
-        "verdict": c.verdict + (" (?)" if c.unresolved else "") + (f" {c.failure}" if c.failure else ""),
+        "verdict": c.verdict + (" (?)" if c.unresolved else "") + (f" {c.failure}" if c.failure else "")
+        + (f" (waiting {waiting * 100:.0f}%)" if waiting is not None else ""),
     }
 
 
@@ -562,10 +596,11 @@ def run_level_lines(rep, opts):
     if sds:
         spread = (f"; a run's own drift, median over cases {math.expm1(sds[len(sds) // 2]) * 100:.1f}%, "
                   f"90th percentile {math.expm1(sds[int(0.9 * (len(sds) - 1))]) * 100:.1f}%")
+    on_boots, boot_note = boots_text(noise)
     return [f"Run level: measured on this host from {noise.runs} runs of {noise.kernels} kernel(s) with two runs "
-            f"or more{spread}. Each interval adds it for a side's number of runs (each case's drift is moderated "
-            f"towards the host's typical one, a prior worth {noise.d0:.1f} degrees of freedom), so the mde is what "
-            f"{'one run a side' if one else 'these runs'} can tell on this machine."]
+            f"or more{on_boots}{spread}. Each interval adds it for a side's number of runs (each case's drift is "
+            f"moderated towards the host's typical one, a prior worth {noise.d0:.1f} degrees of freedom), so the mde "
+            f"is what {'one run a side' if one else 'these runs'} can tell on this machine.{boot_note}"]
 
 
 PLAN_RUNS = (1, 2, 4, 8)
@@ -651,6 +686,12 @@ def format_report(rep, changed_only=False, opts=None):
         out.append("")
         out.append(f"FAILED: {len(failed)} case(s) failed, timed out or crashed (their samples are not used):")
         out += [f"  {r.case}: {r.cmp.failure}" for r in failed]
+    waiting = waiting_shares(rep)
+    if waiting:
+        out.append("")
+        out.append(f"(waiting N%): {len(waiting)} one-party case(s) spent more than half their time blocked (I/O, a "
+                   "journal commit, a lock) on a side: their change is how long something made them wait (the "
+                   "disk, the file system's mount options), not the cost of the kernel's path.")
     headers = ["case", "base", "other", "unit", "change", "ratio", f"{opts.level * 100:.0f}% CI", "p", "mde",
                "reps", "verdict"]
     keys = ["case", "base", "other", "unit", "change", "ratio", "ci", "p", "mde", "reps", "verdict"]
@@ -667,7 +708,7 @@ def format_report(rep, changed_only=False, opts=None):
         direction = " / ".join(stats.direction_text(m) for m in sorted(lat, key=lambda m: m != "latency"))
         out.append("")
         out.append(f"== {cat} ({direction})")
-        cells = [row_cells(r) for r in rows]
+        cells = [row_cells(r, waiting.get(r.case)) for r in rows]
         out.append(table(headers, [[c[k] for k in keys] for c in cells], right={1, 2, 5, 8, 9}))
     crows = []
     for r in rep.rows:
@@ -705,12 +746,13 @@ def format_report(rep, changed_only=False, opts=None):
 
 CSV_FIELDS = ["base", "other", "category", "case", "metric", "base_value", "other_value", "unit",
               "ratio", "ci_low", "ci_high", "p_t", "p_adjusted", "p_rank", "change_pct", "change", "verdict",
-              "unresolved", "mde_pct", "runs_for_min_effect", "estimator", "base_reps",
+              "unresolved", "mde_pct", "runs_for_min_effect", "waiting_pct", "estimator", "base_reps",
               "other_reps", "base_samples", "other_samples"]
 
 
 def csv_rows(rep):
     opts = rep.opts or Options()
+    waiting = waiting_shares(rep)
     for r in list(rep.shift.rows if rep.shift else []) + list(rep.rows):
         c = r.cmp
         unit = "MB/s" if r.metric == "bandwidth" else "ns"
@@ -722,7 +764,8 @@ def csv_rows(rep):
             "change_pct": _num(c.change), "change": c.change_text, "verdict": c.verdict,
             "unresolved": "yes" if c.unresolved else "",
             "mde_pct": _num(c.mde * 100 if not math.isnan(c.mde) else math.nan),
-            "runs_for_min_effect": _runs_for(c, opts), "estimator": c.estimator,
+            "runs_for_min_effect": _runs_for(c, opts),
+            "waiting_pct": _num(waiting[r.case] * 100) if r.case in waiting else "", "estimator": c.estimator,
             "base_reps": c.base_reps, "other_reps": c.other_reps, "base_samples": c.base_samples,
             "other_samples": c.other_samples,
         }
@@ -769,12 +812,15 @@ def write_json(reports, f):
             "regressions": [r.case for r in regressions(rep)],
             "rows": rows,
         })
+        if rep.explanations is not None:
+            from . import explain
+            doc[-1]["explanations"] = [explain.to_json(e) for e in rep.explanations]
     json.dump(doc, f, indent=1, ensure_ascii=False)
     f.write("\n")
 
 
 _NUMERIC = {"base_value", "other_value", "ratio", "ci_low", "ci_high", "p_t", "p_adjusted", "p_rank", "change_pct",
-            "mde_pct"}
+            "mde_pct", "waiting_pct"}
 _TEXT_OR_NUMBER = {"runs_for_min_effect"}  # a count, or ">30" beyond the plan
 
 

@@ -374,6 +374,39 @@ def format_explanations(expls, base_label="base", other_label="other"):
     return "\n".join(out)
 
 
+def _json_num(x):
+    return None if x is None or (isinstance(x, float) and (math.isnan(x) or math.isinf(x))) else x
+
+
+def _profile_json(p):
+    if p is None:
+        return None
+    return {"samples": p.samples, "kernel_share": _json_num(p.kernel_share), "event": p.event or None,
+            "runs": p.runs, "ns_per_op": _json_num(p.ns_per_op), "missing": p.missing or None}
+
+
+def _function_json(r):
+    return {"name": r.name, "space": r.space, "base_share": _json_num(r.base), "other_share": _json_num(r.other),
+            "points": _json_num(r.points), "base_ns": _json_num(r.base_ns), "other_ns": _json_num(r.other_ns),
+            "delta_ns": _json_num(r.delta_ns)}
+
+
+def to_json(e):
+    """One Explanation as plain JSON values (compare --explain --json):
+    shares are fractions of all samples, times in ns per operation, a
+    factor of null means the event appeared or went (one side is 0)."""
+    return {
+        "case": e.case, "verdict": e.verdict, "change": e.change_text, "metric": e.metric,
+        "complete": e.complete, "time_source": e.time_source,
+        "base_ns_per_op": _json_num(e.base_ns), "other_ns_per_op": _json_num(e.other_ns),
+        "base_profile": _profile_json(e.base), "other_profile": _profile_json(e.other),
+        "functions": [_function_json(r) for r in e.functions],
+        "inclusive": [_function_json(r) for r in e.inclusive],
+        "events": [{"name": r.name, "base": _json_num(r.base), "other": _json_num(r.other),
+                    "factor": _json_num(r.factor)} for r in e.events],
+    }
+
+
 def _indent(text, n=2):
     return "\n".join(" " * n + ln for ln in text.splitlines())
 

@@ -13,6 +13,7 @@ from . import controls, counters, scaling, stats
 from .compare import RUN_ONLY_KEYS, case_sort_key, categories_of, category_of, flatten_meta
 from .load import META, RUNS, SAMPLES
 from .tables import column_unit
+from .summary import dominated_by_waiting, waiting_share
 
 
 def esc(s):
@@ -326,6 +327,8 @@ def _run_level_text(m):
         return (f"Run level: measured from {n} runs of kernels with two runs or more on "
                 f"{', '.join(esc(h) for h in measured)}; every interval adds how far a whole run of the case "
                 "drifts on that host, so a comparison of one run a side is as wide as it honestly is."
+                + (" All on one boot: an offset a boot adds (where the kernel and its data land) is not in it."
+                   if all(noise[h].boots == 1 for h in measured) else "")
                 + _more_runs_text(m))
     return ("Run level: not measured (no kernel here has two runs on its host): the intervals hold the noise "
             "between reps only, not the drift of the machine between runs; two runs of any one kernel measure it.")
@@ -407,8 +410,13 @@ def _all_cases(m, out_dir, ids):
                            + (f"{esc(words)} <small>{esc(pct)}</small>" if words else "-") + "</td>")
                 row.append(f"<td class='num'>{esc(cmp.ci_text)}</td>")
                 row.append(f"<td class='num' data-v='{_dv(cmp.mde)}'>{esc(cmp.mde_text)}</td>")
+                w = max((waiting_share(x) for x in (base_case, g.cases.get(c.name))
+                         if x is not None and not x.control and dominated_by_waiting(x)), default=None)
                 row.append(f"<td class='{cls}'>{esc(cmp.verdict)}"
                            + (" <small>(not resolved: more reps needed)</small>" if cmp.unresolved else "")
+                           + (f" <small title='more than half its time blocked (I/O, a journal commit, a lock) on a "
+                              f"side: the change is how long something made it wait, not the cost of its path'>"
+                              f"(waiting {w * 100:.0f}%)</small>" if w is not None else "")
                            + "</td>")
             out.append(f"<tr{row_attr}>" + "".join(row) + "</tr>")
         out.append("</tbody></table>")

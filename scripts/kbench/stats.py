@@ -375,10 +375,11 @@ class RunNoise:
     difference of a side with k runs.
     """
 
-    def __init__(self, spreads, runs=0, kernels=0):
+    def __init__(self, spreads, runs=0, kernels=0, boots=None):
         self.spreads = {k: v for k, v in spreads.items() if v.dof > 0 and v.within > 0 and v.ss >= 0}
         self.runs = runs
         self.kernels = kernels
+        self.boots = boots      # boots those runs were made on; None: not recorded for all of them
         self.k0, self.d0 = self._prior()
 
     def _prior(self):

@@ -5,7 +5,7 @@ import statistics
 import textwrap
 
 from . import controls, counters, scaling, stats
-from .compare import case_sort_key, category_of, in_order
+from .compare import boots_text, case_sort_key, category_of, in_order
 from .text import table
 
 NOT_OK_ORDER = ("failed", "crashed", "timeout", "interrupted", "skipped")
@@ -274,7 +274,7 @@ def format_group(group, estimator=None, all_cases=False, noise=None):
         out.append("")
         rn = (noise or {}).get(group.host)
         level = (f" The mde includes the drift between runs measured on this host ({rn.runs} runs of "
-                 f"{rn.kernels} kernel(s) with two runs or more)." if rn else
+                 f"{rn.kernels} kernel(s) with two runs or more{boots_text(rn)[0]})." if rn else
                  " No kernel of this host has two runs: the mde holds the noise between reps only, not the "
                  "drift between runs (make run twice on one kernel measures it).")
         plan = ""

@@ -332,6 +332,9 @@ JsonValue machine_description() {
   m.set("kernel_release", JsonValue::string(ids.kernel_release));
   m.set("kernel_version", JsonValue::string(ids.kernel_version));
   m.set("kernel_cmdline", JsonValue::string_or_null(read_trimmed("/proc/cmdline")));
+  // Which boot: runs of one boot share where the kernel and its data were
+  // placed, so the scripts count boots apart from runs (the run level).
+  m.set("boot_id", JsonValue::string_or_null(read_trimmed("/proc/sys/kernel/random/boot_id")));
   m.set("kernel_config", kernel_config(ids.kernel_release));
   m.set("arch", JsonValue::string(ids.arch));
   std::optional<std::string> model;

@@ -20,7 +20,7 @@ from driver_runner import FAKES, run_dir_of, run_driver
 
 META_KEYS = [
     "schema", "run_id", "suite_version", "host", "kernel_release", "kernel_version",
-    "kernel_cmdline", "arch", "cpu_model", "cpu_count", "cpus_online", "mem_total_kb",
+    "kernel_cmdline", "boot_id", "arch", "cpu_model", "cpu_count", "cpus_online", "mem_total_kb",
     "clocksource", "governor", "boost", "smt", "mitigations", "thp", "aslr",
     "virtualization", "perf_event_paranoid", "cache", "compiler", "cxxflags", "options",
     "seed", "started_utc", "ended_utc", "loadavg_before", "loadavg_after",
@@ -90,6 +90,8 @@ def test_layout_and_meta(full_run):
     for w in meta["warnings"]:
         assert "warning: " + w in proc.stderr
     assert meta["thp"] is None or set(meta["thp"]) == {"enabled", "defrag"}
+    with open("/proc/sys/kernel/random/boot_id") as f:
+        assert meta["boot_id"] == f.read().strip()
     for c in meta["cache"] or []:
         assert set(c) == {"level", "type", "size_kb", "line_bytes"}
     assert meta["list_failures"] == []

@@ -160,6 +160,31 @@ def test_compare_explain_prints_the_tables(results_with_profiles):
     assert "Why it changed" not in out.getvalue()
 
 
+def test_compare_explain_json_holds_the_explanations(results_with_profiles, tmp_path):
+    _, base, new = results_with_profiles
+    doc_path = tmp_path / "c.json"
+    with redirect_stdout(io.StringIO()):
+        assert compare_main([str(base.parent), str(new.parent), "--explain", "--boot", "200", "--no-history",
+                             "--json", str(doc_path)]) == 0
+    doc = json.loads(doc_path.read_text())
+    expls = {e["case"]: e for e in doc[0]["explanations"]}
+    stat = expls["lat_syscall stat"]
+    assert stat["verdict"] == "significantly slower" and stat["complete"] is True
+    first = stat["functions"][0]
+    assert first["name"] == "__seccomp_filter" and first["base_share"] is None
+    assert first["other_share"] == pytest.approx(0.12) and first["points"] == pytest.approx(12.0)
+    assert first["other_ns"] == pytest.approx(0.12 * stat["other_ns_per_op"])
+    assert stat["events"] == [{"name": "vmstat pgfault", "base": 0.02, "other": 0.2, "factor": pytest.approx(10.0)}]
+    opened = expls["lat_syscall open"]
+    assert opened["complete"] is False and opened["other_profile"] is None      # profiled on the base only
+    assert opened["base_profile"]["samples"] > 0 and opened["base_profile"]["missing"] is None
+    # without --explain: no explanations key
+    with redirect_stdout(io.StringIO()):
+        assert compare_main([str(base.parent), str(new.parent), "--boot", "200", "--no-history",
+                             "--json", str(doc_path)]) == 0
+    assert "explanations" not in json.loads(doc_path.read_text())[0]
+
+
 def test_page_shows_the_explanation_under_the_changed_cases(results_with_profiles, tmp_path):
     results, _, _ = results_with_profiles
     page = tmp_path / "index.html"

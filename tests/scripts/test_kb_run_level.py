@@ -309,3 +309,50 @@ def test_compare_summarize_and_the_page_plan_more_runs(tmp_path, gen, capsys):
     page = tmp_path / "index.html"
     assert report_main([str(tmp_path / "h"), "--out", str(page), "--no-samples", "--boot", "100"]) == 0
     assert "each kernel run again at other moments and pooled would bring the median mde to" in page.read_text()
+
+
+def test_the_run_level_says_how_many_boots_it_spans(tmp_path, gen, capsys):
+    """Runs of one boot cannot show what a boot adds: compare and summarize
+    say on how many boots the measuring runs were made (meta's boot_id)."""
+    from kbench.cli import summarize_main
+    _runs(tmp_path, gen, {"a": (1,), "b": (2,)})
+    one_a = next((tmp_path / "h" / "a").iterdir())
+    one_b = next((tmp_path / "h" / "b").iterdir())
+    for s, boot in ((3, "boot-1"), (4, "boot-1")):
+        gen.make_run(tmp_path, "h", "c", seed=s, reps=3, samples=3, cases="small", run_id=f"r{s}",
+                     meta_extra={"boot_id": boot})
+    assert compare_main([str(one_a), str(one_b), "--boot", "100"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "from 2 runs of 1 kernel(s) with two runs or more on one boot;" in out
+    assert "All on one boot: an offset a boot adds" in out
+    assert summarize_main([str(one_a)]) == 0
+    assert "(2 runs of 1 kernel(s) with two runs or more on one boot)" in " ".join(capsys.readouterr().out.split())
+    gen.make_run(tmp_path, "h", "c", seed=5, reps=3, samples=3, cases="small", run_id="r5",
+                 meta_extra={"boot_id": "boot-2"})
+    assert compare_main([str(one_a), str(one_b), "--boot", "100"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "from 3 runs of 1 kernel(s) with two runs or more on 2 boots;" in out and "All on one boot" not in out
+    gen.make_run(tmp_path, "h", "c", seed=6, reps=3, samples=3, cases="small", run_id="r6")   # before boot_id
+    assert compare_main([str(one_a), str(one_b), "--boot", "100"]) == 0
+    assert "(their boots not recorded" in " ".join(capsys.readouterr().out.split())
+
+
+def test_runs_of_two_suite_versions_are_never_replicates(tmp_path, gen):
+    """Two runs of one kernel made by different versions of the suite (whose
+    benchmarks may measure something else): not a replicate pair, so they
+    measure no run level; a pair of each version measures it."""
+    from kbench import compare, load
+    for s, v in ((3, "0.1.0"), (4, "0.2.0")):
+        gen.make_run(tmp_path, "h", "c", seed=s, reps=3, samples=3, cases="small", run_id=f"r{s}",
+                     meta_extra={"suite_version": v})
+    runs = load.load_runs([tmp_path / "h" / "c"], lambda m: None)
+    assert len(runs) == 2
+    assert compare.measure_run_noise([runs], compare.Options(n_boot=100)) == {}
+    for s, v in ((5, "0.1.0"), (6, "0.2.0")):
+        gen.make_run(tmp_path, "h", "c", seed=s, reps=3, samples=3, cases="small", run_id=f"r{s}",
+                     meta_extra={"suite_version": v})
+    runs = load.load_runs([tmp_path / "h" / "c"], lambda m: None)
+    noise = compare.measure_run_noise([runs], compare.Options(n_boot=100))["h"]
+    assert noise.runs == 4 and noise.kernels == 2                   # two groups of one kernel
+    some = next(iter(noise.spreads.values()))
+    assert some.dof == 2                                            # (2 - 1) + (2 - 1)

@@ -5,7 +5,7 @@ says so instead of quoting its time as a latency; two-party cases, which
 wait for their partner by design, never count."""
 import shutil
 
-from kb_helpers import BASE_DIR, one_run, rewrite_samples
+from kb_helpers import BASE_DIR, NEW_DIR, one_run, rewrite_samples
 from kbench import load, summary
 from kbench.cli import summarize_main
 
@@ -69,3 +69,26 @@ def test_waiting_share_is_the_median_of_rep_medians(tmp_path):
     case = load.load_run(run, warn=lambda m: None).cases[CREATE]
     assert abs(summary.waiting_share(case) - 0.8) < 0.01
     assert summary.dominated_by_waiting(case)
+
+
+def test_compare_and_the_page_mark_a_waiting_case(tmp_path, capsys):
+    """compare's verdict, its CSV and the page say "waiting" for a case
+    blocked most of its time on either side; the others are unmarked."""
+    import csv
+    from kbench.cli import compare_main, report_main
+    base = _run_with(tmp_path, {CREATE: 0.8, PIPE: 0.9})
+    other = tmp_path / "testhost" / "6.6.0-new" / one_run(NEW_DIR).name
+    shutil.copytree(one_run(NEW_DIR), other)
+    table = tmp_path / "c.csv"
+    assert compare_main([str(base), str(other), "--boot", "100", "--no-history", "--csv", str(table)]) == 0
+    out = capsys.readouterr().out
+    row = next(ln for ln in out.splitlines() if ln.startswith(CREATE + " "))
+    assert row.rstrip().endswith("(waiting 80%)"), row
+    assert "(waiting N%): 1 one-party case(s)" in out
+    assert not any("(waiting" in ln for ln in out.splitlines() if ln.startswith("lat_pipe rt"))
+    rows = {r["case"]: r for r in csv.DictReader(table.open())}
+    assert float(rows[CREATE]["waiting_pct"]) == 80.0
+    assert all(r["waiting_pct"] == "" for k, r in rows.items() if k != CREATE)
+    page = tmp_path / "index.html"
+    assert report_main([str(tmp_path / "testhost"), "--out", str(page), "--no-samples", "--boot", "100"]) == 0
+    assert page.read_text().count("(waiting 80%)") == 1
