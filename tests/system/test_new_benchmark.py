@@ -64,6 +64,9 @@ def widget_build(tmp_path_factory, root, build_dir):
     # the harness library and its objects, times kept: make rebuilds none of it
     shutil.copytree(build_dir / "obj" / "harness", build / "obj" / "harness")
     shutil.copytree(build_dir / "lib", build / "lib")
+    # and the stamp of the flags they were built with (the Makefile rebuilds
+    # every object when it is missing or says other flags)
+    shutil.copy2(build_dir / "build-info.txt", build / "build-info.txt")
     # the flags of the build under test (make test-asan passes its own)
     flags = os.environ.get("KBENCH_TEST_CXXFLAGS")
     r = subprocess.run(["make", "-C", str(tree), "BUILD=build", "build/bin/lat_widget"]
