@@ -40,9 +40,12 @@ BUILD_INFO := -DKBENCH_VERSION='"$(VERSION)"' \
 # the samples never name a version or flags the binaries were not built with.
 BUILD_STAMP      := $(BUILD)/build-info.txt
 BUILD_STAMP_TEXT := $(VERSION) | $(CXX) | $(CXXFLAGS) | $(LDFLAGS) | $(KB_LDFLAGS)
+# Not under make -n (or -q): a dry run writes nothing, not even the stamp.
+ifeq ($(findstring n,$(firstword -$(MAKEFLAGS)))$(findstring q,$(firstword -$(MAKEFLAGS))),)
 ifneq ($(file <$(BUILD_STAMP)),$(BUILD_STAMP_TEXT))
 $(shell mkdir -p $(BUILD))
 $(file >$(BUILD_STAMP),$(BUILD_STAMP_TEXT))
+endif
 endif
 
 HARNESS_SRC := $(wildcard src/harness/*.cpp src/harness/internal/*.cpp)
