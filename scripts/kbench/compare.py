@@ -209,7 +209,7 @@ def boots_text(noise):
     """What the run level says about boots: ' on B boot(s)' and, on one boot,
     the level it leaves out."""
     if noise.boots is None:
-        return " (their boots not recorded: runs made before kbench recorded boot_id)", ""
+        return " (boots not recorded for all of them: runs made before kbench 0.2.0 recorded boot_id)", ""
     if noise.boots == 1:
         return (" on one boot", " All on one boot: an offset a boot adds (where the kernel and its data land in "
                 "memory) is not in it, and two kernels are always two boots; runs of one kernel on two boots "

@@ -334,7 +334,7 @@ def test_the_run_level_says_how_many_boots_it_spans(tmp_path, gen, capsys):
     assert "from 3 runs of 1 kernel(s) with two runs or more on 2 boots;" in out and "All on one boot" not in out
     gen.make_run(tmp_path, "h", "c", seed=6, reps=3, samples=3, cases="small", run_id="r6")   # before boot_id
     assert compare_main([str(one_a), str(one_b), "--boot", "100"]) == 0
-    assert "(their boots not recorded" in " ".join(capsys.readouterr().out.split())
+    assert "(boots not recorded for all of them" in " ".join(capsys.readouterr().out.split())
 
 
 def test_runs_of_two_suite_versions_are_never_replicates(tmp_path, gen):
