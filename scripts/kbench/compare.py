@@ -160,7 +160,11 @@ def noise_of(base_side, other_side, opts):
 
 
 def run_estimates(run, opts):
-    """{case: (theta, se)} of one run alone, with the comparison's estimator."""
+    """{case: (theta, se)} of one run alone, with the comparison's estimator;
+    also {cell key: (theta, se)} of the summary-table cells that are more
+    than one case (a mean of cases, a difference, a time per event), under
+    the key compare_tables gives them, so that the run level measures their
+    own drift between runs too."""
     side = Side(f"{run.host}/{run.kernel}#{run.run_id}", [run])
     out = {}
     for name in side.cases:
@@ -169,6 +173,21 @@ def run_estimates(run, opts):
             continue
         e = side.estimate(name, ser, opts)
         out[name] = (e.theta, e.se)
+    from . import load, tables as tables_mod
+    groups = load.group_runs([run], lambda m: None)
+    if len(groups) == 1:
+        g = groups[0]
+        for t in tables_mod.build_tables(groups):
+            for col in t.columns:
+                cell = col.cells.get(g.key)
+                if cell is None or (cell.combine is None and not cell.per):
+                    continue          # one case: its own estimate above
+                ser = cell.series()
+                if ser is None or ser.n_reps < 2:
+                    continue
+                key = f"cell:{t.title}:{col.label}"
+                e = side.estimate(key, ser, opts)
+                out[key] = (e.theta, e.se)
     return out
 
 

@@ -356,3 +356,32 @@ def test_runs_of_two_suite_versions_are_never_replicates(tmp_path, gen):
     assert noise.runs == 4 and noise.kernels == 2                   # two groups of one kernel
     some = next(iter(noise.spreads.values()))
     assert some.dof == 2                                            # (2 - 1) + (2 - 1)
+
+
+def test_summary_cells_of_several_cases_get_their_own_measured_run_level(tmp_path, gen):
+    """A table cell that is more than one case (null I/O = the mean of read
+    and write; a context switch = ring minus overhead) has its own drift
+    between runs: the runs of the host measure it under the key the
+    comparison gives the cell, instead of lending it the prior."""
+    from kbench import compare, load, tables
+    _runs(tmp_path, gen, {"a": (1,), "b": (2,), "c": (3, 4, 5)})
+    hist = load.load_runs([tmp_path / "h" / "c"], lambda m: None)
+    opts = compare.Options(n_boot=100)
+    est = compare.run_estimates(hist[0], opts)
+    cells = {k for k in est if k.startswith("cell:")}
+    assert "cell:Processor and processes:null I/O" in cells
+    assert not any(k.startswith("cell:") and k.endswith(":null call") for k in est)   # one case: its own key
+    noise = compare.measure_run_noise([hist], opts)["h"]
+    assert cells <= set(noise.spreads)
+    groups = load.group_runs(load.load_runs([tmp_path / "h" / "a", tmp_path / "h" / "b"], lambda m: None),
+                             lambda m: None)
+    sides = {g.key: compare.Side.from_group(g) for g in groups}
+    ka, kb = [g.key for g in groups]
+    opts.run_noise = {"h": noise}
+    _, cell_cmps = compare.compare_tables(sides[ka], sides[kb], tables.build_tables(groups), ka, kb, opts)
+    tabs = tables.build_tables(groups)
+    ti, ci = next((ti, ci) for ti, t in enumerate(tabs) for ci, c in enumerate(t.columns)
+                  if t.title == "Processor and processes" and c.label == "null I/O")
+    got = cell_cmps[(ti, ci)]
+    tau2, _ = noise.tau2("cell:Processor and processes:null I/O")
+    assert got.run_sd == pytest.approx(math.sqrt(tau2))
