@@ -11,6 +11,7 @@ no case is called faster or slower.
 import csv
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from . import decl, stats
 from .counters import LABELS as COUNTER_LABELS, changes as counter_changes
@@ -481,6 +482,11 @@ class Report:
     opts: object = None   # the Options it was made with (min effect, level)
     explanations: list = None   # explain.Explanation list when compare --explain made them
 
+    @cached_property
+    def waiting(self):
+        """`waiting_shares` of this comparison, once for the text, CSV and JSON."""
+        return waiting_shares(self)
+
 
 def run_compare(base, other, opts=None):
     shift = compare_controls(base, other, opts)
@@ -505,12 +511,12 @@ def waiting_shares(rep):
     spent more than half their time blocked (I/O, a journal commit, a lock)
     on either side: their change is how long something made them wait, not
     the cost of their path (summarize says "waiting" for the same cases)."""
-    from .summary import dominated_by_waiting, waiting_share
+    from .summary import most_waiting
     out = {}
-    for side in (rep.base, rep.other):
-        for name, c in side.cases.items():
-            if not c.control and dominated_by_waiting(c):
-                out[name] = max(out.get(name, 0.0), waiting_share(c))
+    for name in set(rep.base.cases) | set(rep.other.cases):
+        w = most_waiting([rep.base.cases.get(name), rep.other.cases.get(name)])
+        if w is not None:
+            out[name] = w
     return out
 
 
@@ -634,11 +640,8 @@ def more_runs_lines(rep, opts):
     live = [r.cmp for r in rep.rows if r.cmp.comparable and r.cmp.parts]
     if not live:
         return []
-    meds = []
-    for k in PLAN_RUNS:
-        m = sorted(x for x in (c.mde_with_runs(k, opts.level) for c in live) if not math.isnan(x))
-        if m:
-            meds.append(f"{stats.mde_text(m[len(m) // 2])} with {k}")
+    meds = [f"{stats.mde_text(m)} with {k}"
+            for k, m in stats.planned_medians([c.parts for c in live], PLAN_RUNS, opts.level)]
     need = [c.runs_for(opts.min_effect, level=opts.level) for c in live]
     bins, lo = [], 0
     for k in PLAN_RUNS:
@@ -705,7 +708,7 @@ def format_report(rep, changed_only=False, opts=None):
         out.append("")
         out.append(f"FAILED: {len(failed)} case(s) failed, timed out or crashed (their samples are not used):")
         out += [f"  {r.case}: {r.cmp.failure}" for r in failed]
-    waiting = waiting_shares(rep)
+    waiting = rep.waiting
     if waiting:
         out.append("")
         out.append(f"(waiting N%): {len(waiting)} one-party case(s) spent more than half their time blocked (I/O, a "
@@ -771,7 +774,7 @@ CSV_FIELDS = ["base", "other", "category", "case", "metric", "base_value", "othe
 
 def csv_rows(rep):
     opts = rep.opts or Options()
-    waiting = waiting_shares(rep)
+    waiting = rep.waiting
     for r in list(rep.shift.rows if rep.shift else []) + list(rep.rows):
         c = r.cmp
         unit = "MB/s" if r.metric == "bandwidth" else "ns"

@@ -13,7 +13,7 @@ from . import controls, counters, scaling, stats
 from .compare import RUN_ONLY_KEYS, case_sort_key, categories_of, category_of, flatten_meta
 from .load import META, RUNS, SAMPLES
 from .tables import column_unit
-from .summary import dominated_by_waiting, waiting_share
+from .summary import most_waiting
 
 
 def esc(s):
@@ -337,11 +337,8 @@ def _run_level_text(m):
 def _more_runs_text(m):
     """What more runs of each kernel would buy, over every comparison shown."""
     cmps = [r.cmp for rows, *_ in m.comparisons.values() for r in rows if r.cmp.comparable and r.cmp.parts]
-    meds = []
-    for k in (1, 2, 4, 8):
-        v = sorted(x for x in (c.mde_with_runs(k, m.opts.level) for c in cmps) if not math.isnan(x))
-        if v:
-            meds.append(f"{stats.mde_text(v[len(v) // 2])} with {k}")
+    meds = [f"{stats.mde_text(v)} with {k}"
+            for k, v in stats.planned_medians([c.parts for c in cmps], (1, 2, 4, 8), m.opts.level)]
     if not meds:
         return ""
     return ("  If the host drifts as it did, each kernel run again at other moments and pooled would bring the "
@@ -410,8 +407,7 @@ def _all_cases(m, out_dir, ids):
                            + (f"{esc(words)} <small>{esc(pct)}</small>" if words else "-") + "</td>")
                 row.append(f"<td class='num'>{esc(cmp.ci_text)}</td>")
                 row.append(f"<td class='num' data-v='{_dv(cmp.mde)}'>{esc(cmp.mde_text)}</td>")
-                w = max((waiting_share(x) for x in (base_case, g.cases.get(c.name))
-                         if x is not None and not x.control and dominated_by_waiting(x)), default=None)
+                w = most_waiting([base_case, g.cases.get(c.name)])
                 row.append(f"<td class='{cls}'>{esc(cmp.verdict)}"
                            + (" <small>(not resolved: more reps needed)</small>" if cmp.unresolved else "")
                            + (f" <small title='more than half its time blocked (I/O, a journal commit, a lock) on a "

@@ -462,6 +462,17 @@ def planned_mde(parts, k, level=LEVEL):
     return detectable_change(math.sqrt(total), total * total / den if den > 0 else math.inf, level)
 
 
+def planned_medians(parts_list, ks, level=LEVEL):
+    """[(k, the median over parts_list of the planned mde with k runs a
+    side)] for each k with any value: what more runs buy over many cases."""
+    out = []
+    for k in ks:
+        v = sorted(x for x in (planned_mde(p, k, level) for p in parts_list) if not math.isnan(x))
+        if v:
+            out.append((k, v[len(v) // 2]))
+    return out
+
+
 def runs_for(parts, target, cap=PLAN_MAX_RUNS, level=LEVEL):
     """The fewest runs a side whose planned mde is at most target; None when
     even cap runs would not do, or without parts."""
@@ -781,9 +792,6 @@ class Comparison:
     @property
     def significant(self):
         return self.verdict in (FASTER, SLOWER)
-
-    def mde_with_runs(self, k, level=LEVEL):
-        return planned_mde(self.parts, k, level)
 
     def runs_for(self, target, cap=PLAN_MAX_RUNS, level=LEVEL):
         return runs_for(self.parts, target, cap, level)

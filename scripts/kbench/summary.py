@@ -104,8 +104,16 @@ def dominated_by_waiting(case):
     return w is not None and w > WAITING_SHARE
 
 
+def most_waiting(cases):
+    """The largest blocked share among the (non-control) cases dominated by
+    waiting, None if none is (None entries are skipped): a summary cell's
+    cases, or one case on each side of a comparison."""
+    shares = [waiting_share(c) for c in cases if c is not None and not c.control and dominated_by_waiting(c)]
+    return max(shares) if shares else None
+
+
 def waiting_note(cases):
-    w = max(waiting_share(c) for c in cases if dominated_by_waiting(c))
+    w = most_waiting(cases)
     return (f"dominated by waiting: {w * 100:.0f}% of its time blocked (I/O, journal, locks), "
             f"not a latency (its time: --cases)")
 
@@ -280,11 +288,7 @@ def format_group(group, estimator=None, all_cases=False, noise=None):
         plan = ""
         planned = [s for _, s in rows if s.parts]
         if planned:
-            meds = []
-            for k in (2, 4, 8):
-                m = sorted(x for x in (stats.planned_mde(s.parts, k) for s in planned) if not math.isnan(x))
-                if m:
-                    meds.append(f"{m[len(m) // 2] * 100:.1f}% with {k}")
+            meds = [f"{m * 100:.1f}% with {k}" for k, m in stats.planned_medians([s.parts for s in planned], (2, 4, 8))]
             if meds:
                 plan = (f" Runs of each kernel at other moments, pooled, would bring the median to "
                         f"{', '.join(meds)} runs a side (if the host drifts as it did).")

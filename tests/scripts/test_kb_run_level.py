@@ -269,8 +269,10 @@ def test_a_comparisons_plan_of_one_run_is_its_own_mde():
     a = _series(rng.normal(0, 0.01, 10), "a")
     b = _series(rng.normal(0.02, 0.01, 10), "b")
     c = S.compare(a, b, n_boot=300, run_noise=(0.02 ** 2, 6.0))
-    assert c.parts and c.mde_with_runs(1) == pytest.approx(c.mde)
-    assert c.mde_with_runs(2) < c.mde and c.mde_with_runs(8) < c.mde_with_runs(4)
+    assert c.parts and S.planned_mde(c.parts, 1) == pytest.approx(c.mde)
+    assert S.planned_mde(c.parts, 2) < c.mde and S.planned_mde(c.parts, 8) < S.planned_mde(c.parts, 4)
+    assert S.planned_medians([c.parts, c.parts], (1, 3)) == [(1, pytest.approx(c.mde)),
+                                                           (3, pytest.approx(S.planned_mde(c.parts, 3)))]
     assert c.runs_for(c.mde) == 1
     plain = S.compare(a, b, n_boot=300)
     assert plain.parts == () and plain.runs_for(0.5) is None     # nothing to plan with
