@@ -81,8 +81,8 @@ const auto& kSizes = kbench::kRereadSizesKb;
 }  // namespace
 
 KBENCH_MAIN("bw_file_rd", kbench::category("Local communication bandwidth", 50).bench_rank(19),
-            kbench::cases({kbench::sweep(kbench::fixture<FileRead>("io_only", false).bandwidth().curve(kReread)
+            kbench::cases({kbench::sweep(kbench::fixture<FileRead>("io_only", false).bandwidth().memory_bound().curve(kReread)
                                              .summary(kbench::column("file reread", 4).pick("size_kb", 512)),
                                          "size_kb", kSizes),
-                           kbench::sweep(kbench::fixture<FileRead>("open2close", true).bandwidth().curve(kReread),
+                           kbench::sweep(kbench::fixture<FileRead>("open2close", true).bandwidth().memory_bound().curve(kReread),
                                          "size_kb", kSizes)}))

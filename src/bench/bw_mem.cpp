@@ -120,7 +120,7 @@ const auto kCurve = kbench::curve("mem_bandwidth", "Memory bandwidth against siz
 
 // Every size of one variant, in the variant's panel of the chart.
 std::vector<kbench::CaseSpec> sizes(const kbench::CaseSpec& c) {
-  return kbench::sweep(c.bandwidth().curve(kCurve.panel(c.variant)), "size_kb", kSizes);
+  return kbench::sweep(c.bandwidth().memory_bound().curve(kCurve.panel(c.variant)), "size_kb", kSizes);
 }
 
 }  // namespace

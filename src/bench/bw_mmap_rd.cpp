@@ -86,8 +86,8 @@ const auto& kSizes = kbench::kRereadSizesKb;
 }  // namespace
 
 KBENCH_MAIN("bw_mmap_rd", kbench::category("Local communication bandwidth", 50).bench_rank(20),
-            kbench::cases({kbench::sweep(kbench::fixture<MmapRead>("mmap_only", false).bandwidth().curve(kReread)
+            kbench::cases({kbench::sweep(kbench::fixture<MmapRead>("mmap_only", false).bandwidth().memory_bound().curve(kReread)
                                              .summary(kbench::column("mmap reread", 5).pick("size_kb", 512)),
                                          "size_kb", kSizes),
-                           kbench::sweep(kbench::fixture<MmapRead>("open2close", true).bandwidth().curve(kReread),
+                           kbench::sweep(kbench::fixture<MmapRead>("open2close", true).bandwidth().memory_bound().curve(kReread),
                                          "size_kb", kSizes)}))

@@ -8,7 +8,14 @@
 //             each step depending on the previous one (multiply latency
 //             plus an add);
 //             copy:  one memcpy of a 16 KB source to a 16 KB destination
-//             (32 KB in all: L1 on some CPUs, L2 on every current one).
+//             (32 KB in all: L1 on some CPUs, L2 on every current one);
+//             mem:   one pass summing every 8-byte word of a 64 MB buffer
+//             (the bw_mem rd loop): the memory system's bandwidth. A
+//             memory-bound control: on shared and virtual machines memory
+//             bandwidth switches regimes for minutes while the three above
+//             (core and L1/L2) do not move, so the scripts judge the
+//             memory-bound cases (bw_mem, lat_mem_rd, bw_file_rd,
+//             bw_mmap_rd) against it and the others against the three.
 // Timed     = run() only. The buffers are mapped, written (every page
 //             faulted in) and the chain linked in setup; the harness's setup
 //             probe, one run(1), then brings the lines in and warms the code.
@@ -20,7 +27,11 @@
 //             page) and 32 KB (eight pages) are far below any TLB's reach,
 //             so there is no TLB miss whose walk the kernel's page tables
 //             could make longer; alu touches no memory at all. What is left is
-//             the core and its L1/L2 caches.
+//             the core and its L1/L2 caches. mem's buffer is in 4 KB pages
+//             (MADV_NOHUGEPAGE), so the kernel's huge-page policy does not
+//             decide its page size; its sequential walk takes one TLB miss
+//             per 64 lines, whose page walk hits the paging-structure caches
+//             and is hidden behind the streaming loads.
 // Caveats   = interrupts, preemption, a busy SMT sibling, another VM on the
 //             host (steal) and the CPU's clock (governor, boost, thermal
 //             limits) still change them, which is exactly what they are for;
@@ -46,6 +57,9 @@ namespace {
 constexpr std::size_t kLine = 64;
 constexpr std::size_t kChainBytes = 4096;       // 64 lines: in L1 on every CPU
 constexpr std::size_t kCopyBytes = 16 * 1024;   // per buffer; 32 KB touched
+// Beyond the last-level cache of current server parts (32-64 MB per socket
+// slice), where bw_mem's regime changes showed (64-256 MB moved 25-40%).
+constexpr std::size_t kMemBytes = 64 * 1024 * 1024;
 
 class Chain final : public kbench::Fixture {
  public:
@@ -107,8 +121,28 @@ class Copy final : public kbench::Fixture {
   kbench::Buffer src_, dst_;
 };
 
+class MemRead final : public kbench::Fixture {
+ public:
+  void setup(kbench::Context& ctx) override {
+    kbench::require_memory(kMemBytes, "ctl_machine mem");
+    buf_ = kbench::Buffer(kMemBytes, 0x11, /*no_huge=*/true);
+    ctx.set_bytes_per_op(kMemBytes);
+  }
+
+  void run(std::uint64_t iters) override {
+    while (iters--) {
+      std::uint64_t sum = kbench::sum_words(buf_.data(), kMemBytes);
+      kbench::do_not_optimize(sum);
+    }
+  }
+
+ private:
+  kbench::Buffer buf_;
+};
+
 }  // namespace
 
 KBENCH_MAIN("ctl_machine", kbench::category("Machine controls", 90).bench_rank(90),
             {kbench::fixture<Chain>("chain").control(), kbench::fixture<Alu>("alu").control(),
-             kbench::fixture<Copy>("copy").control()})
+             kbench::fixture<Copy>("copy").control(),
+             kbench::fixture<MemRead>("mem").bandwidth().memory_bound().control()})

@@ -76,12 +76,12 @@ const auto kCurve = kbench::curve("mem_latency", "Dependent-load latency against
 // Powers of 2 for the stride-64 curve, of 4 for the others (run time); the
 // cache levels come from the random chain (a stride walk is the prefetcher).
 KBENCH_MAIN("lat_mem_rd", kbench::category("Memory latency", 60).bench_rank(22),
-            kbench::cases({kbench::sweep(kbench::fixture<Chase>("stride", false).param("stride", "64").curve(kCurve),
+            kbench::cases({kbench::sweep(kbench::fixture<Chase>("stride", false).memory_bound().param("stride", "64").curve(kCurve),
                                          "size_kb", sizes_kb(2)),
-                           kbench::sweep(kbench::fixture<Chase>("stride", false).param("stride", "128").curve(kCurve)
+                           kbench::sweep(kbench::fixture<Chase>("stride", false).memory_bound().param("stride", "128").curve(kCurve)
                                              .summary(kbench::column("sequential", 5).note("stride 128, largest")
                                                           .largest("size_kb")),
                                          "size_kb", sizes_kb(4)),
-                           kbench::sweep(kbench::fixture<Chase>("random", true).curve(kCurve)
+                           kbench::sweep(kbench::fixture<Chase>("random", true).memory_bound().curve(kCurve)
                                              .summary(kbench::column("L", 1).note("random chain").cache_levels("size_kb")),
                                          "size_kb", sizes_kb(4))}))

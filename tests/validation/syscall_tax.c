@@ -43,6 +43,17 @@
  * set first (needed without CAP_SYS_ADMIN); setuid programs run under the
  * wrapper do not gain privileges.
  *
+ * One system call alone: `syscall_tax --only NR N -- CMD` installs one
+ * filter that checks the system-call number first: every other system call
+ * returns SECCOMP_RET_ALLOW at once (a constant answer the kernel caches,
+ * so they pay only seccomp's entry path), and NR alone runs the N filler
+ * instructions (its answer reads args[0]: never cached).  `--only NR 0`
+ * installs the same check with no filler, NR answered at once too: every
+ * system call is then cached and pays the same entry path, so it is the
+ * baseline of an --only run (the two differ in NR's cost and nothing
+ * else).  NR is a number or one of: getppid, getpid.  The filler is limited
+ * to one filter (at most 4092 instructions).
+ *
  * Exit status: 2 usage error, 1 failure (message "syscall_tax: what:
  * strerror"), otherwise CMD's.
  *
@@ -78,11 +89,14 @@ static const char *prog_name = "syscall_tax";
 
 static void print_usage(FILE *f) {
   fprintf(f,
-          "usage: %s N -- CMD [ARGS...]\n"
+          "usage: %s [--only NR] N -- CMD [ARGS...]\n"
           "  run CMD with N extra BPF instructions executed on every system call\n"
           "  (seccomp filters that always allow); N = 0 runs CMD unchanged.\n"
-          "  0 <= N <= %d\n",
-          prog_name, MAX_N);
+          "  0 <= N <= %d\n"
+          "  --only NR: only system call NR (a number, getppid or getpid) pays the\n"
+          "  N instructions; every other one is answered at once (cached); with\n"
+          "  N = 0 every system call is (the baseline of an --only run); N <= %d\n",
+          prog_name, MAX_N, FILL_PER_FILTER - 2);
 }
 
 static void usage(const char *why) {
@@ -135,18 +149,62 @@ static int install_filter(struct sock_filter *insns, long fill) {
   return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
 }
 
+/* One filter: system call `nr` runs `fill` filler instructions after a load
+ * of args[0] (uncacheable); every other one is allowed at once (cached).
+ * With fill < 0, nr is allowed at once too. */
+static int install_only_filter(struct sock_filter *insns, long nr, long fill) {
+  long i = 0;
+  insns[i++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+  insns[i++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nr, 1, 0);
+  insns[i++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+  if (fill >= 0) {
+    insns[i++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0]));
+    for (long k = 0; k < fill; k++)
+      insns[i++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_ADD | BPF_X, 0);
+  }
+  insns[i++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+  struct sock_fprog prog = {.len = (unsigned short)i, .filter = insns};
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return -1;
+  if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_SPEC_ALLOW, &prog) == 0) return 0;
+  return -1;
+}
+
+static long parse_nr(const char *s) {
+  if (strcmp(s, "getppid") == 0) return SYS_getppid;
+  if (strcmp(s, "getpid") == 0) return SYS_getpid;
+  char *end = NULL;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (*s == '\0' || *end != '\0' || errno || v < 0 || v > 4095) {
+    fprintf(stderr, "%s: --only wants a system-call number or getppid/getpid, got '%s'\n", prog_name, s);
+    usage(NULL);
+  }
+  return v;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) usage(NULL);
   if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
     print_usage(stdout);
     return 0;
   }
+  long only = -1;
+  if (strcmp(argv[1], "--only") == 0) {
+    if (argc < 4) usage("--only needs NR and N");
+    only = parse_nr(argv[2]);
+    argv += 2;
+    argc -= 2;
+  }
   long n = parse_n(argv[1]);
   if (argc < 3 || strcmp(argv[2], "--") != 0) usage("expected '--' after N");
   if (argc < 4) usage("no command given after '--'");
   char **cmd = argv + 3;
 
-  if (n > 0) {
+  if (only >= 0) {
+    static struct sock_filter insns[MAX_PROG_INSNS];
+    if (n > FILL_PER_FILTER - 2) usage("with --only, N must be at most 4092");
+    if (install_only_filter(insns, only, n > 0 ? n : -1) != 0) fail("installing the --only seccomp filter");
+  } else if (n > 0) {
     static struct sock_filter insns[MAX_PROG_INSNS];
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail("prctl(PR_SET_NO_NEW_PRIVS)");
     long filters = (n + FILL_PER_FILTER - 1) / FILL_PER_FILTER;

@@ -171,6 +171,7 @@ std::vector<std::string> list_lines(const std::string& bench, const std::optiona
           .add("metric", metric_name(spec.metric))
           .add("two_party", spec.is_two_party)
           .add("control", spec.is_control)
+          .add("domain", spec.domain)
           .add("args", args)
           .add("category", cat.name)
           .add("category_rank", cat.rank)
