@@ -112,12 +112,39 @@ def _add_stats_options(ap):
     ap.add_argument("--shift-threshold", type=_min_effect, default=0.05, metavar="PCT",
                     help="a control case moving significantly by at least this %% is a machine shift "
                          "(default 5)")
+    _add_prior_options(ap)
+
+
+def _add_prior_options(ap):
+    ap.add_argument("--prior", metavar="FILE",
+                    help="the drift between runs assumed before this host has two runs of a kernel (default: "
+                         "the built-in scripts/kbench/drift_prior.json; make one with scripts/drift-prior)")
+    ap.add_argument("--no-prior", action="store_true",
+                    help="no prior: without the host's own runs the intervals hold the reps' noise only "
+                         "(too narrow on a machine that drifts)")
+
+
+def _prior(a):
+    """The DriftPrior the options ask for, or None (--no-prior)."""
+    if getattr(a, "no_prior", False):
+        if getattr(a, "prior", None):
+            raise UsageError("--prior and --no-prior exclude each other")
+        return None
+    from . import drift
+    try:
+        return drift.load_prior(getattr(a, "prior", None))
+    except drift.PriorError as e:
+        if getattr(a, "prior", None):
+            raise UsageError(f"--prior: {e}") from None
+        raise Failure(f"the built-in drift prior: {e} (reinstall kbench, or give --prior FILE or --no-prior)") \
+            from None
 
 
 def _options(a):
     from .compare import Options
     return Options(min_effect=a.min_effect, n_boot=a.boot, seed=a.seed, min_reps=a.min_reps,
-                   adjust=not a.no_adjust, estimator=a.estimator, shift_threshold=a.shift_threshold)
+                   adjust=not a.no_adjust, estimator=a.estimator, shift_threshold=a.shift_threshold,
+                   prior=_prior(a))
 
 
 def _open_out(path):
@@ -170,6 +197,7 @@ def _summarize(argv):
                          "(default), median = median of the rep medians")
     ap.add_argument("--results", default=str(ROOT / "results"), help=argparse.SUPPRESS)
     _add_history_options(ap)
+    _add_prior_options(ap)
     a = ap.parse_args(argv)
     runs = load.load_runs([_resolve(d, a.results) for d in a.dirs], _warn)
     if not runs:
@@ -183,7 +211,7 @@ def _summarize(argv):
     else:
         groups = load.group_runs(runs, _warn)
     from .compare import Options
-    noise = _measured_run_noise(runs, a, Options(estimator=a.estimator))
+    noise = _measured_run_noise(runs, a, Options(estimator=a.estimator, prior=_prior(a)))
     print("\n\n".join(_quick_prefix(g) + summary.format_group(g, a.estimator, a.cases, noise) for g in groups))
     _write_csv(a.csv, lambda gs, f: summary.write_csv(gs, f, noise), groups)
     return 0
@@ -540,3 +568,74 @@ def _report(argv):
 
 def report_main(argv=None):
     return _guard("report", _report, sys.argv[1:] if argv is None else argv)
+
+
+# ------------------------------------------------------------ drift prior
+
+def _drift_prior(argv):
+    from . import compare, drift, stats
+    ap = _Parser(prog="drift-prior", description=(
+        "Make the drift prior (scripts/kbench/drift_prior.json by default) from A/A runs: runs of one kernel "
+        "made at different moments (make run, several times, nothing changed between them).  Every kernel "
+        "with two runs or more on a host is one group; each case's spread of its runs' estimates beyond their "
+        "reps' noise, moderated across cases, times --inflate, is its tau (log units) with its degrees of "
+        "freedom.  compare, summarize and the page use it until the host has runs of its own."))
+    ap.add_argument("dirs", nargs="+", metavar="DIR", help="directories holding the A/A runs")
+    ap.add_argument("--out", default=str(drift.PRIOR_FILE), help="the file to write (default: the built-in one)")
+    ap.add_argument("--machine", default="", help="what the runs were made on, in words (kept in the file)")
+    ap.add_argument("--inflate", type=float, default=drift.DEFAULT_INFLATE, metavar="X",
+                    help=f"widen each case's variance by X (default {drift.DEFAULT_INFLATE:g}: conservative)")
+    ap.add_argument("--estimator", choices=("low", "median"), default="low", help="as compare's (default low)")
+    a = ap.parse_args(argv)
+    if not 1.0 <= a.inflate <= 100.0:
+        raise UsageError(f"--inflate must be between 1 and 100, got {a.inflate:g}")
+    w = load.Warnings(_warn)
+    runs = [r for r in load.load_runs([Path(d) for d in a.dirs], w) if not r.quick]
+    if not runs:
+        raise Failure("no usable full run (quick runs do not count) in " + ", ".join(a.dirs))
+    load.split_identities(runs)
+    by_kernel = {}
+    for r in runs:
+        by_kernel.setdefault((r.host, r.key, (r.meta or {}).get("suite_version")), []).append(r)
+    lists = [rs for rs in by_kernel.values() if len(rs) >= 2]
+    if not lists:
+        raise Failure("no kernel with two runs or more: an A/A prior needs runs of one kernel made at "
+                      "different moments")
+    opts = compare.Options(estimator=a.estimator)
+    groups = [[compare.run_estimates(r, opts) for r in rs] for rs in lists]
+    taus = drift.estimate(stats.run_spreads(groups), inflate=a.inflate)
+    if not taus:
+        raise Failure("the runs share no case with reps enough to measure (each needs 2 reps or more)")
+    used = [r for rs in lists for r in rs]
+    boots = {(r.meta or {}).get("boot_id") or r.run_id for r in used}
+    metas = [r.meta or {} for r in used]
+    source = {
+        "runs": len(used), "kernels": len(lists), "boots": len(boots),
+        "machine": a.machine or ", ".join(sorted({f"{m.get('cpu_count', '?')}-CPU {m.get('virt') or 'machine'} "
+                                                   f"({m.get('cpu_model', '?')})" for m in metas})),
+        "kernels_seen": sorted({r.kernel for r in used}),
+        "suite_versions": sorted({str(m.get("suite_version")) for m in metas}),
+        "run_ids": sorted(r.run_id for r in used),
+        "started_utc": sorted(str(m.get("started_utc")) for m in metas),
+    }
+    method = (f"per case: the runs' estimates ({a.estimator} estimator) of each kernel around their mean; their "
+              f"pooled variance beyond the runs' own squared standard errors, moderated across cases (empirical "
+              f"Bayes), times {a.inflate:g}, never below tau {drift.TAU_FLOOR:g}; df = the moderated degrees "
+              f"of freedom, at most {drift.MAX_DF:g}. A case not listed takes its bench's largest tau, else the "
+              f"default (the 90th percentile over cases).")
+    obj = drift.to_json(taus, source, method)
+    import json
+    text = json.dumps(obj, indent=1, sort_keys=False) + "\n"
+    out = Path(a.out)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, out)
+    ts = sorted(t for t, _ in taus.values())
+    print(f"drift-prior: {len(taus)} cases from {len(used)} runs of {len(lists)} kernel(s) on {len(boots)} "
+          f"boot(s): tau median {ts[len(ts) // 2] * 100:.1f}%, 90th percentile "
+          f"{ts[int(0.9 * (len(ts) - 1))] * 100:.1f}%, max {ts[-1] * 100:.1f}%; written to {out}", file=sys.stderr)
+    return 0
+
+
+def drift_prior_main(argv=None):
+    return _guard("drift-prior", _drift_prior, sys.argv[1:] if argv is None else argv)

@@ -74,6 +74,8 @@ class Options:
     estimator: str = stats.DEFAULT_ESTIMATOR
     shift_threshold: float = 0.05   # a control moving this much (and significantly) = a machine shift
     run_noise: object = None        # {host: stats.RunNoise}: the run level measured on each host
+    prior: object = None            # drift.DriftPrior: the drift between runs before a host has measured it
+    families: bool = True           # adjust the summary tables' cases and the others as two families
 
 
 class Side:
@@ -149,15 +151,52 @@ def compare_series(base_side, other_side, key, base_series, other_series, opts):
     return stats.compare(base_series, other_series, **kw)
 
 
+class NoiseMap(dict):
+    """{host: stats.RunNoise} of the hosts whose runs measured their drift;
+    get() of any other host gives the built-in prior alone (a RunNoise
+    with no spreads), or None without a prior."""
+
+    def __init__(self, items=(), prior=None):
+        super().__init__(items)
+        self.prior = prior
+
+    def get(self, host, default=None):
+        v = super().get(host)
+        if v is None and self.prior is not None:
+            return stats.RunNoise({}, prior=self.prior)
+        return default if v is None else v
+
+
 def noise_of(base_side, other_side, opts):
     """The RunNoise that applies to a comparison of two sides: the one of
-    their host, when both sides ran on one host and it was measured."""
-    if not opts.run_noise:
-        return None
+    their host, when both sides ran on one host and it was measured; else
+    the built-in prior alone (opts.prior), or None without one."""
     hosts = {r.host for r in base_side.runs} | {r.host for r in other_side.runs}
-    if len(hosts) != 1:
-        return None
-    return opts.run_noise.get(hosts.pop())
+    if opts.run_noise is not None and len(hosts) == 1:
+        got = opts.run_noise.get(hosts.pop())
+        if got is not None:
+            return got
+    return stats.RunNoise({}, prior=opts.prior) if opts.prior is not None else None
+
+
+def run_level_source(noise):
+    """(short name, sentence) of what a run level rests on: 'prior' (the
+    built-in prior alone), 'host' (the host's runs weighed against the
+    prior), 'host only' (measured, no prior: --no-prior), or 'none'.
+    compare, summarize and the page all say it with these words."""
+    if not noise:
+        return "none", ("not measured: the intervals hold the noise between reps only, not the drift of the "
+                        "machine between runs (too narrow on a machine that drifts)")
+    on_boots, _ = boots_text(noise) if noise.measured else ("", "")
+    if not noise.measured:
+        return "prior", (f"no kernel of this host has two runs, so every interval adds {noise.prior.describe} "
+                         f"for each case; this host's own runs replace it as they accumulate (make run twice "
+                         f"on one kernel; with 2 runs the prior still dominates, with 8 the host's drift does)")
+    if noise.prior is not None:
+        return "host", (f"measured on this host from {noise.runs} runs of {noise.kernels} kernel(s) with two runs "
+                        f"or more{on_boots}, each case's spread weighed against {noise.prior.describe}")
+    return "host only", (f"measured on this host from {noise.runs} runs of {noise.kernels} kernel(s) with two runs "
+                         f"or more{on_boots} (no built-in prior: --no-prior)")
 
 
 def run_estimates(run, opts):
@@ -215,13 +254,13 @@ def measure_run_noise(run_lists, opts):
         for (host, _), rs in per_host.items():
             if len(rs) >= 2:
                 by_host.setdefault(host, []).append(rs)
-    out = {}
+    out = NoiseMap(prior=opts.prior)
     for host, kernels in by_host.items():
         groups = [[run_estimates(r, opts) for r in rs] for rs in kernels]
         boot_ids = [(r.meta or {}).get("boot_id") for rs in kernels for r in rs]
         boots = len(set(boot_ids)) if all(boot_ids) else None
         out[host] = stats.RunNoise(stats.run_spreads(groups), runs=sum(len(rs) for rs in kernels),
-                                   kernels=len(kernels), boots=boots)
+                                   kernels=len(kernels), boots=boots, prior=opts.prior)
     return out
 
 
@@ -247,15 +286,39 @@ class Row:
 
 @dataclass
 class MachineShift:
-    """The control cases compared between the sides."""
+    """The control cases compared between the sides, per domain: the CPU
+    controls (core, L1/L2) speak for every case; the memory control (a
+    large read its binary declares memory-bound) for the memory-bound cases only, whose speed follows
+    the memory system's regime while the CPU-bound work does not move."""
     rows: list            # Row per control present on both sides
-    shifted: bool         # a control moved significantly and by >= the threshold
-    ratio: float          # geometric mean of the controls' ratios (time: >1 = slower)
+    shifted: bool         # a CPU control moved significantly and by >= the threshold: nothing is judged
+    ratio: float          # geometric mean of the CPU controls' ratios (time: >1 = slower)
     threshold: float
+    memory_shifted: bool = False    # the memory control moved: memory-bound cases are not judged
+    memory_ratio: float = math.nan  # geometric mean of the memory controls' ratios (time: >1 = slower)
+    memory_rows: list = field(default_factory=list)
 
     @property
     def change_text(self):
         return stats.change_text(stats.speed_change(self.ratio, "latency"))
+
+    @property
+    def memory_change_text(self):
+        return stats.change_text(stats.speed_change(self.memory_ratio, "latency"))
+
+    @property
+    def all_rows(self):
+        return list(self.rows) + list(self.memory_rows)
+
+    def judged_out(self, domain):
+        """True when a case of this domain may not be called faster or slower."""
+        return self.shifted or (domain == "memory" and self.memory_shifted)
+
+
+def domain_of(case):
+    """cpu or memory: what the case's binary declared (decl), for derived
+    cells memory when any of their cases is."""
+    return (case.decl.get("domain") or "cpu") if case is not None else "cpu"
 
 
 def compare_controls(base, other, opts=None):
@@ -270,19 +333,48 @@ def compare_controls(base, other, opts=None):
         rows.append(Row(n, "controls", base.cases[n].metric, cmp))
     live = [r.cmp for r in rows if r.cmp.comparable]
     qs = stats.bh_adjust([c.p for c in live])
-    shifted = False
     for c, q in zip(live, qs):
         c.q = float(q)
         moved = abs(math.log(c.ratio)) >= math.log1p(opts.shift_threshold)
         c.verdict = (stats.SLOWER if c.change < 0 else stats.FASTER) if (q < 1 - opts.level and moved) \
             else stats.SAME
-        shifted = shifted or c.significant
-    ratios = [c.ratio for c in live if c.ratio > 0]
-    ratio = math.exp(sum(math.log(r) for r in ratios) / len(ratios)) if ratios else math.nan
-    return MachineShift(rows, shifted, ratio, opts.shift_threshold)
+    mem = {r.case for r in rows if domain_of(base.cases[r.case]) == "memory"}
+
+    def time_ratio(rs):
+        # time ratios (>1 = slower) of the comparable controls: a bandwidth's is 1/ratio
+        got = [r.cmp.ratio if r.metric != "bandwidth" else 1.0 / r.cmp.ratio
+               for r in rs if r.cmp.comparable and r.cmp.ratio > 0]
+        return math.exp(sum(math.log(x) for x in got) / len(got)) if got else math.nan
+    cpu_rows = [r for r in rows if r.case not in mem]
+    mem_rows = [r for r in rows if r.case in mem]
+    return MachineShift(cpu_rows, any(r.cmp.significant for r in cpu_rows), time_ratio(cpu_rows),
+                        opts.shift_threshold, any(r.cmp.significant for r in mem_rows), time_ratio(mem_rows),
+                        mem_rows)
 
 
-def compare_sides(base, other, opts=None, extra=None, shift=None):
+def primary_names(base, other):
+    """The cases behind the summary tables on either side (every case a
+    summary-table cell is made of): the primary family of a comparison,
+    adjusted on its own, so that a change of one headline number is not
+    diluted by the few hundred other cases."""
+    from . import load, tables as tables_mod
+    groups = []
+    for i, side in enumerate((base, other)):
+        if not side.runs:
+            continue
+        g = load.Group(side.runs[0].host, f"side{i}", list(side.runs))
+        g.cases = side.cases
+        groups.append(g)
+    names = set()
+    for t in tables_mod.build_tables(groups):
+        for col in t.columns:
+            for cell in col.cells.values():
+                if cell is not None:
+                    names.update(c.name for c in cell.cases)
+    return names
+
+
+def compare_sides(base, other, opts=None, extra=None, shift=None, extra_cases=None):
     """One Row per (non-control) case present on either side, in category
     order.
 
@@ -290,7 +382,11 @@ def compare_sides(base, other, opts=None, extra=None, shift=None):
     (derived table cells): compared too and judged in the same family as
     the cases; with extra, returns (rows, [Comparison per extra item]).
     shift: the MachineShift of the sides (computed when None); when the
-    controls moved, nothing is called faster or slower.
+    CPU controls moved, nothing is called faster or slower; when the memory
+    control moved, no memory-bound case is.  extra_cases: {key: [case
+    names]} of the extra items (their domain).  With opts.families the
+    cases behind the summary tables (and the extra cells) are adjusted as
+    one family, the other cases as another.
     """
     opts = opts or Options()
     if shift is None:
@@ -300,6 +396,7 @@ def compare_sides(base, other, opts=None, extra=None, shift=None):
     cases = [base.cases.get(n) or other.cases.get(n) for n in names]
     cases.sort(key=case_sort_key)
     rows = []
+    domains = []
     for c in cases:
         bs = base.series(c.name)
         os_ = other.series(c.name)
@@ -309,11 +406,22 @@ def compare_sides(base, other, opts=None, extra=None, shift=None):
         else:
             cmp = compare_series(base, other, c.name, bs, os_, opts)
         rows.append(Row(c.name, category_of(c), c.metric, cmp))
-    extra_cmps = [compare_series(base, other, key, bs, os_, opts) for key, bs, os_ in (extra or [])]
+        domains.append(domain_of(c))
+    with_extra = extra is not None
+    extra = extra or []
+    extra_cmps = [compare_series(base, other, key, bs, os_, opts) for key, bs, os_ in extra]
+    domains += ["memory" if any(domain_of(base.cases.get(n) or other.cases.get(n)) == "memory"
+                                for n in (extra_cases or {}).get(key, ())) else "cpu" for key, _, _ in extra]
+    families = None
+    if opts.families:
+        primary = primary_names(base, other)
+        families = [stats.PRIMARY if r.case in primary else stats.SECONDARY for r in rows] + \
+            [stats.PRIMARY] * len(extra_cmps)
     stats.decide([r.cmp for r in rows] + extra_cmps, min_effect=opts.min_effect, level=opts.level,
-                 adjust=opts.adjust, machine_shift=bool(shift and shift.shifted))
+                 adjust=opts.adjust, machine_shift=[bool(shift and shift.judged_out(d)) for d in domains],
+                 families=families)
     mark_failures(rows, base, other)
-    if extra is None:
+    if not with_extra:
         return rows
     return rows, extra_cmps
 
@@ -372,6 +480,7 @@ def compare_tables(base, other, tables, base_key, other_key, opts=None, shift=No
     "not comparable", never coloured against each other.
     """
     extra = []
+    extra_cases = {}
     where = []
     for ti, t in enumerate(tables):
         for ci, col in enumerate(t.columns):
@@ -383,11 +492,11 @@ def compare_tables(base, other, tables, base_key, other_key, opts=None, shift=No
                     and a.cases[0].name == b.cases[0].name:
                 where.append((ti, ci, ("case", a.cases[0].name)))
                 continue
-            extra.append((f"cell:{t.title}:{col.label}",
-                          a.series() if a is not None else None,
-                          b.series() if b is not None else None))
+            key = f"cell:{t.title}:{col.label}"
+            extra.append((key, a.series() if a is not None else None, b.series() if b is not None else None))
+            extra_cases[key] = [c.name for cell in (a, b) if cell is not None for c in cell.cases]
             where.append((ti, ci, ("extra", len(extra) - 1)))
-    rows, extra_cmps = compare_sides(base, other, opts, extra, shift)
+    rows, extra_cmps = compare_sides(base, other, opts, extra, shift, extra_cases)
     by_case = {r.case: r.cmp for r in rows}
     cells = {}
     for ti, ci, (kind, ref) in where:
@@ -570,10 +679,22 @@ def shift_lines(rep, opts):
                    f"are not about the kernel: no case is called faster or slower on this evidence. Run both "
                    f"kernels again, interleaved, on a quieter machine.")
     else:
-        out.append(f"Machine check: the control cases did not move between the sides (overall "
+        out.append(f"Machine check: the control cases did not move between the sides (CPU, overall "
                    f"{sh.change_text if sh.change_text != '-' else 'n/a'}; a shift = significant and at "
                    f"least {sh.threshold * 100:g}%).")
-    cells = [row_cells(r) for r in sh.rows]
+    if sh.memory_shifted and not sh.shifted:
+        moved = [r for r in sh.memory_rows if r.cmp.significant]
+        worst = max(moved, key=lambda r: abs(math.log(r.cmp.ratio)))
+        out.append(f"WARNING: MEMORY SHIFT. The memory control ({worst.case}), which no kernel can change, moved "
+                   f"between the sides: the memory system ran {worst.cmp.change_text} during {rep.other.label} "
+                   f"than during {rep.base.label} (a regime of the machine's memory bandwidth). The memory-bound "
+                   f"cases (those their binaries declare so) are not judged; the others are, against the CPU "
+                   f"controls, which did not move.")
+    elif sh.memory_rows and not sh.shifted:
+        out.append(f"Memory check: the memory control did not move between the sides "
+                   f"({sh.memory_change_text if sh.memory_change_text != '-' else 'n/a'}): the memory-bound "
+                   f"cases are judged.")
+    cells = [row_cells(r) for r in sh.rows + sh.memory_rows]
     keys = ["case", "base", "other", "unit", "change", "ci", "p", "reps", "verdict"]
     out.append(table(["control", "base", "other", "unit", "change", f"{opts.level * 100:.0f}% CI", "p", "reps",
                       "moved?"], [[c[k] for k in keys] for c in cells], right={1, 2, 7}))
@@ -608,24 +729,34 @@ def run_level_lines(rep, opts):
     """What the intervals hold about the drift of the machine between runs."""
     noise = noise_of(rep.base, rep.other, opts)
     one = len(rep.base.runs) == 1 or len(rep.other.runs) == 1
-    if not noise:
+    kind, text = run_level_source(noise)
+    if kind == "none":
         if not one:
             return []
-        return ["note: one run on a side and no kernel with two runs on this host: the intervals hold the noise "
-                "between reps only, not the drift of the machine between runs; on a machine that drifts they are "
-                "too narrow (an A/A of two single runs on a 2-vCPU VM flagged 0 to 43 of 274 cases). Two runs of "
-                "any one kernel on this host measure that drift (make run twice); compare and report then use "
-                "them, found under the host's results directory or given with --history."]
+        return ["note: one run on a side, no kernel with two runs on this host and no prior (--no-prior): the "
+                "intervals hold the noise between reps only, not the drift of the machine between runs; on a "
+                "machine that drifts they are too narrow (an A/A of two single runs on a 2-vCPU VM flagged 0 to "
+                "43 of 274 cases). Two runs of any one kernel on this host measure that drift."]
     sds = sorted(r.cmp.run_sd for r in rep.rows if r.cmp.comparable and not math.isnan(r.cmp.run_sd))
     spread = ""
     if sds:
-        spread = (f"; a run's own drift, median over cases {math.expm1(sds[len(sds) // 2]) * 100:.1f}%, "
-                  f"90th percentile {math.expm1(sds[int(0.9 * (len(sds) - 1))]) * 100:.1f}%")
-    on_boots, boot_note = boots_text(noise)
-    return [f"Run level: measured on this host from {noise.runs} runs of {noise.kernels} kernel(s) with two runs "
-            f"or more{on_boots}{spread}. Each interval adds it for a side's number of runs (each case's drift is "
-            f"moderated towards the host's typical one, a prior worth {noise.d0:.1f} degrees of freedom), so the mde "
+        spread = (f" A run's own drift: median over cases {math.expm1(sds[len(sds) // 2]) * 100:.1f}%, "
+                  f"90th percentile {math.expm1(sds[int(0.9 * (len(sds) - 1))]) * 100:.1f}%.")
+    boot_note = boots_text(noise)[1] if noise.measured else ""
+    return [f"Run level ({kind}): {text}.{spread} Each interval adds it for a side's number of runs, so the mde "
             f"is what {'one run a side' if one else 'these runs'} can tell on this machine.{boot_note}"]
+
+
+def adjustment_text(rows):
+    """How p was adjusted: per family (compare, summarize and the page say it alike)."""
+    fams = {}
+    for r in rows:
+        if not math.isnan(r.cmp.q):
+            fams[r.cmp.family] = fams.get(r.cmp.family, 0) + 1
+    if len(fams) <= 1:
+        return f"adjusted for the {sum(fams.values())} cases compared"
+    return (f"adjusted within two families: the {fams.get(stats.PRIMARY, 0)} cases behind the summary tables "
+            f"(primary) and the {fams.get(stats.SECONDARY, 0)} others (secondary), each on its own")
 
 
 PLAN_RUNS = (1, 2, 4, 8)
@@ -680,8 +811,7 @@ def format_report(rep, changed_only=False, opts=None):
     tested = any(r.cmp.comparable for r in rep.rows)
     out.append("")
     if tested:
-        n = sum(1 for r in rep.rows if not math.isnan(r.cmp.q))
-        adj = f", adjusted for the {n} cases compared" if opts.adjust else ""
+        adj = (", " + adjustment_text(rep.rows)) if opts.adjust else ""
         out.append(f"value = {ESTIMATOR_TEXT.get(opts.estimator, opts.estimator)}; ratio = other/base (time for "
                    f"latency, MB/s for bandwidth); the {opts.level * 100:.0f}% CI and p come from one model (the "
                    f"difference of the log values, bootstrap standard errors, Welch t){adj}.")
@@ -775,7 +905,7 @@ CSV_FIELDS = ["base", "other", "category", "case", "metric", "base_value", "othe
 def csv_rows(rep):
     opts = rep.opts or Options()
     waiting = rep.waiting
-    for r in list(rep.shift.rows if rep.shift else []) + list(rep.rows):
+    for r in list(rep.shift.all_rows if rep.shift else []) + list(rep.rows):
         c = r.cmp
         unit = "MB/s" if r.metric == "bandwidth" else "ns"
         yield {
@@ -820,16 +950,17 @@ def write_json(reports, f):
     doc = []
     for rep in reports:
         rows = []
-        for row, r in zip(list(rep.shift.rows if rep.shift else []) + list(rep.rows), csv_rows(rep)):
+        for row, r in zip(list(rep.shift.all_rows if rep.shift else []) + list(rep.rows), csv_rows(rep)):
             d = {k: (_json_num(float(v)) if k in _NUMERIC and v != "" else
                      int(v) if k in _TEXT_OR_NUMBER and v.isdigit() else (None if v == "" else v))
                  for k, v in r.items()}
-            d["control"] = rep.shift is not None and row in rep.shift.rows
+            d["control"] = rep.shift is not None and row in rep.shift.all_rows
             d["failure"] = row.cmp.failure or None
             rows.append(d)
         doc.append({
             "base": rep.base.label, "other": rep.other.label,
             "machine_shift": bool(rep.shift and rep.shift.shifted),
+            "memory_shift": bool(rep.shift and rep.shift.memory_shifted),
             "differences": [{"key": k, "base": a, "other": b} for k, a, b in rep.differences],
             "regressions": [r.case for r in regressions(rep)],
             "rows": rows,

@@ -19,6 +19,8 @@ CASES = "cases.jsonl"
 OTHER = "Other"
 OTHER_RANK = 1000
 
+DOMAINS = ("cpu", "memory")
+
 COMBINES = ("one", "mean", "minus", "pick", "cache_levels", "largest")
 
 
@@ -91,6 +93,9 @@ def normalise(obj):
         "unit": obj.get("unit") if isinstance(obj.get("unit"), str) else "",
         "summary": dict(obj["summary"]) if obj.get("summary") else None,
         "curve": dict(obj["curve"]) if obj.get("curve") else None,
+        # cpu or memory (bench.hpp memory_bound()); runs of kbench 0.2.0
+        # and older did not say: their bench's, as legacy knows it
+        "domain": obj["domain"] if obj.get("domain") in DOMAINS else None,
     }, ""
 
 
@@ -112,6 +117,8 @@ def read_declarations(run_dir, warn, iter_jsonl):
             continue
         d["bench"] = obj.get("bench") if isinstance(obj.get("bench"), str) else name.split()[0]
         d["variant"] = obj.get("variant") if isinstance(obj.get("variant"), str) else ""
+        if d["domain"] is None:
+            d["domain"] = legacy.domain(d["bench"], d["variant"])
         out[name] = d
     return out
 
@@ -133,7 +140,8 @@ def resolve(case, recorded):
             return dict(best, summary=None, curve=None)
         return {"category": OTHER, "category_rank": OTHER_RANK, "rank": 999999,
                 "direction": "higher" if case.metric == "bandwidth" else "lower",
-                "unit": "MB/s" if case.metric == "bandwidth" else "ns", "summary": None, "curve": None}
+                "unit": "MB/s" if case.metric == "bandwidth" else "ns", "summary": None, "curve": None,
+                "domain": legacy.domain(case.bench, case.variant)}
     return legacy.declaration(case.bench, case.variant, case.param_dict, case.metric)
 
 

@@ -176,7 +176,8 @@ def cmp_title(cmp, desc="", note="", unit="", div=1.0, adjusted=True):
         else:
             parts.append(cmp.verdict)
         if not math.isnan(cmp.q):
-            parts.append(f"p = {cmp.q:.3g} ({'adjusted for the number of cases' if adjusted else 'not adjusted'})")
+            fam = f" of its family, {cmp.family}" if getattr(cmp, "family", "") else ""
+            parts.append(f"p = {cmp.q:.3g} ({'adjusted for the number of cases' + fam if adjusted else 'not adjusted'})")
         parts.append(f"reps {cmp.base_reps} (baseline) / {cmp.other_reps}; samples {cmp.base_samples} / "
                      f"{cmp.other_samples}")
     return "; ".join(parts)
@@ -293,6 +294,11 @@ def _significance_text(m):
     """How a case is judged, in the words that match --no-adjust."""
     alpha = f"{1 - m.opts.level:.2g}"
     if m.opts.adjust:
+        if m.opts.families:
+            return (f"significant (p &lt; {alpha}) after adjusting for the number of cases compared "
+                    "(Benjamini-Hochberg), within two families: the cases behind the summary tables above "
+                    "(primary: a change of one headline number is not diluted by the few hundred other cases) "
+                    "and every other case (secondary), each for its own number of cases")
         return (f"significant (p &lt; {alpha}) after adjusting for the number of cases compared "
                 "(Benjamini-Hochberg)")
     return (f"significant (p &lt; {alpha}) for that case on its own: <b>not adjusted for the number of cases "
@@ -318,20 +324,18 @@ def case_ids(m):
 
 
 def _run_level_text(m):
-    """What the intervals hold about the machine's drift between runs."""
-    noise = m.opts.run_noise or {}
+    """What the intervals hold about the machine's drift between runs, in
+    the words compare and summarize use (compare.run_level_source)."""
+    from .compare import run_level_source
+    noise = m.opts.run_noise
     hosts = sorted({g.host for g in m.groups})
-    measured = [h for h in hosts if noise.get(h)]
-    if measured:
-        n = sum(noise[h].runs for h in measured)
-        return (f"Run level: measured from {n} runs of kernels with two runs or more on "
-                f"{', '.join(esc(h) for h in measured)}; every interval adds how far a whole run of the case "
-                "drifts on that host, so a comparison of one run a side is as wide as it honestly is."
-                + (" All on one boot: an offset a boot adds (where the kernel and its data land) is not in it."
-                   if all(noise[h].boots == 1 for h in measured) else "")
-                + _more_runs_text(m))
-    return ("Run level: not measured (no kernel here has two runs on its host): the intervals hold the noise "
-            "between reps only, not the drift of the machine between runs; two runs of any one kernel measure it.")
+    parts = []
+    for h in hosts:
+        rn = noise.get(h) if noise is not None else (
+            stats.RunNoise({}, prior=m.opts.prior) if m.opts.prior is not None else None)
+        kind, text = run_level_source(rn)
+        parts.append(f"Run level on {esc(h)} ({kind}): {esc(text)}.")
+    return " ".join(parts) + _more_runs_text(m)
 
 
 def _more_runs_text(m):
@@ -521,7 +525,10 @@ def _machine(m):
            "<p class='note'>Control cases (work with no system call, fault or TLB miss in it: for example "
            "a load chain in L1, an arithmetic chain, a copy within L2) cost the same on every kernel; they run between the other cases all through a "
            "run.  When they move between two kernels' runs, the machine changed, and no case is called "
-           "faster or slower on that evidence.</p>"]
+           "faster or slower on that evidence.  The memory control (a 64 MB read) follows the memory "
+           "system's bandwidth, which on shared machines switches regimes for minutes while the CPU-bound "
+           "controls do not move: when it alone moves, only the memory-bound cases (memory bandwidth and "
+           "latency, file and mmap reread) are not judged.</p>"]
     if not runs:
         out.append("<p>No run here has control cases (runs made before kbench had them): a shift of the "
                    "machine between runs cannot be told from a change of the kernel.</p>")
@@ -532,9 +539,12 @@ def _machine(m):
             continue
         rows = "".join(f"<tr><td>{esc(r.case)}</td><td class='num'>{r.cmp.ratio:.3f}</td>"
                        f"<td class='num'>{esc(r.cmp.ci_text)}</td><td>{esc(r.cmp.change_text)}</td>"
-                       f"<td>{'moved' if r.cmp.significant else 'no'}</td></tr>" for r in sh.rows)
+                       f"<td>{'moved' if r.cmp.significant else 'no'}</td></tr>" for r in sh.all_rows)
         verdict = (f"<span class='s2'>machine shift: the controls ran {esc(speed_words(sh.ratio, 'latency')[0])} than on the "
-                   "baseline's runs; no verdicts</span>" if sh.shifted else "the controls did not move")
+                   "baseline's runs; no verdicts</span>" if sh.shifted else
+                   f"<span class='s2'>memory shift: the memory control ran "
+                   f"{esc(speed_words(sh.memory_ratio, 'latency')[0])} than on the baseline's runs; the "
+                   "memory-bound cases are not judged</span>" if sh.memory_shifted else "the controls did not move")
         out.append(f"<h3>{esc(g.label)} against {esc(m.baseline.label)}: {verdict}</h3>"
                    "<table><thead><tr><th>control</th><th>ratio</th><th>95% CI</th><th>change</th>"
                    f"<th>moved?</th></tr></thead><tbody>{rows}</tbody></table>")
@@ -751,6 +761,11 @@ def render(m, out_path):
                          f"{esc(speed_words(sh.ratio, 'latency')[0])} during {esc(g.label)} than during {esc(m.baseline.label)}.  "
                          "The verdicts for that kernel are not about the kernel: none is called faster or slower "
                          "(see <a href='#machine'>the machine</a>).</div>")
+        elif sh is not None and sh.memory_shifted:
+            parts.append(f"<div class='warn'>Memory shift: the memory control, which no kernel can change, ran "
+                         f"{esc(speed_words(sh.memory_ratio, 'latency')[0])} during {esc(g.label)} than during "
+                         f"{esc(m.baseline.label)} (a regime of the machine's memory bandwidth).  Its memory-bound "
+                         "cases are not judged; the others are (see <a href='#machine'>the machine</a>).</div>")
     if m.warnings:
         parts.append("<details><summary>Warnings while reading the results "
                      f"({len(m.warnings)})</summary><ul>"

@@ -124,6 +124,17 @@ def _curve_of(bench, variant, params):
     return None
 
 
+# The memory-bound benches of runs whose cases.jsonl predates the "domain"
+# key (kbench 0.2.0 and older): their cost follows the memory system.
+MEMORY_BENCHES = ("bw_mem", "lat_mem_rd", "bw_file_rd", "bw_mmap_rd")
+
+
+def domain(bench, variant=""):
+    """The domain the binaries declare for a case (cpu or memory), for runs
+    whose cases.jsonl does not say."""
+    return "memory" if bench in MEMORY_BENCHES or (bench, variant) == ("ctl_machine", "mem") else "cpu"
+
+
 def declaration(bench, variant, params, metric):
     """What the binaries of the time declared for this case (a dict with the
     keys of a `--list` declaration); unknown benches land in "Other"."""
@@ -143,4 +154,5 @@ def declaration(bench, variant, params, metric):
         "unit": "MB/s" if metric == "bandwidth" else "ns",
         "summary": summary,
         "curve": _curve_of(bench, variant, params),
+        "domain": domain(bench, variant),
     }

@@ -375,12 +375,20 @@ class RunNoise:
     difference of a side with k runs.
     """
 
-    def __init__(self, spreads, runs=0, kernels=0, boots=None):
+    def __init__(self, spreads, runs=0, kernels=0, boots=None, prior=None):
         self.spreads = {k: v for k, v in spreads.items() if v.dof > 0 and v.within > 0 and v.ss >= 0}
         self.runs = runs
         self.kernels = kernels
         self.boots = boots      # boots those runs were made on; None: not recorded for all of them
+        # drift.DriftPrior: the built-in drift of each case between runs,
+        # measured elsewhere; the host's own spread is weighed against it
+        self.prior = prior
         self.k0, self.d0 = self._prior()
+
+    @property
+    def measured(self):
+        """The host's own runs measured a spread (else: the prior alone)."""
+        return bool(self.spreads)
 
     def _prior(self):
         pts = [(max(v.var / v.within, 1e-9), v.dof) for v in self.spreads.values()]
@@ -402,16 +410,33 @@ class RunNoise:
         return math.exp(mean), d0
 
     def __bool__(self):
-        return bool(self.spreads)
+        return bool(self.spreads) or self.prior is not None
 
     def tau2(self, key, own_var=None):
         """(tau2, df) of a case: the variance one run's estimate adds on top
-        of its reps' noise.  A case no kernel has two runs of gets the
-        prior: (k0 - 1) times its own variance (own_var), with d0 degrees
-        of freedom.  None without any measurement."""
+        of its reps' noise.
+
+        With a built-in prior (drift.DriftPrior): the prior's tau2_p, worth
+        df_p degrees of freedom, alone when the host has not measured the
+        case; else weighed with the host's runs: the variance of a run is
+        m = (df_p (tau2_p + w) + ss) / (df_p + dof) (w = those runs' own
+        squared standard error, ss/dof their spread), tau2 = m - w, with
+        df_p + dof degrees of freedom: with two runs of a kernel the prior
+        dominates, with many the host's own drift does.
+
+        Without a prior: the host's spread moderated towards the host's
+        typical one (k0 w worth d0); a case no kernel has two runs of gets
+        (k0 - 1) times its own variance (own_var), with d0 degrees of
+        freedom.  None without any measurement."""
+        v = self.spreads.get(key)
+        if self.prior is not None:
+            tp, dp = self.prior.get(key)
+            if v is None:
+                return tp, dp
+            m = (dp * (tp + v.within) + v.ss) / (dp + v.dof)
+            return max(0.0, m - v.within), dp + v.dof
         if not self.spreads:
             return None
-        v = self.spreads.get(key)
         if v is None:
             if own_var is None or math.isnan(own_var) or self.d0 <= 0:
                 return None
@@ -788,6 +813,7 @@ class Comparison:
     # difference (each side's squared se, its df and runs; the host's run
     # effect) when the host's run level was given; () otherwise
     parts: tuple = ()
+    family: str = ""               # the adjustment's family (PRIMARY, SECONDARY; "" = one family)
 
     @property
     def significant(self):
@@ -948,31 +974,52 @@ def compare(base, other, *, n_boot=DEFAULT_BOOT, seed=1, level=LEVEL, min_reps=D
                       parts=parts)
 
 
-def decide(comparisons, *, min_effect=DEFAULT_MIN_EFFECT, level=LEVEL, adjust=True, machine_shift=False):
+PRIMARY = "primary"      # the cases behind the summary tables: one family of the adjustment
+SECONDARY = "secondary"  # every other case: another family
+
+
+def decide(comparisons, *, min_effect=DEFAULT_MIN_EFFECT, level=LEVEL, adjust=True, machine_shift=False,
+           families=None):
     """Give each comparable Comparison its verdict, in place.
 
     Significant = p, adjusted (Benjamini-Hochberg) for the number of cases
-    compared together, is below 1 - level.  Faster or slower also needs
+    compared together, is below 1 - level.  families: a label per
+    comparison (PRIMARY, SECONDARY); each family is adjusted on its own, so
+    the few cases behind the summary tables are not diluted by the hundreds
+    of others (None: one family).  Faster or slower also needs
     |ratio - 1| >= min_effect.  Otherwise: *inconclusive* when the
     comparison could not have detected min_effect (its mde is larger) or
     when the change is large and p < 1 - level before the adjustment but not
-    after it (marked unresolved: "(?)"), else *no significant change*.  With machine_shift (the control cases
-    moved between the sides), nothing is called faster or slower: such a
-    case gets MACHINE.  Adjusting keeps an A/A comparison of a few hundred
-    cases free of false alarms; adjust=False judges each case on its own.
+    after it (marked unresolved: "(?)"), else *no significant change*.
+    machine_shift: True, or one bool per comparison (the controls of its
+    domain moved between the sides): such a case is never called faster or
+    slower, it gets MACHINE.  Adjusting keeps an A/A comparison of a few
+    hundred cases free of false alarms; adjust=False judges each case on
+    its own.
     """
     comparisons = list(comparisons)
-    live = [c for c in comparisons if c.verdict not in (MISSING, UNDEFINED, FEW)]
-    ps = [c.p for c in live]
-    qs = bh_adjust(ps) if adjust else np.asarray(ps, dtype=float)
+    shifts = machine_shift if isinstance(machine_shift, (list, tuple)) else [machine_shift] * len(comparisons)
+    fams = list(families) if families is not None else [""] * len(comparisons)
+    if len(shifts) != len(comparisons) or len(fams) != len(comparisons):
+        raise ValueError("decide: machine_shift and families need one entry per comparison")
+    for c, f in zip(comparisons, fams):
+        c.family = f
+    live = [(c, s, f) for c, s, f in zip(comparisons, shifts, fams) if c.verdict not in (MISSING, UNDEFINED, FEW)]
+    qs = {}
+    for fam in dict.fromkeys(f for _, _, f in live):
+        members = [c for c, _, f in live if f == fam]
+        ps = [c.p for c in members]
+        got = bh_adjust(ps) if adjust else np.asarray(ps, dtype=float)
+        qs.update({id(c): float(q) for c, q in zip(members, got)})
     alpha = 1.0 - level
-    for c, q in zip(live, qs):
-        c.q = float(q)
+    for c, shifted, _ in live:
+        q = qs[id(c)]
+        c.q = q
         significant = not math.isnan(q) and q < alpha
         big = abs(c.ratio - 1.0) >= min_effect
         c.unresolved = False
         if significant and big:
-            c.verdict = MACHINE if machine_shift else (FASTER if c.change > 0 else SLOWER)
+            c.verdict = MACHINE if shifted else (FASTER if c.change > 0 else SLOWER)
         else:
             weak = math.isnan(c.mde) or c.mde > min_effect
             c.unresolved = (not math.isnan(c.p)) and c.p < alpha and big and not significant

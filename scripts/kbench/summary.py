@@ -5,7 +5,7 @@ import statistics
 import textwrap
 
 from . import controls, counters, scaling, stats
-from .compare import boots_text, case_sort_key, category_of, in_order
+from .compare import case_sort_key, category_of, in_order, run_level_source
 from .text import table
 
 NOT_OK_ORDER = ("failed", "crashed", "timeout", "interrupted", "skipped")
@@ -16,7 +16,7 @@ def summarize_group(group, estimator=None, control=False, noise=None):
     with control=True the control cases.  noise: {host: stats.RunNoise}
     (the mde then includes the drift between runs measured on the host)."""
     out = []
-    rn = (noise or {}).get(group.host)
+    rn = (noise if noise is not None else {}).get(group.host)
     for c in sorted(group.cases.values(), key=case_sort_key):
         if c.control != control:
             continue
@@ -280,11 +280,9 @@ def format_group(group, estimator=None, all_cases=False, noise=None):
     if live:
         live.sort()
         out.append("")
-        rn = (noise or {}).get(group.host)
-        level = (f" The mde includes the drift between runs measured on this host ({rn.runs} runs of "
-                 f"{rn.kernels} kernel(s) with two runs or more{boots_text(rn)[0]})." if rn else
-                 " No kernel of this host has two runs: the mde holds the noise between reps only, not the "
-                 "drift between runs (make run twice on one kernel measures it).")
+        rn = (noise if noise is not None else {}).get(group.host)
+        kind, text = run_level_source(rn)
+        level = f" Run level ({kind}): {text}."
         plan = ""
         planned = [s for _, s in rows if s.parts]
         if planned:

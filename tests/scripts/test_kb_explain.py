@@ -144,7 +144,7 @@ def test_compare_explain_prints_the_tables(results_with_profiles):
     results, base, new = results_with_profiles
     out = io.StringIO()
     with redirect_stdout(out):
-        assert compare_main([str(base.parent), str(new.parent), "--explain", "--boot", "200", "--no-history"]) == 0
+        assert compare_main(["--no-prior", str(base.parent), str(new.parent), "--explain", "--boot", "200", "--no-history"]) == 0
     text = out.getvalue()
     sec = text.split("== Why it changed", 1)[1]
     assert "lat_syscall stat: significantly slower" in sec
@@ -156,7 +156,7 @@ def test_compare_explain_prints_the_tables(results_with_profiles):
     # without --explain: no section
     out = io.StringIO()
     with redirect_stdout(out):
-        assert compare_main([str(base.parent), str(new.parent), "--boot", "200", "--no-history"]) == 0
+        assert compare_main(["--no-prior", str(base.parent), str(new.parent), "--boot", "200", "--no-history"]) == 0
     assert "Why it changed" not in out.getvalue()
 
 
@@ -164,7 +164,7 @@ def test_compare_explain_json_holds_the_explanations(results_with_profiles, tmp_
     _, base, new = results_with_profiles
     doc_path = tmp_path / "c.json"
     with redirect_stdout(io.StringIO()):
-        assert compare_main([str(base.parent), str(new.parent), "--explain", "--boot", "200", "--no-history",
+        assert compare_main(["--no-prior", str(base.parent), str(new.parent), "--explain", "--boot", "200", "--no-history",
                              "--json", str(doc_path)]) == 0
     doc = json.loads(doc_path.read_text())
     expls = {e["case"]: e for e in doc[0]["explanations"]}
@@ -180,7 +180,7 @@ def test_compare_explain_json_holds_the_explanations(results_with_profiles, tmp_
     assert opened["base_profile"]["samples"] > 0 and opened["base_profile"]["missing"] is None
     # without --explain: no explanations key
     with redirect_stdout(io.StringIO()):
-        assert compare_main([str(base.parent), str(new.parent), "--boot", "200", "--no-history",
+        assert compare_main(["--no-prior", str(base.parent), str(new.parent), "--boot", "200", "--no-history",
                              "--json", str(doc_path)]) == 0
     assert "explanations" not in json.loads(doc_path.read_text())[0]
 
@@ -188,7 +188,7 @@ def test_compare_explain_json_holds_the_explanations(results_with_profiles, tmp_
 def test_page_shows_the_explanation_under_the_changed_cases(results_with_profiles, tmp_path):
     results, _, _ = results_with_profiles
     page = tmp_path / "index.html"
-    assert report_main([str(results), "--out", str(page), "--boot", "200", "--no-samples"]) == 0
+    assert report_main(["--no-prior", str(results), "--out", str(page), "--boot", "200", "--no-samples"]) == 0
     html = page.read_text()
     assert html.count('<section id="explain">') == 1
     sec = html.split('<section id="explain">', 1)[1].split("</section>", 1)[0]
@@ -203,5 +203,5 @@ def test_page_without_profiles_has_no_section(tmp_path, fixture_runs):
     results = tmp_path / "results"
     shutil.copytree(fixture_runs[0].parent, results / "testhost")
     page = tmp_path / "index.html"
-    assert report_main([str(results), "--out", str(page), "--boot", "200", "--no-samples"]) == 0
+    assert report_main(["--no-prior", str(results), "--out", str(page), "--boot", "200", "--no-samples"]) == 0
     assert "Why it changed" not in page.read_text()

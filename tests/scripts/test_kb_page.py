@@ -52,7 +52,7 @@ def pages(tmp_path_factory, fixture_runs):
     apart = root / "site" / "index.html"
     beside = results / "index.html"
     for out in (apart, beside):
-        assert report_main([str(results), "--out", str(out), "--boot", "200"]) == 0
+        assert report_main(["--no-prior", str(results), "--out", str(out), "--boot", "200"]) == 0
     return apart, beside, results
 
 
@@ -157,7 +157,7 @@ def test_reading_scoreboard_cells_anchors_filter_palette(pages):
 
 def test_no_adjust_wording(tmp_path, fixture_runs):
     out = tmp_path / "index.html"
-    assert report_main([str(fixture_runs[0].parent), "--out", str(out), "--no-samples", "--no-adjust",
+    assert report_main(["--no-prior", str(fixture_runs[0].parent), "--out", str(out), "--no-samples", "--no-adjust",
                         "--boot", "200"]) == 0
     text = out.read_text()
     assert "not adjusted for the number of cases compared</b> (--no-adjust)" in text

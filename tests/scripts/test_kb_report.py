@@ -95,7 +95,7 @@ def hostile_results(tmp_path, fixture_runs):
 
 def test_report_page(tmp_path, hostile_results, capsys):
     out = tmp_path / "site" / "index.html"
-    rc = report_main([str(hostile_results), "--out", str(out), "--plots", str(tmp_path / "site" / "plots"),
+    rc = report_main(["--no-prior", str(hostile_results), "--out", str(out), "--plots", str(tmp_path / "site" / "plots"),
                       "--formats", "png", "--no-samples", "--boot", "300", "--baseline", "testhost/6.1.0-base"])
     assert rc == 0, capsys.readouterr().err
     text = out.read_text()
@@ -144,15 +144,15 @@ def test_report_page(tmp_path, hostile_results, capsys):
 def test_report_single_kernel_and_baseline_option(tmp_path, fixture_runs, capsys):
     out = tmp_path / "index.html"
     args = ["--out", str(out), "--plots", str(tmp_path / "p"), "--formats", "png", "--no-samples", "--boot", "200"]
-    assert report_main([str(fixture_runs[1])] + args) == 0
+    assert report_main(["--no-prior", str(fixture_runs[1])] + args) == 0
     check_html(out.read_text())
-    assert report_main([str(fixture_runs[0].parent), "--baseline", "6.6.0-new"] + args) == 0
+    assert report_main(["--no-prior", str(fixture_runs[0].parent), "--baseline", "6.6.0-new"] + args) == 0
     assert "Baseline: <b>testhost/6.6.0-new</b>" in out.read_text()
     capsys.readouterr()
-    rc = report_main([str(fixture_runs[0].parent), "--baseline", "nosuch"] + args)
+    rc = report_main(["--no-prior", str(fixture_runs[0].parent), "--baseline", "nosuch"] + args)
     assert_clean_exit(rc, capsys.readouterr().err, 2, "report: --baseline 'nosuch' matches no kernel found; there "
                       "are: testhost/6.1.0-base, testhost/6.6.0-new")
-    rc = report_main([str(tmp_path / "empty")] + args)
+    rc = report_main(["--no-prior", str(tmp_path / "empty")] + args)
     assert_clean_exit(rc, capsys.readouterr().err, 1, f"warning: {tmp_path / 'empty'}: no such file or directory",
                       f"report: no usable run found in {tmp_path / 'empty'}")
 

@@ -147,30 +147,30 @@ def test_compare_finds_the_hosts_other_runs(tmp_path, gen, capsys):
     _runs(tmp_path, gen, {"a": (1,), "b": (2,), "c": (3, 4)})
     one_a = next((tmp_path / "h" / "a").iterdir())
     one_b = next((tmp_path / "h" / "b").iterdir())
-    assert compare_main([str(one_a), str(one_b), "--boot", "100"]) == 0
+    assert compare_main(["--no-prior", str(one_a), str(one_b), "--boot", "100"]) == 0
     out = capsys.readouterr().out
-    assert "Run level: measured on this host from 2 runs of 1 kernel(s)" in out
+    assert "Run level (host only): measured on this host from 2 runs of 1 kernel(s)" in out
     assert "one run a side" in out
-    assert compare_main([str(one_a), str(one_b), "--boot", "100", "--no-history"]) == 0
+    assert compare_main(["--no-prior", str(one_a), str(one_b), "--boot", "100", "--no-history"]) == 0
     out = capsys.readouterr().out
-    assert "Run level" not in out and "note: one run on a side and no kernel with two runs" in out
+    assert "Run level" not in out and "note: one run on a side, no kernel with two runs on this host and no prior" in out
     # kept elsewhere: --history brings them back
     elsewhere = tmp_path / "kept"
     (tmp_path / "h" / "c").rename(tmp_path / "c-runs")
     elsewhere.mkdir()
     (tmp_path / "c-runs").rename(elsewhere / "c")
-    assert compare_main([str(one_a), str(one_b), "--boot", "100"]) == 0
+    assert compare_main(["--no-prior", str(one_a), str(one_b), "--boot", "100"]) == 0
     assert "note: one run on a side" in capsys.readouterr().out
-    assert compare_main([str(one_a), str(one_b), "--boot", "100", "--history", str(elsewhere)]) == 0
-    assert "Run level: measured on this host from 2 runs" in capsys.readouterr().out
+    assert compare_main(["--no-prior", str(one_a), str(one_b), "--boot", "100", "--history", str(elsewhere)]) == 0
+    assert "Run level (host only): measured on this host from 2 runs" in capsys.readouterr().out
 
 
 def test_pooled_sides_measure_their_own_run_level(tmp_path, gen, capsys):
     _runs(tmp_path, gen, {"a": (1, 2), "b": (3, 4)})
-    assert compare_main([str(tmp_path / "h" / "a"), str(tmp_path / "h" / "b"), "--boot", "100",
+    assert compare_main(["--no-prior", str(tmp_path / "h" / "a"), str(tmp_path / "h" / "b"), "--boot", "100",
                          "--no-history"]) == 0
     out = capsys.readouterr().out
-    assert "Run level: measured on this host from 4 runs of 2 kernel(s)" in out and "these runs" in out
+    assert "Run level (host only): measured on this host from 4 runs of 2 kernel(s)" in out and "these runs" in out
 
 
 def test_history_of_another_host_is_not_used(tmp_path, gen, capsys):
@@ -179,13 +179,13 @@ def test_history_of_another_host_is_not_used(tmp_path, gen, capsys):
         gen.make_run(tmp_path, "other-host", "c", seed=s, reps=3, samples=3, cases="small", run_id=f"r{s}")
     one_a = next((tmp_path / "h" / "a").iterdir())
     one_b = next((tmp_path / "h" / "b").iterdir())
-    assert compare_main([str(one_a), str(one_b), "--boot", "100", "--history", str(tmp_path / "other-host")]) == 0
-    assert "note: one run on a side and no kernel with two runs" in capsys.readouterr().out
+    assert compare_main(["--no-prior", str(one_a), str(one_b), "--boot", "100", "--history", str(tmp_path / "other-host")]) == 0
+    assert "note: one run on a side, no kernel with two runs on this host and no prior" in capsys.readouterr().out
 
 
 def test_a_missing_history_directory_is_a_usage_error(tmp_path, gen, capsys):
     _runs(tmp_path, gen, {"a": (1,), "b": (2,)})
-    rc = compare_main([str(tmp_path / "h" / "a"), str(tmp_path / "h" / "b"), "--history", str(tmp_path / "nope")])
+    rc = compare_main(["--no-prior", str(tmp_path / "h" / "a"), str(tmp_path / "h" / "b"), "--history", str(tmp_path / "nope")])
     assert_clean_exit(rc, capsys.readouterr().err, 2, "--history", "no such directory")
 
 
@@ -193,12 +193,12 @@ def test_summarize_power_includes_the_hosts_run_level(tmp_path, gen, capsys):
     from kbench.cli import summarize_main
     _runs(tmp_path, gen, {"a": (1,), "c": (3, 4)})
     one_a = next((tmp_path / "h" / "a").iterdir())
-    assert summarize_main([str(one_a), "--no-history"]) == 0
+    assert summarize_main(["--no-prior", str(one_a), "--no-history"]) == 0
     out = capsys.readouterr().out
-    assert "No kernel of this host has two runs" in out
-    assert summarize_main([str(one_a)]) == 0
+    assert "Run level (none): not measured" in out
+    assert summarize_main(["--no-prior", str(one_a)]) == 0
     out = capsys.readouterr().out
-    assert "The mde includes the drift between runs measured on this host (2 runs of 1 kernel(s)" in out
+    assert "Run level (host only): measured on this host from 2 runs of 1 kernel(s)" in out
 
 
 def test_two_sides_of_one_kernel_never_measure_their_own_difference(tmp_path, gen, capsys):
@@ -208,26 +208,26 @@ def test_two_sides_of_one_kernel_never_measure_their_own_difference(tmp_path, ge
     that kernel belongs to neither side and measures nothing alone."""
     _runs(tmp_path, gen, {"k": (1, 2)})
     r1, r2 = sorted((tmp_path / "h" / "k").iterdir())
-    assert compare_main([str(r1), str(r2), "--boot", "100"]) == 0
-    assert "note: one run on a side and no kernel with two runs" in capsys.readouterr().out
+    assert compare_main(["--no-prior", str(r1), str(r2), "--boot", "100"]) == 0
+    assert "note: one run on a side, no kernel with two runs on this host and no prior" in capsys.readouterr().out
     _runs(tmp_path, gen, {"k": (3,)})
-    assert compare_main([str(r1), str(r2), "--boot", "100"]) == 0
-    assert "note: one run on a side and no kernel with two runs" in capsys.readouterr().out
+    assert compare_main(["--no-prior", str(r1), str(r2), "--boot", "100"]) == 0
+    assert "note: one run on a side, no kernel with two runs on this host and no prior" in capsys.readouterr().out
     # two more runs of another kernel: they measure it
     _runs(tmp_path, gen, {"c": (5, 6)})
-    assert compare_main([str(r1), str(r2), "--boot", "100"]) == 0
-    assert "Run level: measured on this host from 2 runs of 1 kernel(s)" in capsys.readouterr().out
+    assert compare_main(["--no-prior", str(r1), str(r2), "--boot", "100"]) == 0
+    assert "Run level (host only): measured on this host from 2 runs of 1 kernel(s)" in capsys.readouterr().out
 
 
 def test_the_page_says_whether_the_run_level_was_measured(tmp_path, gen):
     from kbench.cli import report_main
     _runs(tmp_path, gen, {"a": (1,), "b": (2,)})
     out = tmp_path / "index.html"
-    assert report_main([str(tmp_path / "h"), "--out", str(out), "--no-samples", "--boot", "100"]) == 0
-    assert "Run level: not measured (no kernel here has two runs on its host)" in out.read_text()
+    assert report_main(["--no-prior", str(tmp_path / "h"), "--out", str(out), "--no-samples", "--boot", "100"]) == 0
+    assert "Run level on h (none): not measured" in out.read_text()
     _runs(tmp_path, gen, {"b": (3,)})
-    assert report_main([str(tmp_path / "h"), "--out", str(out), "--no-samples", "--boot", "100"]) == 0
-    assert "Run level: measured from 2 runs of kernels with two runs or more on h" in out.read_text()
+    assert report_main(["--no-prior", str(tmp_path / "h"), "--out", str(out), "--no-samples", "--boot", "100"]) == 0
+    assert "Run level on h (host only): measured on this host from 2 runs" in out.read_text()
 
 
 # ------------------------------------------------------------ planning more runs
@@ -286,7 +286,7 @@ def test_compare_summarize_and_the_page_plan_more_runs(tmp_path, gen, capsys):
     one_a = next((tmp_path / "h" / "a").iterdir())
     one_b = next((tmp_path / "h" / "b").iterdir())
     out_csv, out_json = tmp_path / "c.csv", tmp_path / "c.json"
-    assert compare_main([str(one_a), str(one_b), "--boot", "100", "--csv", str(out_csv), "--json",
+    assert compare_main(["--no-prior", str(one_a), str(one_b), "--boot", "100", "--csv", str(out_csv), "--json",
                          str(out_json)]) == 0
     out = capsys.readouterr().out
     line = next(x for x in out.splitlines() if x.startswith("More runs:"))
@@ -301,15 +301,15 @@ def test_compare_summarize_and_the_page_plan_more_runs(tmp_path, gen, capsys):
     got = [r["runs_for_min_effect"] for r in doc[0]["rows"] if r["verdict"] not in ("missing", "too few reps")]
     assert all(isinstance(x, int) or x == ">30" for x in got)
     # no run level: no plan, an empty column
-    assert compare_main([str(one_a), str(one_b), "--boot", "100", "--no-history", "--csv", str(out_csv)]) == 0
+    assert compare_main(["--no-prior", str(one_a), str(one_b), "--boot", "100", "--no-history", "--csv", str(out_csv)]) == 0
     assert "More runs:" not in capsys.readouterr().out
     assert all(r["runs_for_min_effect"] == "" for r in csv.DictReader(out_csv.open()))
-    assert summarize_main([str(one_a)]) == 0
+    assert summarize_main(["--no-prior", str(one_a)]) == 0
     assert "would bring the median to" in " ".join(capsys.readouterr().out.split())
-    assert summarize_main([str(one_a), "--no-history"]) == 0
+    assert summarize_main(["--no-prior", str(one_a), "--no-history"]) == 0
     assert "would bring the median to" not in " ".join(capsys.readouterr().out.split())
     page = tmp_path / "index.html"
-    assert report_main([str(tmp_path / "h"), "--out", str(page), "--no-samples", "--boot", "100"]) == 0
+    assert report_main(["--no-prior", str(tmp_path / "h"), "--out", str(page), "--no-samples", "--boot", "100"]) == 0
     assert "each kernel run again at other moments and pooled would bring the median mde to" in page.read_text()
 
 
@@ -323,19 +323,19 @@ def test_the_run_level_says_how_many_boots_it_spans(tmp_path, gen, capsys):
     for s, boot in ((3, "boot-1"), (4, "boot-1")):
         gen.make_run(tmp_path, "h", "c", seed=s, reps=3, samples=3, cases="small", run_id=f"r{s}",
                      meta_extra={"boot_id": boot})
-    assert compare_main([str(one_a), str(one_b), "--boot", "100"]) == 0
+    assert compare_main(["--no-prior", str(one_a), str(one_b), "--boot", "100"]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "from 2 runs of 1 kernel(s) with two runs or more on one boot;" in out
+    assert "from 2 runs of 1 kernel(s) with two runs or more on one boot (no built-in prior" in out
     assert "All on one boot: an offset a boot adds" in out
-    assert summarize_main([str(one_a)]) == 0
-    assert "(2 runs of 1 kernel(s) with two runs or more on one boot)" in " ".join(capsys.readouterr().out.split())
+    assert summarize_main(["--no-prior", str(one_a)]) == 0
+    assert "from 2 runs of 1 kernel(s) with two runs or more on one boot (no built-in prior" in " ".join(capsys.readouterr().out.split())
     gen.make_run(tmp_path, "h", "c", seed=5, reps=3, samples=3, cases="small", run_id="r5",
                  meta_extra={"boot_id": "boot-2"})
-    assert compare_main([str(one_a), str(one_b), "--boot", "100"]) == 0
+    assert compare_main(["--no-prior", str(one_a), str(one_b), "--boot", "100"]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "from 3 runs of 1 kernel(s) with two runs or more on 2 boots;" in out and "All on one boot" not in out
+    assert "from 3 runs of 1 kernel(s) with two runs or more on 2 boots (no built-in prior" in out and "All on one boot" not in out
     gen.make_run(tmp_path, "h", "c", seed=6, reps=3, samples=3, cases="small", run_id="r6")   # before boot_id
-    assert compare_main([str(one_a), str(one_b), "--boot", "100"]) == 0
+    assert compare_main(["--no-prior", str(one_a), str(one_b), "--boot", "100"]) == 0
     assert "(boots not recorded for all of them" in " ".join(capsys.readouterr().out.split())
 
 

@@ -1,0 +1,150 @@
+#!/usr/bin/python3
+"""Figures of a first comparison (one run a side, no history on the host)
+from a first_comparison.sh directory: A/A pairs, the uniform system-call
+slowdown (tax*), one system call slowed alone (one* against base*), the
+same at --quick --reps 5 (q*), and A/A with 2, 4, 8 runs of history.
+
+The drift prior of every comparison is made from A/A runs that are not in
+it (leave-out): the --aa directories' runs plus the new aa* runs other than
+the compared ones, so no comparison is judged with a prior measured on its
+own runs.  Each line: flags (primary/secondary family), memory-bound flags,
+the machine and memory shift, the median mde, the A/A coverage (share of
+comparable cases whose interval holds 1).
+
+Usage: first_figures.py NEW_DIR [--aa DIR]... [--inflate X] [--max-df D]
+  NEW_DIR  a first_comparison.sh OUT (LABEL.dir files)
+  --aa     directories of earlier A/A runs of the same kernel (prior only)
+"""
+import argparse
+import itertools
+import math
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent / "scripts"))
+from kbench import compare, drift, load, stats  # noqa: E402
+
+SYSCALL = ["lat_syscall null", "lat_syscall read", "lat_syscall write", "lat_syscall stat",
+           "lat_syscall fstat", "lat_syscall open", "lat_sig install"]
+MEMORY = ("bw_mem ", "lat_mem_rd ", "bw_file_rd ", "bw_mmap_rd ")
+
+
+def load_label(d, label):
+    f = Path(d) / f"{label}.dir"
+    if not f.exists():
+        return None
+    got = load.load_runs([Path(f.read_text().strip())], load.Warnings())
+    return got[0] if len(got) == 1 else None
+
+
+def make_prior(aa_runs, inflate, max_df):
+    opts = compare.Options()
+    groups = {}
+    for r in aa_runs:
+        groups.setdefault((r.host, r.kernel, (r.meta or {}).get("suite_version")), []).append(r)
+    ests = [[compare.run_estimates(r, opts) for r in rs] for rs in groups.values() if len(rs) >= 2]
+    taus = drift.estimate(stats.run_spreads(ests), inflate=inflate, max_df=max_df)
+    obj = drift.to_json(taus, {"runs": len(aa_runs), "boots": len({(r.meta or {}).get("boot_id") for r in aa_runs})},
+                        "")
+    return drift.from_json(obj)
+
+
+def run(a_label, ra, b_label, rb, prior, history=None):
+    opts = compare.Options(prior=prior)
+    opts.run_noise = compare.measure_run_noise(history, opts) if history else compare.NoiseMap(prior=prior)
+    return compare.run_compare(compare.Side(a_label, [ra]), compare.Side(b_label, [rb]), opts)
+
+
+def describe(rep):
+    live = [r for r in rep.rows if r.cmp.comparable]
+    flagged = [r for r in live if r.cmp.significant]
+    prim = [r for r in flagged if r.cmp.family == stats.PRIMARY]
+    mem = [r for r in flagged if r.case.startswith(MEMORY)]
+    cover = sum(1 for r in live if not math.isnan(r.cmp.lo) and r.cmp.lo <= 1.0 <= r.cmp.hi)
+    mdes = [r.cmp.mde for r in live if not math.isnan(r.cmp.mde)]
+    mprim = [r.cmp.mde for r in live if not math.isnan(r.cmp.mde) and r.cmp.family == stats.PRIMARY]
+    sh = rep.shift
+    shift = "n/a" if sh is None else (f"cpu {'SHIFT' if sh.shifted else 'no'} ({sh.change_text}), memory "
+                                      f"{'SHIFT' if sh.memory_shifted else 'no'} ({sh.memory_change_text})")
+    return (f"{len(flagged)} flagged ({len(prim)} primary, {len(mem)} memory-bound); controls: {shift}; "
+            f"interval holds 1 for {100 * cover / max(1, len(live)):.1f}% of {len(live)}; median mde "
+            f"{100 * statistics.median(mdes):.1f}% (primary {100 * statistics.median(mprim):.1f}%)"
+            + (": " + ", ".join(f"{r.case} {r.cmp.ratio:.3f}" for r in flagged[:8]) if flagged else ""))
+
+
+def syscall_line(rep):
+    by = {r.case: r.cmp for r in rep.rows}
+    cells = []
+    for c in SYSCALL:
+        cm = by.get(c)
+        if cm is not None:
+            star = "*" if cm.verdict == stats.SLOWER else ("=" if cm.verdict == stats.MACHINE else "")
+            cells.append(f"{c.split()[-1]} {cm.ratio:.3f}{star} (mde {100 * cm.mde:.0f}%)")
+    return ", ".join(cells)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("new_dir")
+    ap.add_argument("--aa", action="append", default=[])
+    ap.add_argument("--inflate", type=float, default=drift.DEFAULT_INFLATE)
+    ap.add_argument("--max-df", type=float, default=drift.MAX_DF)
+    a = ap.parse_args()
+    new = Path(a.new_dir)
+    old_aa = load.load_runs([Path(d) for d in a.aa], load.Warnings()) if a.aa else []
+    old_aa = [r for r in old_aa if not r.quick]
+    labels = sorted(p.stem for p in new.glob("*.dir"))
+    runs = {lb: load_label(new, lb) for lb in labels}
+    runs = {k: v for k, v in runs.items() if v is not None}
+    aa = {k: v for k, v in runs.items() if k.startswith("aa")}
+    print(f"inflate {a.inflate:g}, max df {a.max_df:g}; earlier A/A runs {len(old_aa)}; new: {', '.join(runs)}")
+
+    def prior_without(*names):
+        return make_prior(old_aa + [aa[n] for n in aa if n not in names], a.inflate, a.max_df)
+
+    print("== A/A, one run a side, no history (the prior from the other A/A runs)")
+    for x, y in itertools.combinations(aa, 2):
+        print(f"{x}/{y}: " + describe(run(x, aa[x], y, aa[y], prior_without(x, y))))
+    print("== every system call slower (tax*), one run a side")
+    for t in [k for k in runs if k.startswith("tax")]:
+        for x in aa:
+            rep = run(x, aa[x], t, runs[t], prior_without(x))
+            print(f"{x}->{t}: " + describe(rep))
+            print("   " + syscall_line(rep))
+    print("== getppid alone slower (one* against base*), one run a side")
+    for b in [k for k in runs if k.startswith("base")]:
+        for t in [k for k in runs if k.startswith("one")]:
+            rep = run(b, runs[b], t, runs[t], prior_without())
+            print(f"{b}->{t}: " + describe(rep))
+            print("   " + syscall_line(rep))
+    print("== --quick --reps 5: every system call slower (qtax* against qaa*)")
+    for t in [k for k in runs if k.startswith("qtax")]:
+        for x in [k for k in runs if k.startswith("qaa")]:
+            rep = run(x, runs[x], t, runs[t], prior_without())
+            print(f"{x}->{t}: " + describe(rep))
+            print("   " + syscall_line(rep))
+    qb = [k for k in runs if k.startswith("qbase")]
+    for b in qb:
+        for t in [k for k in runs if k.startswith("qone")]:
+            rep = run(b, runs[b], t, runs[t], prior_without())
+            print(f"{b}->{t}: " + describe(rep))
+            print("   " + syscall_line(rep))
+    print("== A/A with history: k other A/A runs of the kernel on the host (the run level measured, weighed "
+          "against the prior from the rest)")
+    pool = old_aa + list(aa.values())
+    for x, y in itertools.combinations(aa, 2):
+        others = [r for r in pool if r is not aa[x] and r is not aa[y]]
+        for k in (2, 4, 8):
+            if len(others) < k:
+                print(f"{x}/{y} with {k} runs of history: only {len(others)} other A/A runs")
+                continue
+            hist, rest = others[-k:], others[:-k]
+            prior = make_prior(rest, a.inflate, a.max_df) if len(rest) >= 2 else None
+            rep = run(x, aa[x], y, aa[y], prior, history=[[aa[x]], [aa[y]], hist])
+            print(f"{x}/{y} with {k} runs of history (prior from {len(rest)} runs): " + describe(rep))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
