@@ -747,6 +747,13 @@ def run_level_lines(rep, opts):
             f"is what {'one run a side' if one else 'these runs'} can tell on this machine.{boot_note}"]
 
 
+def drift_basis(noise):
+    """How the plan of more runs assumes the host drifts (the same words in
+    compare, summarize and the page)."""
+    kind = run_level_source(noise)[0]
+    return "as the built-in prior assumes" if kind == "prior" else "as it did"
+
+
 def adjustment_text(rows):
     """How p was adjusted: per family (compare, summarize and the page say it alike)."""
     fams = {}
@@ -781,7 +788,8 @@ def more_runs_lines(rep, opts):
         lo = k
     bins.append(f"more than {PLAN_RUNS[-1]}: {sum(1 for x in need if x is None or x > PLAN_RUNS[-1])}")
     return [f"More runs: each kernel run again at other moments and pooled narrows the drift between runs too. "
-            f"If this host drifts as it did, the median mde would be {', '.join(meds)} run(s) a side. Cases by "
+            f"If this host drifts {drift_basis(noise_of(rep.base, rep.other, opts))}, the median mde would be "
+            f"{', '.join(meds)} run(s) a side. Cases by "
             f"the runs a side they need to detect {opts.min_effect * 100:g}% (--min-effect): {'; '.join(bins)} "
             f"(each case's in the CSV's runs_for_min_effect)."]
 

@@ -345,7 +345,12 @@ def _more_runs_text(m):
             for k, v in stats.planned_medians([c.parts for c in cmps], (1, 2, 4, 8), m.opts.level)]
     if not meds:
         return ""
-    return ("  If the host drifts as it did, each kernel run again at other moments and pooled would bring the "
+    from .compare import drift_basis
+    noise = m.opts.run_noise
+    rns = [noise.get(g.host) if noise is not None else None for g in m.groups]
+    prior_only = [r for r in rns if r is not None and not r.measured]
+    basis = drift_basis(prior_only[0] if len(prior_only) == len(rns) else None)
+    return (f"  If the host drifts {basis}, each kernel run again at other moments and pooled would bring the "
             f"median mde to {', '.join(meds)} run(s) a side.")
 
 

@@ -5,7 +5,7 @@ import statistics
 import textwrap
 
 from . import controls, counters, scaling, stats
-from .compare import case_sort_key, category_of, in_order, run_level_source
+from .compare import case_sort_key, category_of, drift_basis, in_order, run_level_source
 from .text import table
 
 NOT_OK_ORDER = ("failed", "crashed", "timeout", "interrupted", "skipped")
@@ -289,7 +289,7 @@ def format_group(group, estimator=None, all_cases=False, noise=None):
             meds = [f"{m * 100:.1f}% with {k}" for k, m in stats.planned_medians([s.parts for s in planned], (2, 4, 8))]
             if meds:
                 plan = (f" Runs of each kernel at other moments, pooled, would bring the median to "
-                        f"{', '.join(meds)} runs a side (if the host drifts as it did).")
+                        f"{', '.join(meds)} runs a side (if the host drifts {drift_basis(rn)}).")
         out.append(wrap(f"Power: median mde {live[len(live) // 2] * 100:.1f}%; {sum(m <= 0.03 for m in live)} "
                         f"of {len(live)} cases could detect a 3% change against another run like this one."
                         + level + plan))
