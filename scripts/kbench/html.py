@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import controls, counters, scaling, stats
-from .compare import RUN_ONLY_KEYS, case_sort_key, categories_of, category_of, flatten_meta
-from .load import META, RUNS, SAMPLES
+from .compare import RUN_ONLY_KEYS, flatten_meta
+from .decl import case_sort_key, categories as categories_of, category_of
+from .load import META, RUNS, SAMPLES, most_waiting
 from .tables import column_unit
-from .summary import most_waiting
 
 
 def esc(s):
