@@ -922,7 +922,9 @@ def pool_cases(runs, warn=None):
 
 def merged_meta(metas):
     """One dict: a key's value where all runs agree, else the distinct values
-    joined by ' | ' (as text)."""
+    joined by ' | ' (as text).  An object (options, mitigations) is merged
+    key by key: runs that differ in options.seed and options.out still
+    agree on options.samples, which a comparison checks."""
     keys = []
     for m in metas:
         for k in m:
@@ -930,12 +932,15 @@ def merged_meta(metas):
                 keys.append(k)
     out = {}
     for k in keys:
-        vals = []
-        for m in metas:
-            v = m.get(k)
-            if v not in vals:
-                vals.append(v)
-        out[k] = vals[0] if len(vals) == 1 else " | ".join(meta_text(v) for v in vals)
+        vals = [m.get(k) for m in metas]
+        if any(isinstance(v, dict) for v in vals) and all(v is None or isinstance(v, dict) for v in vals):
+            out[k] = merged_meta([v or {} for v in vals])      # a run without it: '-' in each subkey
+            continue
+        distinct = []
+        for v in vals:
+            if v not in distinct:
+                distinct.append(v)
+        out[k] = distinct[0] if len(distinct) == 1 else " | ".join(meta_text(v) for v in distinct)
     return out
 
 
