@@ -515,8 +515,8 @@ def _plot(argv):
     groups, baseline, _, comparisons, _, _ = _analyse(dirs, a.baseline, _options(a))
     bars, curves, strips = _make_plots(groups, baseline, comparisons, a.out, a.formats, not a.no_samples,
                                        a.estimator)
-    from . import plot
-    curves.update(plot.scaling_curves(groups, None, a.out, a.formats, a.estimator))  # scaling.py
+    from . import plot, scaling
+    curves.update(plot.scaling_curves([(g, scaling.curves(g, a.estimator)) for g in groups], a.out, a.formats))
     n = sum(len(v) for v in bars.values()) + sum(len(v) for v in curves.values()) \
         + len({str(p) for p in strips.values()}) * len(a.formats)
     print(f"wrote {n} chart file(s) to {a.out}")

@@ -16,7 +16,8 @@ from functools import cached_property
 from . import decl, stats
 from .counters import LABELS as COUNTER_LABELS, changes as counter_changes
 from .counters import fmt as counter_fmt, fmt_change as counter_fmt_change
-from .load import failures, natural_key, pool_cases, meta_text, quick_note
+from .decl import case_sort_key, category_of, in_order
+from .load import failures, pool_cases, meta_text, quick_note
 
 # meta keys that describe the run itself, not the conditions it ran under:
 # never reported as a difference between the sides.
@@ -28,39 +29,6 @@ RUN_ONLY_KEYS = {
     "profile",  # kbench-run --profile: which cases have profiles, not a condition of the measurement
     "boot_id",  # which boot: the run level counts boots, they are not a condition
 }
-
-
-def category_of(case):
-    """The category a case's binary declared for it (see decl)."""
-    return case.category
-
-
-def categories_of(cases):
-    """The categories of these cases in report order (their declared ranks)."""
-    return decl.categories(cases)
-
-
-def in_order(categories):
-    """Distinct categories in first-seen order (of rows already in report order)."""
-    return list(dict.fromkeys(categories))
-
-
-PLACEMENT_ORDER = ["", "pinned", "same", "cross", "unpinned"]
-
-
-def _index(seq, item):
-    try:
-        return seq.index(item)
-    except ValueError:
-        return len(seq)
-
-
-def case_sort_key(case):
-    """Report order: category, then the order the binaries declare their
-    cases in, then parameters in natural order, then placement."""
-    d = case.decl
-    return (d["category_rank"], d["category"], d["rank"], natural_key(case.bench), natural_key(case.variant),
-            natural_key(case.params), _index(PLACEMENT_ORDER, case.placement), case.name)
 
 
 @dataclass
@@ -620,7 +588,7 @@ def waiting_shares(rep):
     spent more than half their time blocked (I/O, a journal commit, a lock)
     on either side: their change is how long something made them wait, not
     the cost of their path (summarize says "waiting" for the same cases)."""
-    from .summary import most_waiting
+    from .load import most_waiting
     out = {}
     for name in set(rep.base.cases) | set(rep.other.cases):
         w = most_waiting([rep.base.cases.get(name), rep.other.cases.get(name)])

@@ -8,8 +8,10 @@ the value is better, an optional summary-table column and an optional curve
 the run directory as cases.jsonl.  The scripts build every category, order,
 summary table and size chart from these declarations and name no benchmark
 themselves; runs recorded before cases.jsonl existed get theirs from
-`legacy`.
+`legacy`.  The report order of cases and categories (case_sort_key) lives
+here too: every module that orders cases imports it from here.
 """
+import re
 from pathlib import Path
 
 from . import legacy
@@ -153,3 +155,39 @@ def categories(cases):
         r = ranks.get(d["category"])
         ranks[d["category"]] = d["category_rank"] if r is None else min(r, d["category_rank"])
     return sorted(ranks, key=lambda k: (ranks[k], k))
+
+
+# ---------------------------------------------------------------- report order
+
+
+def natural_key(s):
+    """Sort key that orders 'size_kb=4' before 'size_kb=16'."""
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", str(s))]
+
+
+def category_of(case):
+    """The category a case's binary declared for it."""
+    return case.category
+
+
+def in_order(categories):
+    """Distinct categories in first-seen order (of rows already in report order)."""
+    return list(dict.fromkeys(categories))
+
+
+PLACEMENT_ORDER = ["", "pinned", "same", "cross", "unpinned"]
+
+
+def _index(seq, item):
+    try:
+        return seq.index(item)
+    except ValueError:
+        return len(seq)
+
+
+def case_sort_key(case):
+    """Report order: category, then the order the binaries declare their
+    cases in, then parameters in natural order, then placement."""
+    d = case.decl
+    return (d["category_rank"], d["category"], d["rank"], natural_key(case.bench), natural_key(case.variant),
+            natural_key(case.params), _index(PLACEMENT_ORDER, case.placement), case.name)

@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import controls, counters, scaling, stats
-from .compare import RUN_ONLY_KEYS, case_sort_key, categories_of, category_of, flatten_meta
-from .load import META, RUNS, SAMPLES
+from .compare import flatten_meta, meta_differences
+from .decl import case_sort_key, categories as categories_of, category_of
+from .load import META, RUNS, SAMPLES, most_waiting
 from .tables import column_unit
-from .summary import most_waiting
 
 
 def esc(s):
@@ -571,6 +571,7 @@ def _num_cell(v, div, cls="", title=""):
 
 def _meta_table(m):
     metas = [flatten_meta(g.meta, skip=()) for g in m.groups]
+    differs = set(_meta_differences(m))
     keys = []
     for fm in metas:
         for k in fm:
@@ -585,9 +586,7 @@ def _meta_table(m):
            + "</tr></thead><tbody>"]
     for k in keys:
         vals = [fm.get(k, "(absent)") for fm in metas]
-        top = k.split(".", 1)[0]
-        differs = len(set(vals)) > 1 and top not in RUN_ONLY_KEYS
-        cls = " class='diff'" if differs else ""
+        cls = " class='diff'" if k in differs else ""
         out.append(f"<tr{cls}><td>{esc(k)}</td>" + "".join(f"<td>{esc(v)}</td>" for v in vals) + "</tr>")
     out.append("</tbody></table>")
     return out
@@ -816,12 +815,11 @@ def _explain(m, ids):
 
 
 def _meta_differences(m):
-    """Flattened meta keys (other than the run's own bookkeeping and the
-    kernel) whose values differ between the kernels."""
-    metas = [flatten_meta(g.meta, skip=()) for g in m.groups]
+    """Flattened meta keys of the conditions that differ between the
+    baseline and another kernel: compare's own (meta_differences), so that
+    the banner and the highlighted rows say what compare says."""
     keys = []
-    for fm in metas:
-        for k in fm:
-            if k not in keys and k.split(".", 1)[0] not in RUN_ONLY_KEYS:
-                keys.append(k)
-    return [k for k in keys if len({fm.get(k, "(absent)") for fm in metas}) > 1]
+    for g in m.groups:
+        if g.key != m.baseline.key:
+            keys += [k for k, _, _ in meta_differences(m.baseline.meta, g.meta) if k not in keys]
+    return keys

@@ -9,7 +9,7 @@ data except `InputError`, whose message names the file.
 import json
 import math
 import os
-import re
+import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -202,15 +202,6 @@ def parse_params(params):
     return out
 
 
-def _natural_key(s):
-    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", str(s))]
-
-
-def natural_key(s):
-    """Sort key that orders 'size_kb=4' before 'size_kb=16'."""
-    return _natural_key(s)
-
-
 # ---------------------------------------------------------------- finding
 
 
@@ -260,7 +251,7 @@ def _walk(top, warn):
         warn(f"{top}: incomplete run directory (no {missing}); skipped")
         return
     try:
-        entries = sorted(top.iterdir(), key=lambda e: natural_key(e.name))
+        entries = sorted(top.iterdir(), key=lambda e: decl_mod.natural_key(e.name))
     except OSError as e:
         warn(f"{top}: cannot list directory: {e.strerror or e}")
         return
@@ -469,6 +460,37 @@ def blocked_share(obj):
         return None
     lost = sum(v for v in (obj.get("run_delay_ns"), obj.get("steal_ns")) if _is_num(v) and v > 0)
     return min(1.0, max(0.0, (el - ut - st - lost) / el))
+
+
+WAITING_SHARE = 0.5   # a one-party case blocked more than this share of its time is "waiting"
+
+
+def waiting_share(case):
+    """How much of its time a one-party latency case spent blocked (asleep:
+    I/O, a journal commit, a lock): the median over reps of each rep's
+    median share (load.blocked_share). None for two-party cases (they wait
+    for their partner by design), bandwidth cases and samples without the
+    CPU times."""
+    if case.metric != "latency" or case.name.rfind(" @") > 0 or not case.blocked:
+        return None
+    meds = [statistics.median(v) for v in case.blocked.values() if v]
+    return statistics.median(meds) if meds else None
+
+
+def dominated_by_waiting(case):
+    """More than WAITING_SHARE of its time blocked: its number is how long
+    something made it wait (the disk, a journal commit), not the cost of
+    the operation's path, and is not quoted as a latency."""
+    w = waiting_share(case)
+    return w is not None and w > WAITING_SHARE
+
+
+def most_waiting(cases):
+    """The largest blocked share among the (non-control) cases dominated by
+    waiting, None if none is (None entries are skipped): a summary cell's
+    cases, or one case on each side of a comparison."""
+    shares = [waiting_share(c) for c in cases if c is not None and not c.control and dominated_by_waiting(c)]
+    return max(shares) if shares else None
 
 
 def _two_party(obj):
@@ -843,7 +865,7 @@ def group_runs(runs, warn=None):
     w = emulated_warning([(g.label, g.runs) for g in groups.values()])
     if w and warn:
         warn(w)
-    return [groups[k] for k in sorted(groups, key=lambda k: (natural_key(k[0]), natural_key(k[1])))]
+    return [groups[k] for k in sorted(groups, key=lambda k: (decl_mod.natural_key(k[0]), decl_mod.natural_key(k[1])))]
 
 
 def drop_quick_groups(groups, warn=None):
@@ -900,7 +922,9 @@ def pool_cases(runs, warn=None):
 
 def merged_meta(metas):
     """One dict: a key's value where all runs agree, else the distinct values
-    joined by ' | ' (as text)."""
+    joined by ' | ' (as text).  An object (options, mitigations) is merged
+    key by key: runs that differ in options.seed and options.out still
+    agree on options.samples, which a comparison checks."""
     keys = []
     for m in metas:
         for k in m:
@@ -908,12 +932,15 @@ def merged_meta(metas):
                 keys.append(k)
     out = {}
     for k in keys:
-        vals = []
-        for m in metas:
-            v = m.get(k)
-            if v not in vals:
-                vals.append(v)
-        out[k] = vals[0] if len(vals) == 1 else " | ".join(meta_text(v) for v in vals)
+        vals = [m.get(k) for m in metas]
+        if any(isinstance(v, dict) for v in vals) and all(v is None or isinstance(v, dict) for v in vals):
+            out[k] = merged_meta([v or {} for v in vals])      # a run without it: '-' in each subkey
+            continue
+        distinct = []
+        for v in vals:
+            if v not in distinct:
+                distinct.append(v)
+        out[k] = distinct[0] if len(distinct) == 1 else " | ".join(meta_text(v) for v in distinct)
     return out
 
 

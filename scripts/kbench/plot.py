@@ -23,8 +23,8 @@ import numpy as np  # noqa: E402
 from matplotlib.ticker import FixedLocator, FormatStrFormatter, NullLocator  # noqa: E402
 
 from . import stats  # noqa: E402
-from .compare import case_sort_key, in_order  # noqa: E402
-from .load import natural_key, parse_params  # noqa: E402
+from .decl import case_sort_key, in_order, natural_key  # noqa: E402
+from .load import parse_params  # noqa: E402
 
 plt.rcParams.update({
     "figure.dpi": 100, "savefig.dpi": 100, "font.size": 9, "axes.titlesize": 10,
@@ -379,14 +379,12 @@ def size_curves(groups, out_dir, formats=("png", "svg"), estimator=None):
 # ------------------------------------------------------------ scaling
 
 
-def scaling_curves(groups, per_group=None, out_dir=None, formats=("png", "svg"), estimator=None):
+def scaling_curves(per_group, out_dir=None, formats=("png", "svg")):
     """One chart per scaling base case (scaling.py): the aggregate rate
     against the number of copies, a line per kernel, and dashed its ideal
     (N x its 1-copy aggregate).  per_group: [(group, scaling.curves(group))]
-    if already computed.  Returns {chart name: [paths or Charts]}."""
-    from . import scaling
-    if per_group is None:
-        per_group = [(g, scaling.curves(g, estimator)) for g in groups]
+    (the caller computes them: plot does not import scaling, which imports
+    plot).  Returns {chart name: [paths or Charts]}."""
     bases = []
     for _, cv in per_group:
         bases += [b for b in cv if b not in bases]

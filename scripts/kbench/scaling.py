@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import load, stats
+from . import decl, load, stats
 from .text import table
 
 NAME = re.compile(r"^(?P<base>.+) x(?P<n>\d+)$")
@@ -179,7 +179,7 @@ def eff_text(e):
 
 
 def _order(cv):
-    return sorted(cv, key=load.natural_key)
+    return sorted(cv, key=decl.natural_key)
 
 
 HEADING = ("== Scaling: N copies at once (aggregate = the copies' operations per second summed, higher is "
@@ -302,7 +302,7 @@ def html_section(m, esc, figures):
            "dashed line of a kernel is its ideal, N times its 1-copy aggregate.</p>"]
     try:
         from . import plot
-        charts = plot.scaling_curves(m.groups, per_group, None, ("svg",))
+        charts = plot.scaling_curves(per_group, None, ("svg",))
     except ImportError:
         charts = {}
     out += figures(charts)

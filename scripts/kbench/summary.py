@@ -1,11 +1,12 @@
 """Per-case summary of a run, or of all runs of one kernel pooled."""
 import csv
 import math
-import statistics
 import textwrap
 
 from . import controls, counters, scaling, stats
-from .compare import case_sort_key, category_of, drift_basis, in_order, run_level_source
+from .compare import drift_basis, run_level_source
+from .decl import case_sort_key, category_of, in_order
+from .load import WAITING_SHARE, dominated_by_waiting, most_waiting
 from .text import table
 
 NOT_OK_ORDER = ("failed", "crashed", "timeout", "interrupted", "skipped")
@@ -79,37 +80,6 @@ def fmt_spread(cv):
     if cv is None or math.isnan(cv):
         return "", ""
     return f"±{cv:.0f}%", ("!" if cv > NOISY_PCT else "")
-
-
-WAITING_SHARE = 0.5   # a one-party case blocked more than this share of its time is "waiting"
-
-
-def waiting_share(case):
-    """How much of its time a one-party latency case spent blocked (asleep:
-    I/O, a journal commit, a lock): the median over reps of each rep's
-    median share (load.blocked_share). None for two-party cases (they wait
-    for their partner by design), bandwidth cases and samples without the
-    CPU times."""
-    if case.metric != "latency" or case.name.rfind(" @") > 0 or not case.blocked:
-        return None
-    meds = [statistics.median(v) for v in case.blocked.values() if v]
-    return statistics.median(meds) if meds else None
-
-
-def dominated_by_waiting(case):
-    """More than WAITING_SHARE of its time blocked: its number is how long
-    something made it wait (the disk, a journal commit), not the cost of
-    the operation's path, and is not quoted as a latency."""
-    w = waiting_share(case)
-    return w is not None and w > WAITING_SHARE
-
-
-def most_waiting(cases):
-    """The largest blocked share among the (non-control) cases dominated by
-    waiting, None if none is (None entries are skipped): a summary cell's
-    cases, or one case on each side of a comparison."""
-    shares = [waiting_share(c) for c in cases if c is not None and not c.control and dominated_by_waiting(c)]
-    return max(shares) if shares else None
 
 
 def waiting_note(cases):

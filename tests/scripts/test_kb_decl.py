@@ -5,7 +5,7 @@ import pathlib
 
 from kb_helpers import one_run, rewrite_samples
 
-from kbench import compare, decl, legacy, load, tables
+from kbench import decl, legacy, load, tables
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -43,9 +43,9 @@ def test_recorded_declaration_makes_a_new_category_and_table(base_run):
     (base_run / "cases.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
     (g,) = _load(base_run)
     fork = g.cases["lat_widget fork"]
-    assert compare.category_of(fork) == "Widgets"
+    assert decl.category_of(fork) == "Widgets"
     # rank 5 puts the category first; rank orders exec before fork
-    ordered = sorted(g.cases.values(), key=compare.case_sort_key)
+    ordered = sorted(g.cases.values(), key=decl.case_sort_key)
     names = [c.name for c in ordered]
     assert names[0] == "lat_widget exec" and names.index("lat_widget fork") < 3
     # lat_widget shell ran but is not declared: its bench's category, no column
@@ -57,7 +57,7 @@ def test_recorded_declaration_makes_a_new_category_and_table(base_run):
     assert t[0].columns[0].cells[g.key].cases[0] is fork
     # a case of this run that cases.jsonl does not list (other parameters,
     # say) takes its bench's category, never a column
-    assert compare.category_of(g.cases["lat_syscall null"]) == "Other"
+    assert decl.category_of(g.cases["lat_syscall null"]) == "Other"
 
 
 def test_case_with_other_params_keeps_category_but_no_column(base_run):
@@ -90,7 +90,7 @@ def test_unreadable_declarations_fall_back_with_a_warning(base_run):
     w = load.Warnings()
     (g,) = _load(base_run, w)
     assert any("cases.jsonl" in m and "fall back" in m for m in w.messages)
-    assert compare.category_of(g.cases["lat_syscall null"]) == "Processor and processes"
+    assert decl.category_of(g.cases["lat_syscall null"]) == "Processor and processes"
 
 
 def test_runs_without_declarations_use_the_legacy_mapping(fixture_runs):

@@ -92,3 +92,46 @@ def test_compare_warns_only_about_conditions_that_matter():
     diffs = {k: (a, b) for k, a, b in compare.meta_differences(base, other)}
     assert set(diffs) == {"governor", "options.counters", "mitigations.meltdown", "kernel_cmdline"}
     assert diffs["options.counters"] == ("-", "all")
+
+
+def _options(samples, seed, out):
+    return {"reps": 3, "samples": samples, "pin_cpu": 1, "counters": None, "bench_args": "", "seed": seed,
+            "out": out}
+
+
+def test_a_pooled_side_compares_its_options_key_by_key(tmp_path, gen, capsys):
+    """Issue 30 item 2: two runs of one kernel with the same options (only
+    options.seed and options.out differ, as between any two runs) against a
+    third: no difference in conditions, in compare or on the page; a real
+    difference between the pooled runs shows both values ("a | b")."""
+    a, b = _two_runs(gen, tmp_path)
+    c = gen.make_run(tmp_path, "h", "6.6.0", seed=5, reps=3, samples=2, cases="small", run_id="r3", failures=False)
+    for run, seed in ((a, 3), (b, 4), (c, 5)):
+        set_meta(run, options=_options(2, seed, f"/results/{seed}"))
+    page = tmp_path / "page.html"
+
+    def compare_and_page():
+        assert compare_main([str(tmp_path / "h" / "6.1.0"), str(tmp_path / "h" / "6.6.0"), "--boot", "200"]) == 0
+        out = capsys.readouterr().out
+        assert report_main([str(tmp_path / "h"), "--baseline", "h/6.1.0", "--out", str(page), "--plots",
+                            str(tmp_path / "plots"), "--no-samples", "--boot", "200"]) == 0
+        capsys.readouterr()
+        text = page.read_text()
+        return out, html.unescape(text), re.findall(r"<tr class='diff'><td>([^<]*)</td>", text)
+
+    from kbench import load as load_mod
+    pooled = load_mod.merged_meta([load_mod.load_run(r, lambda m: None).meta for r in (a, b)])
+    assert pooled["options"] == {"reps": 3, "samples": 2, "pin_cpu": 1, "counters": None, "bench_args": "",
+                                 "seed": "3 | 4", "out": "/results/3 | /results/4"}
+    out, text, highlighted = compare_and_page()
+    assert "differ in more than the kernel" not in out and "options." not in out
+    assert "not measured under the same conditions" not in text and highlighted == []
+    # options.seed differs on the page's table, but is no condition
+    assert re.search(r"<td>options\.seed</td><td>3 \| 4</td><td>5</td>", text)
+
+    set_meta(b, options=_options(5, 4, "/results/4"))
+    out, text, highlighted = compare_and_page()
+    lines = out.splitlines()
+    i = lines.index("WARNING: the two sides differ in more than the kernel:")
+    assert lines[i + 1:i + 3] == ["  options.samples: 2 | 5  ->  2", ""]
+    assert "<code>options.samples</code> (see" in text and highlighted == ["options.samples"]

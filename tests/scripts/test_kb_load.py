@@ -5,7 +5,7 @@ import json
 import pytest
 
 from kb_helpers import assert_clean_exit
-from kbench import load
+from kbench import decl, load
 from kbench.cli import summarize_main
 
 
@@ -189,7 +189,7 @@ def test_runs_pool_their_reps(tmp_path, gen):
 def test_params_and_natural_order():
     assert load.parse_params("size_kb=4,stride=64") == {"size_kb": "4", "stride": "64"}
     assert load.parse_params("") == {}
-    assert sorted(["size_kb=16", "size_kb=4"], key=load.natural_key) == ["size_kb=4", "size_kb=16"]
+    assert sorted(["size_kb=16", "size_kb=4"], key=decl.natural_key) == ["size_kb=4", "size_kb=16"]
 
 
 @pytest.mark.parametrize("damage", ["meta_array", "truncated", "binary", "missing"])
