@@ -106,17 +106,64 @@ def load_prior(path=None):
     return from_json(obj, str(p))
 
 
+def _bench(key):
+    """The binary a case (or a summary cell, "cell:...") belongs to."""
+    return "cell" if key.startswith("cell:") else key.split(" ", 1)[0]
+
+
+def moderate(spreads):
+    """{key: (tau2, df)} from RunSpread per key: each case's spread s2 (dof
+    degrees of freedom) beyond its runs' own squared standard error w,
+    moderated towards its binary's typical ratio (empirical Bayes, the
+    moments of stats.RunNoise, but per binary): the cases of one binary
+    drift alike (every lat_syscall case enters the kernel the same way), so
+    their spreads pool, where cases of all binaries (an L1 load, a fork) do
+    not.  k_b = the binary's mean log(s2 / w), corrected for its bias; d0 =
+    the worth of k_b w, from the spread of log(s2 / w) around the binaries'
+    means beyond what dof degrees of freedom give; m = (d0 k_b w + dof s2) /
+    (d0 + dof), tau2 = max(0, m - w) with d0 + dof degrees of freedom."""
+    pts = {k: (v, max(v.var / v.within, 1e-9)) for k, v in spreads.items() if v.dof > 0 and v.within > 0}
+    if not pts:
+        return {}
+    bias = {k: stats.digamma(v.dof / 2.0) - math.log(v.dof / 2.0) for k, (v, _) in pts.items()}
+    by = {}
+    for k, (v, r) in pts.items():
+        by.setdefault(_bench(k), []).append(k)
+    resid, trig = [], []
+    for keys in by.values():
+        if len(keys) < 2:
+            continue
+        logs = [math.log(pts[k][1]) for k in keys]
+        mean = sum(logs) / len(logs)
+        n = len(logs)
+        resid += [(x - mean) ** 2 * n / (n - 1) for x in logs]
+        trig += [stats.trigamma(pts[k][0].dof / 2.0) for k in keys]
+    d0 = 0.0
+    if len(resid) >= 10:
+        extra = sum(resid) / len(resid) - sum(trig) / len(trig)
+        d0 = stats.MAX_PRIOR_DF if extra <= 0 else min(stats.MAX_PRIOR_DF, 2.0 * stats._inverse_trigamma(extra))
+    shift = stats.digamma(d0 / 2.0) - math.log(d0 / 2.0) if 0 < d0 < stats.MAX_PRIOR_DF else 0.0
+    every = [math.log(r) - bias[k] for k, (_, r) in pts.items()]
+    k_all = math.exp(sum(every) / len(every) + shift)
+    out = {}
+    for keys in by.values():
+        centred = [math.log(pts[k][1]) - bias[k] for k in keys]
+        k_b = math.exp(sum(centred) / len(centred) + shift) if len(keys) >= 2 else k_all
+        for k in keys:
+            v = pts[k][0]
+            m = (d0 * k_b * v.within + v.ss) / (d0 + v.dof)
+            out[k] = (max(0.0, m - v.within), d0 + v.dof)
+    return out
+
+
 def estimate(spreads, inflate=DEFAULT_INFLATE, floor=TAU_FLOOR, max_df=MAX_DF):
     """{key: (tau, df)} from RunSpread per key (stats.run_spreads over A/A
-    runs): each case's spread beyond its reps, moderated across cases
-    (stats.RunNoise, empirical Bayes), its variance times `inflate`, never
-    below `floor`; df = the moderated degrees of freedom, at most max_df."""
-    noise = stats.RunNoise(spreads)
+    runs): each case's drift beyond its reps, moderated within its binary
+    (`moderate`), its variance times `inflate`, never below `floor`; df =
+    the moderated degrees of freedom, at most max_df."""
     out = {}
-    for k in noise.spreads:
-        tau2, df = noise.tau2(k)
-        tau = max(floor, math.sqrt(max(0.0, tau2) * inflate))
-        out[k] = (tau, min(max_df, df))
+    for k, (tau2, df) in moderate(spreads).items():
+        out[k] = (max(floor, math.sqrt(tau2 * inflate)), min(max_df, df))
     return out
 
 

@@ -256,3 +256,26 @@ def test_drift_prior_cli_writes_a_prior_compare_reads(tmp_path, capsys, gen):
     assert pr.source["runs"] == 3 and pr.source["machine"] == "test VM"
     assert pr.has("lat_syscall null")
     assert "from 3 runs of 1 kernel(s)" in capsys.readouterr().err
+
+
+def test_cases_of_one_binary_pool_their_drift():
+    """Two binaries, each case of lat_a drifting 2% between runs and each of
+    lat_b 8%: from only 4 runs (3 degrees of freedom a case, each case's own
+    spread a rough guess), the moderated drift of every case sits near its
+    binary's, with many more degrees of freedom than 3."""
+    rng = np.random.default_rng(11)
+    runs = []
+    for r in range(4):
+        cases = {}
+        for b, tau in (("lat_a", 0.02), ("lat_b", 0.08)):
+            for i in range(12):
+                vals = list(1000.0 * np.exp(rng.normal(0.0, tau) + rng.normal(0.0, 0.005, 6)))
+                cases[f"{b} c{i}"] = (b, f"c{i}", "latency", vals)
+        runs.append(_run(f"r{r}", cases))
+    est = [[compare.run_estimates(r, compare.Options(n_boot=300)) for r in runs]]
+    got = drift.moderate(stats.run_spreads(est))
+    a = [math.sqrt(got[f"lat_a c{i}"][0]) for i in range(12)]
+    b = [math.sqrt(got[f"lat_b c{i}"][0]) for i in range(12)]
+    assert all(0.008 < x < 0.035 for x in a), a
+    assert all(0.045 < x < 0.13 for x in b), b
+    assert min(df for _, df in got.values()) > 10
