@@ -874,7 +874,7 @@ def format_report(rep, changed_only=False, opts=None):
 
 CSV_FIELDS = ["base", "other", "category", "case", "metric", "base_value", "other_value", "unit",
               "ratio", "ci_low", "ci_high", "p_t", "p_adjusted", "p_rank", "change_pct", "change", "verdict",
-              "unresolved", "mde_pct", "runs_for_min_effect", "waiting_pct", "estimator", "base_reps",
+              "unresolved", "family", "mde_pct", "runs_for_min_effect", "waiting_pct", "estimator", "base_reps",
               "other_reps", "base_samples", "other_samples"]
 
 
@@ -890,7 +890,7 @@ def csv_rows(rep):
             "ratio": _num(c.ratio), "ci_low": _num(c.lo), "ci_high": _num(c.hi), "p_t": _num(c.p),
             "p_adjusted": _num(c.q), "p_rank": _num(c.p_rank),
             "change_pct": _num(c.change), "change": c.change_text, "verdict": c.verdict,
-            "unresolved": "yes" if c.unresolved else "",
+            "unresolved": "yes" if c.unresolved else "", "family": getattr(c, "family", ""),
             "mde_pct": _num(c.mde * 100 if not math.isnan(c.mde) else math.nan),
             "runs_for_min_effect": _runs_for(c, opts),
             "waiting_pct": _num(waiting[r.case] * 100) if r.case in waiting else "", "estimator": c.estimator,

@@ -279,3 +279,17 @@ def test_cases_of_one_binary_pool_their_drift():
     assert all(0.008 < x < 0.035 for x in a), a
     assert all(0.045 < x < 0.13 for x in b), b
     assert min(df for _, df in got.values()) > 10
+
+
+def test_compare_cli_one_family_and_the_family_column(tmp_path, capsys, fixture_runs):
+    out_csv = tmp_path / "c.csv"
+    base, new = (str(p) for p in fixture_runs)
+    assert cli.compare_main([base, new, "--boot", "200", "--no-prior", "--csv", str(out_csv)]) == 0
+    assert "adjusted within two families" in capsys.readouterr().out
+    import csv
+    fams = {r["case"]: r["family"] for r in csv.DictReader(out_csv.open())}
+    assert fams["lat_syscall null"] == "primary" and "secondary" in fams.values()
+    assert cli.compare_main([base, new, "--boot", "200", "--no-prior", "--one-family", "--csv", str(out_csv)]) == 0
+    out = capsys.readouterr().out
+    assert "adjusted for the" in out and "two families" not in out
+    assert {r["family"] for r in csv.DictReader(out_csv.open())} == {""}
