@@ -106,9 +106,10 @@ def _add_stats_options(ap):
                     help="fewer reps on a side than this gives 'too few reps' (default 3)")
     ap.add_argument("--no-adjust", action="store_true",
                     help="judge each case on its own instead of adjusting for the number of cases")
-    ap.add_argument("--one-family", action="store_true",
-                    help="adjust every case together (default: the cases behind the summary tables are one "
-                         "family, every other case another, each adjusted for its own number of cases)")
+    ap.add_argument("--families", choices=("tables", "two", "one"), default="tables",
+                    help="how p is adjusted for the number of cases: tables (default) = the cases behind each "
+                         "summary table are a family of their own, every other case another; two = the cases "
+                         "behind all the tables one family, the others another; one = all cases together")
     ap.add_argument("--estimator", choices=("low", "median"), default="low",
                     help="a case's value over its reps: low = Harrell-Davis 20th percentile of the reps' "
                          "times (default: noise only adds time), median = median of the rep medians")
@@ -147,7 +148,7 @@ def _options(a):
     from .compare import Options
     return Options(min_effect=a.min_effect, n_boot=a.boot, seed=a.seed, min_reps=a.min_reps,
                    adjust=not a.no_adjust, estimator=a.estimator, shift_threshold=a.shift_threshold,
-                   prior=_prior(a), families=not a.one_family)
+                   prior=_prior(a), families=a.families)
 
 
 def _open_out(path):

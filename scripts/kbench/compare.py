@@ -43,7 +43,8 @@ class Options:
     shift_threshold: float = 0.05   # a control moving this much (and significantly) = a machine shift
     run_noise: object = None        # {host: stats.RunNoise}: the run level measured on each host
     prior: object = None            # drift.DriftPrior: the drift between runs before a host has measured it
-    families: bool = True           # adjust the summary tables' cases and the others as two families
+    families: str = "tables"        # the adjustment's families: tables (each summary table's cases one family,
+                                    # the other cases another), two (all the tables' cases, the others), one
 
 
 class Side:
@@ -321,10 +322,11 @@ def compare_controls(base, other, opts=None):
 
 
 def primary_names(base, other):
-    """The cases behind the summary tables on either side (every case a
-    summary-table cell is made of): the primary family of a comparison,
-    adjusted on its own, so that a change of one headline number is not
-    diluted by the few hundred other cases."""
+    """{case name: summary table title} of the cases behind the summary
+    tables on either side (every case a summary-table cell is made of):
+    the primary families of a comparison, each adjusted on its own, so that
+    a change of one headline number is not diluted by the few hundred
+    other cases."""
     from . import load, tables as tables_mod
     groups = []
     for i, side in enumerate((base, other)):
@@ -333,13 +335,26 @@ def primary_names(base, other):
         g = load.Group(side.runs[0].host, f"side{i}", list(side.runs))
         g.cases = side.cases
         groups.append(g)
-    names = set()
+    names = {}
     for t in tables_mod.build_tables(groups):
         for col in t.columns:
             for cell in col.cells.values():
                 if cell is not None:
-                    names.update(c.name for c in cell.cases)
+                    for c in cell.cases:
+                        names.setdefault(c.name, t.title)
     return names
+
+
+def family_of(name, primary, how):
+    """The adjustment family of a case (or of a summary cell "cell:TITLE:LABEL")."""
+    if how == "one":
+        return ""
+    title = primary.get(name)
+    if title is None and name.startswith("cell:"):
+        title = name.split(":", 2)[1]
+    if title is None:
+        return stats.SECONDARY
+    return stats.PRIMARY if how == "two" else f"{stats.PRIMARY}: {title}"
 
 
 def compare_sides(base, other, opts=None, extra=None, shift=None, extra_cases=None):
@@ -352,9 +367,10 @@ def compare_sides(base, other, opts=None, extra=None, shift=None, extra_cases=No
     shift: the MachineShift of the sides (computed when None); when the
     CPU controls moved, nothing is called faster or slower; when the memory
     control moved, no memory-bound case is.  extra_cases: {key: [case
-    names]} of the extra items (their domain).  With opts.families the
-    cases behind the summary tables (and the extra cells) are adjusted as
-    one family, the other cases as another.
+    names]} of the extra items (their domain).  opts.families: "tables",
+    the cases behind each summary table (and its extra cells) are a family
+    of their own, every other case another; "two", the cases behind all the
+    tables one family, the others another; "one", all together.
     """
     opts = opts or Options()
     if shift is None:
@@ -381,10 +397,10 @@ def compare_sides(base, other, opts=None, extra=None, shift=None, extra_cases=No
     domains += ["memory" if any(domain_of(base.cases.get(n) or other.cases.get(n)) == "memory"
                                 for n in (extra_cases or {}).get(key, ())) else "cpu" for key, _, _ in extra]
     families = None
-    if opts.families:
+    if opts.families in ("two", "tables"):
         primary = primary_names(base, other)
-        families = [stats.PRIMARY if r.case in primary else stats.SECONDARY for r in rows] + \
-            [stats.PRIMARY] * len(extra_cmps)
+        families = [family_of(r.case, primary, opts.families) for r in rows] + \
+            [family_of(key, primary, opts.families) for key, _, _ in extra]
     stats.decide([r.cmp for r in rows] + extra_cmps, min_effect=opts.min_effect, level=opts.level,
                  adjust=opts.adjust, machine_shift=[bool(shift and shift.judged_out(d)) for d in domains],
                  families=families)
@@ -730,8 +746,13 @@ def adjustment_text(rows):
             fams[r.cmp.family] = fams.get(r.cmp.family, 0) + 1
     if len(fams) <= 1:
         return f"adjusted for the {sum(fams.values())} cases compared"
-    return (f"adjusted within two families: the {fams.get(stats.PRIMARY, 0)} cases behind the summary tables "
-            f"(primary) and the {fams.get(stats.SECONDARY, 0)} others (secondary), each on its own")
+    prim = {f: n for f, n in fams.items() if f.startswith(stats.PRIMARY)}
+    if len(prim) == 1:
+        return (f"adjusted within two families: the {sum(prim.values())} cases behind the summary tables "
+                f"(primary) and the {fams.get(stats.SECONDARY, 0)} others (secondary), each on its own")
+    return (f"adjusted within families, each for its own number of cases: the cases behind each summary table "
+            f"(primary: {len(prim)} tables, {min(prim.values())}-{max(prim.values())} cases each, "
+            f"{sum(prim.values())} in all) and the {fams.get(stats.SECONDARY, 0)} others (secondary)")
 
 
 PLAN_RUNS = (1, 2, 4, 8)

@@ -294,11 +294,15 @@ def _significance_text(m):
     """How a case is judged, in the words that match --no-adjust."""
     alpha = f"{1 - m.opts.level:.2g}"
     if m.opts.adjust:
-        if m.opts.families:
+        if m.opts.families == "tables":
+            return (f"significant (p &lt; {alpha}) after adjusting for the number of cases compared "
+                    "(Benjamini-Hochberg), within families: the cases behind each summary table above are a "
+                    "family (primary: a change of one headline number is not diluted by the few hundred other "
+                    "cases), every other case is one more (secondary), each adjusted for its own number of cases")
+        if m.opts.families == "two":
             return (f"significant (p &lt; {alpha}) after adjusting for the number of cases compared "
                     "(Benjamini-Hochberg), within two families: the cases behind the summary tables above "
-                    "(primary: a change of one headline number is not diluted by the few hundred other cases) "
-                    "and every other case (secondary), each for its own number of cases")
+                    "(primary) and every other case (secondary), each for its own number of cases")
         return (f"significant (p &lt; {alpha}) after adjusting for the number of cases compared "
                 "(Benjamini-Hochberg)")
     return (f"significant (p &lt; {alpha}) for that case on its own: <b>not adjusted for the number of cases "

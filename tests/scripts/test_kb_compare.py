@@ -61,7 +61,7 @@ def test_syscalls_times_110_are_exactly_the_slower_cases(tmp_path, base_run):
     # one family: write's 10% sits at this fixture's edge of power (q 0.04)
     # and its place among the summary-table cases moves q across 0.05 with
     # the bootstrap's seed; the families: test_kb_drift_prior
-    rows = compare.compare_sides(side(base_run), side(slow), compare.Options(n_boot=300, families=False))
+    rows = compare.compare_sides(side(base_run), side(slow), compare.Options(n_boot=300, families="one"))
     flagged = {r.case: r.cmp for r in rows if r.cmp.significant}
     syscalls = {r.case for r in rows if r.case.startswith("lat_syscall ")}
     assert len(syscalls) == 6 and set(flagged) == syscalls

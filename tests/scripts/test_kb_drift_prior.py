@@ -200,17 +200,28 @@ def test_compare_counts_the_summary_table_cases_as_the_primary_family(fixture_ru
     w = load.Warnings()
     a = compare.Side("A", load.load_runs([base_dir], w))
     b = compare.Side("B", load.load_runs([new_dir], w))
-    rep = compare.run_compare(a, b, compare.Options(n_boot=200))
+    primary = compare.primary_names(a, b)
+    # two families: every case behind the tables, and the others
+    rep = compare.run_compare(a, b, compare.Options(n_boot=200, families="two"))
     fam = {r.case: r.cmp.family for r in rep.rows if r.cmp.comparable}
     assert fam["lat_syscall null"] == stats.PRIMARY
     assert stats.SECONDARY in fam.values()
     prim = sorted(k for k, v in fam.items() if v == stats.PRIMARY)
-    assert prim == sorted(compare.primary_names(a, b) & set(fam))
+    assert prim == sorted(set(primary) & set(fam))
     text = compare.format_report(rep, opts=compare.Options(n_boot=200))
     assert f"the {len(prim)} cases behind the summary tables (primary)" in text
-    one = compare.run_compare(a, b, compare.Options(n_boot=200, families=False))
+    # the default: one family per summary table
+    rep = compare.run_compare(a, b, compare.Options(n_boot=200))
+    fam = {r.case: r.cmp.family for r in rep.rows if r.cmp.comparable}
+    assert fam["lat_syscall null"] == f"{stats.PRIMARY}: {primary['lat_syscall null']}"
+    assert fam["lat_syscall null"] != fam["lat_pipe rt @same"] and fam["lat_syscall read"] == fam["lat_syscall null"]
+    tables = {v for v in fam.values() if v.startswith(stats.PRIMARY)}
+    assert len(tables) >= 4
+    text = " ".join(compare.format_report(rep, opts=compare.Options(n_boot=200)).split())
+    assert f"the cases behind each summary table (primary: {len(tables)} tables" in text
+    one = compare.run_compare(a, b, compare.Options(n_boot=200, families="one"))
     assert all(r.cmp.family == "" for r in one.rows)
-    assert "adjusted for the" in compare.format_report(one, opts=compare.Options(n_boot=200, families=False))
+    assert "adjusted for the" in compare.format_report(one, opts=compare.Options(n_boot=200, families="one"))
 
 
 def test_compare_cli_says_which_run_level_it_used(tmp_path, capsys, gen):
@@ -281,15 +292,20 @@ def test_cases_of_one_binary_pool_their_drift():
     assert min(df for _, df in got.values()) > 10
 
 
-def test_compare_cli_one_family_and_the_family_column(tmp_path, capsys, fixture_runs):
+def test_compare_cli_families_and_the_family_column(tmp_path, capsys, fixture_runs):
+    import csv
     out_csv = tmp_path / "c.csv"
     base, new = (str(p) for p in fixture_runs)
     assert cli.compare_main([base, new, "--boot", "200", "--no-prior", "--csv", str(out_csv)]) == 0
-    assert "adjusted within two families" in capsys.readouterr().out
-    import csv
+    assert "adjusted within families" in capsys.readouterr().out
     fams = {r["case"]: r["family"] for r in csv.DictReader(out_csv.open())}
-    assert fams["lat_syscall null"] == "primary" and "secondary" in fams.values()
-    assert cli.compare_main([base, new, "--boot", "200", "--no-prior", "--one-family", "--csv", str(out_csv)]) == 0
+    assert fams["lat_syscall null"] == "primary: Processor and processes" and "secondary" in fams.values()
+    assert cli.compare_main([base, new, "--boot", "200", "--no-prior", "--families", "two", "--csv",
+                             str(out_csv)]) == 0
+    assert "adjusted within two families" in capsys.readouterr().out
+    assert {r["family"] for r in csv.DictReader(out_csv.open())} >= {"primary", "secondary"}
+    assert cli.compare_main([base, new, "--boot", "200", "--no-prior", "--families", "one", "--csv", str(out_csv)]) == 0
     out = capsys.readouterr().out
-    assert "adjusted for the" in out and "two families" not in out
+    assert "adjusted for the" in out and "families" not in out.split("Faster/slower")[0].split("Welch t)")[-1]
     assert {r["family"] for r in csv.DictReader(out_csv.open())} == {""}
+    assert cli.compare_main([base, new, "--families", "some"]) == 2

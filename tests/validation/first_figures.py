@@ -50,8 +50,11 @@ def make_prior(aa_runs, inflate, max_df):
     return drift.from_json(obj)
 
 
+FAMILIES = "tables"
+
+
 def run(a_label, ra, b_label, rb, prior, history=None):
-    opts = compare.Options(prior=prior)
+    opts = compare.Options(prior=prior, families=FAMILIES)
     opts.run_noise = compare.measure_run_noise(history, opts) if history else compare.NoiseMap(prior=prior)
     return compare.run_compare(compare.Side(a_label, [ra]), compare.Side(b_label, [rb]), opts)
 
@@ -59,11 +62,11 @@ def run(a_label, ra, b_label, rb, prior, history=None):
 def describe(rep):
     live = [r for r in rep.rows if r.cmp.comparable]
     flagged = [r for r in live if r.cmp.significant]
-    prim = [r for r in flagged if r.cmp.family == stats.PRIMARY]
+    prim = [r for r in flagged if r.cmp.family.startswith(stats.PRIMARY)]
     mem = [r for r in flagged if r.case.startswith(MEMORY)]
     cover = sum(1 for r in live if not math.isnan(r.cmp.lo) and r.cmp.lo <= 1.0 <= r.cmp.hi)
     mdes = [r.cmp.mde for r in live if not math.isnan(r.cmp.mde)]
-    mprim = [r.cmp.mde for r in live if not math.isnan(r.cmp.mde) and r.cmp.family == stats.PRIMARY]
+    mprim = [r.cmp.mde for r in live if not math.isnan(r.cmp.mde) and r.cmp.family.startswith(stats.PRIMARY)]
     sh = rep.shift
     shift = "n/a" if sh is None else (f"cpu {'SHIFT' if sh.shifted else 'no'} ({sh.change_text}), memory "
                                       f"{'SHIFT' if sh.memory_shifted else 'no'} ({sh.memory_change_text})")
@@ -90,7 +93,10 @@ def main():
     ap.add_argument("--aa", action="append", default=[])
     ap.add_argument("--inflate", type=float, default=drift.DEFAULT_INFLATE)
     ap.add_argument("--max-df", type=float, default=drift.MAX_DF)
+    ap.add_argument("--families", choices=("tables", "two", "one"), default="tables")
     a = ap.parse_args()
+    global FAMILIES
+    FAMILIES = a.families
     new = Path(a.new_dir)
     old_aa = load.load_runs([Path(d) for d in a.aa], load.Warnings()) if a.aa else []
     old_aa = [r for r in old_aa if not r.quick]
@@ -98,7 +104,7 @@ def main():
     runs = {lb: load_label(new, lb) for lb in labels}
     runs = {k: v for k, v in runs.items() if v is not None}
     aa = {k: v for k, v in runs.items() if k.startswith("aa")}
-    print(f"inflate {a.inflate:g}, max df {a.max_df:g}; earlier A/A runs {len(old_aa)}; new: {', '.join(runs)}")
+    print(f"families {a.families}, inflate {a.inflate:g}, max df {a.max_df:g}; earlier A/A runs {len(old_aa)}; new: {', '.join(runs)}")
 
     def prior_without(*names):
         return make_prior(old_aa + [aa[n] for n in aa if n not in names], a.inflate, a.max_df)

@@ -42,6 +42,43 @@ def per_op(run, name, key, per=True):
     return st.median(vals) if vals else math.nan
 
 
+def log_corr(x, y):
+    """Pearson correlation of the logs of two lists (nan below 3 pairs)."""
+    pairs = [(math.log(a), math.log(b)) for a, b in zip(x, y) if a > 0 and b > 0]
+    if len(pairs) < 3:
+        return math.nan
+    mx = st.mean(p[0] for p in pairs)
+    my = st.mean(p[1] for p in pairs)
+    sxy = sum((a - mx) * (b - my) for a, b in pairs)
+    sxx = sum((a - mx) ** 2 for a, _ in pairs)
+    syy = sum((b - my) ** 2 for _, b in pairs)
+    return sxy / math.sqrt(sxx * syy) if sxx > 0 and syy > 0 else math.nan
+
+
+RELATED = ("lat_syscall null", "lat_pagefault anon", "lat_mmap mmap size_kb=1024", "ctl_machine alu",
+           "ctl_machine mem")
+
+
+def correlations(runs):
+    """Across runs: does a run's fork/exec level go with its null system
+    call, page fault, mmap, CPU control, memory control?"""
+    level = {}
+    for r in runs:
+        for c in CASES + RELATED:
+            case = r.cases.get(c)
+            if case and case.reps:
+                level.setdefault(c, {})[r.run_id] = st.median(rep_medians(case))
+    ids = [r.run_id for r in runs]
+    print(f"correlation across {len(ids)} runs of the runs' log medians:")
+    for c in ("lat_proc fork", "lat_proc exec"):
+        cells = []
+        for o in RELATED:
+            if c in level and o in level:
+                common = [i for i in ids if i in level[c] and i in level[o]]
+                cells.append(f"{o} {log_corr([level[c][i] for i in common], [level[o][i] for i in common]):+.2f}")
+        print(f"  {c}: " + ", ".join(cells))
+
+
 def describe_runs(runs):
     print("run                       fork µs  exec µs  shell µs  null ns   alu ns  mem GB/s  parent RSS kB  "
           "faults/fork  nvcsw/fork  run_delay µs/fork")
@@ -119,6 +156,7 @@ def main():
     a = ap.parse_args()
     runs = [r for r in load.load_runs([Path(d) for d in a.dirs], load.Warnings()) if not r.quick]
     describe_runs(runs)
+    correlations(runs)
     if a.cal:
         describe_cal(a.cal)
     return 0
