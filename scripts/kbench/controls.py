@@ -28,14 +28,20 @@ def run_start_ns(run):
     return min(starts) if starts else None
 
 
-def trace(run):
-    """Points of every control rep of one run, in time order."""
+def _domain(case):
+    return case.decl.get("domain") or "cpu"
+
+
+def trace(run, domain="cpu"):
+    """Points of every control rep of one run, in time order: the CPU
+    controls (default), the memory control (domain="memory": memory
+    bandwidth, whose regimes the CPU controls do not see) or all (None)."""
     t0 = run_start_ns(run)
     if t0 is None:
         return []
     pts = []
     for c in run.cases.values():
-        if not c.control:
+        if not c.control or (domain is not None and _domain(c) != domain):
             continue
         vals = {k: float(np.median(v)) for k, v in c.reps.items() if v}
         if not vals:
@@ -160,4 +166,10 @@ def describe(run, n_bins=40):
                          f"estimator already leans on the fast reps)")
     else:
         lines.append(f"    no stretch with the controls more than {DISTURBED * 100:.0f}% slow")
+    mem = trace(run, "memory")
+    if mem:
+        rm = np.array([p.rel for p in mem])
+        lines.append(f"  memory control over the run ({len(mem)} reps; time per byte / its run median; the "
+                     f"memory-bound cases follow it, the line above does not):")
+        lines.append(f"    |{sparkline(binned(mem, n_bins))}|  spread {np.min(rm):.2f}..{np.max(rm):.2f}")
     return lines

@@ -489,7 +489,9 @@ def trace_svg(run, width=640, height=150):
     at the time it ran (time / that control's run median), the median of
     the controls per slice of the run as a line, stretches where they ran
     more than 5% slow shaded."""
-    pts = controls.trace(run)
+    pts = controls.trace(run, None)
+    cpu = controls.trace(run)
+    mem = controls.trace(run, "memory")
     if not pts:
         return ""
     left, right, top, bottom = 40, 10, 10, 22
@@ -502,7 +504,7 @@ def trace_svg(run, width=640, height=150):
         return top + (height - top - bottom) * (hi - v) / (hi - lo)
     out = [f"<svg class='trace' width='{width}' height='{height}' viewBox='0 0 {width} {height}' "
            f"role='img' aria-label='control cases of run {esc(run.run_id)} over time'>"]
-    for a, b in controls.disturbed_times(pts):
+    for a, b in controls.disturbed_times(cpu):
         out.append(f"<rect x='{x(a):.1f}' y='{top}' width='{max(1.0, x(b) - x(a)):.1f}' "
                    f"height='{height - top - bottom}' fill='#fde2e2'/>")
     for v in (1.0, 1.1, 1.2, 1.3):
@@ -514,15 +516,18 @@ def trace_svg(run, width=640, height=150):
     for p in pts:
         c = colours[names.index(p.case) % len(colours)]
         out.append(f"<circle cx='{x(p.t_s):.1f}' cy='{y(p.rel):.1f}' r='1.8' fill='{c}' fill-opacity='0.6'/>")
-    bins = controls.binned(pts, 40)
-    line = [f"{x((i + 0.5) * dur / len(bins)):.1f},{y(v):.1f}" for i, v in enumerate(bins) if not math.isnan(v)]
-    if len(line) > 1:
-        out.append(f"<polyline points='{' '.join(line)}' fill='none' stroke='#222' stroke-width='1.5'/>")
+    for series, style in ((cpu, "stroke='#222' stroke-width='1.5'"),
+                          (mem, "stroke='#2b8a3e' stroke-width='1.5' stroke-dasharray='4 3'")):
+        bins = controls.binned(series, 40)
+        line = [f"{x((i + 0.5) * dur / len(bins)):.1f},{y(v):.1f}" for i, v in enumerate(bins) if not math.isnan(v)]
+        if len(line) > 1:
+            out.append(f"<polyline points='{' '.join(line)}' fill='none' {style}/>")
     out.append(f"<text x='{left}' y='{height - 6}'>0 s</text>")
     out.append(f"<text x='{width - right}' y='{height - 6}' text-anchor='end'>{dur:.0f} s</text>")
     legend = ", ".join(f"{n.split()[-1]}" for n in names)
     out.append(f"<text x='{(left + width) / 2:.0f}' y='{height - 6}' text-anchor='middle'>"
-               f"time / run median ({esc(legend)}; line = median per slice)</text>")
+               f"time / run median ({esc(legend)}; line = CPU controls' median per slice"
+               + ("; dashed = memory control" if mem else "") + ")</text>")
     out.append("</svg>")
     return "".join(out)
 

@@ -125,3 +125,25 @@ def test_summarize_says_how_many_reps_the_markers_flag(tmp_path):
     assert "Noise markers: 2 of 30 reps of one-party cases" in text and "lat_syscall null (2)" in text
     case.disturbed = set()
     assert "Noise markers" not in summary.format_group(g)
+
+
+def test_the_memory_control_has_its_own_trace():
+    """The memory control (a bandwidth) is traced apart from the CPU
+    controls: it neither makes nor hides their disturbed stretches."""
+    run = _run(slow=range(10, 20))
+    mem = load.Case("ctl_machine mem", "ctl_machine", "mem", "", "unpinned", "bandwidth", control=True)
+    for s in range(0, 60, 3):
+        v = 40000.0 / (1.5 if 30 <= s < 45 else 1.0)     # a slow memory regime at 30-45 s
+        mem.reps[("r1", 100 + s)] = [v, v, v]
+        mem.rep_start[("r1", 100 + s)] = T0 + s * 1_000_000_000 + 300_000_000
+    run.cases[mem.name] = mem
+    cpu = controls.trace(run)
+    assert {p.case for p in cpu} == {"ctl_machine alu"}
+    assert controls.disturbed_times(cpu) == [(10.0, 20.0)]
+    m = controls.trace(run, "memory")
+    assert {p.case for p in m} == {"ctl_machine mem"} and max(p.rel for p in m) == pytest.approx(1.5)
+    assert len(controls.trace(run, None)) == len(cpu) + len(m)
+    text = "\n".join(controls.describe(run))
+    assert "memory control over the run (20 reps" in text
+    svg = html.trace_svg(run)
+    assert "stroke-dasharray" in svg and "dashed = memory control" in svg
