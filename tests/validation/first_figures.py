@@ -136,19 +136,24 @@ def main():
             rep = run(b, runs[b], t, runs[t], prior_without())
             print(f"{b}->{t}: " + describe(rep))
             print("   " + syscall_line(rep))
-    print("== A/A with history: k other A/A runs of the kernel on the host (the run level measured, weighed "
-          "against the prior from the rest)")
-    pool = old_aa + list(aa.values())
-    for x, y in itertools.combinations(aa, 2):
-        others = [r for r in pool if r is not aa[x] and r is not aa[y]]
-        for k in (2, 4, 8):
-            if len(others) < k:
-                print(f"{x}/{y} with {k} runs of history: only {len(others)} other A/A runs")
+    print("== A/A with the baseline pooled from k runs (the run level measured on its runs, weighed against "
+          "the prior), the other side one run")
+    every = old_aa + list(aa.values())
+    for k in (2, 4, 8):
+        for x in aa:
+            pool = [aa[n] for n in aa if n != x] + old_aa
+            if len(pool) < k:
+                print(f"k={k}, other {x}: only {len(pool)} other A/A runs")
                 continue
-            hist, rest = others[-k:], others[:-k]
-            prior = make_prior(rest, a.inflate, a.max_df) if len(rest) >= 2 else None
-            rep = run(x, aa[x], y, aa[y], prior, history=[[aa[x]], [aa[y]], hist])
-            print(f"{x}/{y} with {k} runs of history (prior from {len(rest)} runs): " + describe(rep))
+            base = pool[:k]
+            rest = [r for r in every if r is not aa[x] and all(r is not b for b in base)]
+            src = rest if len(rest) >= 2 else old_aa
+            prior = make_prior(src, a.inflate, a.max_df)
+            opts = compare.Options(prior=prior, families=FAMILIES)
+            opts.run_noise = compare.measure_run_noise([base, [aa[x]]], opts)
+            rep = compare.run_compare(compare.Side("base", base), compare.Side(x, [aa[x]]), opts)
+            note = "" if src is rest else " (the prior overlaps the baseline: not enough other runs)"
+            print(f"k={k}, other {x}, prior from {len(src)} runs{note}: " + describe(rep))
     return 0
 
 
