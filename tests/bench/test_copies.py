@@ -71,6 +71,12 @@ def test_two_cpus_udp_pairs_per_cpu(bin_dir):
                  two_party=True)
     served = re.findall(r"partner served (\d+) operations", proc.stderr)
     assert served == [str(iters * samples + 1)] * 2
+    # the lines for people: each copy's, and the coordinator's aggregate
+    case, t = "lat_udp rt family=ipv4,size=1 @same x2", r"\d+(?:\.\d+)? (?:ns|µs|ms|s)"
+    assert len(re.findall(rf"^{re.escape(case)} copy [01] \(CPU \d+\): median {t} per op, min {t}, ", proc.stderr,
+                          re.M)) == 2, proc.stderr
+    assert re.search(rf"^{re.escape(case)}: 2 copies: aggregate median \d+(?:\.\d+)?[kMGT]? ops/s, per copy median "
+                     rf"{t} per op$", proc.stderr, re.M), proc.stderr
 
 
 @two_cpus

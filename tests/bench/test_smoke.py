@@ -9,6 +9,7 @@ iteration count. Also: --help exits 0 and a bad option exits 2.
 import concurrent.futures
 import json
 import os
+import re
 import socket
 import subprocess
 
@@ -30,6 +31,10 @@ NOISE = {"run_delay_ns": "/proc/self/schedstat", "steal_ns": "/proc/stat",
 FORBIDDEN = {"sample", "count", "min", "size"}  # shadow pandas attributes
 ITERS = 3
 SAMPLES = 2
+NUM = r"\d+(?:\.\d+)?"
+TIME = rf"{NUM} (?:ns|µs|ms|s)"
+RATE = rf"{NUM} (?:B|kB|MB|GB|TB)/s"
+HUMAN = {"latency": rf"{TIME} per op, min {TIME}", "bandwidth": rf"{RATE}(?: \(10\^\d+ B/s\))?, max {RATE}"}
 
 
 def bench_binaries(bin_dir):
@@ -80,6 +85,10 @@ def check_result(case, args, proc):
         assert s["metric"] in ("latency", "bandwidth")
         if s["metric"] == "bandwidth":
             assert isinstance(s.get("bytes_per_op"), int) and s["bytes_per_op"] > 0
+    # the line for people on stderr: the case's name, its times in human
+    # units (bandwidth in decimal units, the unit's size said), the counts
+    assert re.search(rf"^{re.escape(case['case'])}: median {HUMAN[case['metric']]}, spread \d+\.\d% of median, "
+                     rf"{SAMPLES} samples x {ITERS} iters$", proc.stderr, re.M), f"{where}: {proc.stderr}"
 
 
 def test_every_case_of_every_binary(bin_dir, tmp_path):

@@ -20,7 +20,7 @@
 #include "harness/bench.hpp"
 #include "harness/internal/affinity.hpp"
 #include "harness/internal/cleanup.hpp"
-#include "harness/internal/median.hpp"
+#include "harness/internal/human.hpp"
 
 namespace kbench {
 
@@ -140,12 +140,11 @@ int exit_code(int status) {
 }
 
 // The coordinator's human line: the aggregate rate of each sample (the sum
-// of the copies' operations per second) and the copies' own ns/op.
+// of the copies' operations per second) and the copies' own time per op.
 void aggregate_line(const std::string& case_id, int copies, const std::vector<double>& agg,
                     const std::vector<double>& per_copy) {
   if (agg.empty()) return;
-  std::fprintf(stderr, "%s: %d copies: aggregate median %.4g ops/s, per copy median %.4g ns/op\n",
-               case_id.c_str(), copies, median_of(agg), median_of(per_copy));
+  std::fprintf(stderr, "%s\n", aggregate_summary_line(case_id, copies, agg, per_copy).c_str());
 }
 
 }  // namespace

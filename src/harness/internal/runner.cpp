@@ -19,8 +19,8 @@
 #include "harness/internal/cleanup.hpp"
 #include "harness/internal/copies.hpp"
 #include "harness/internal/counters.hpp"
+#include "harness/internal/human.hpp"
 #include "harness/internal/json.hpp"
-#include "harness/internal/median.hpp"
 #include "harness/internal/noise.hpp"
 #include "harness/internal/options.hpp"
 #include "harness/internal/runner.hpp"
@@ -226,25 +226,12 @@ std::string sample_line(const char* name, const Selected& sel, const Options& op
   return o.str();
 }
 
-// The stderr line for people: median, min and spread of ns/op (or MB/s,
-// 10^6 bytes per second, said on the line as in every table).
+// The stderr line for people: median, min and spread of the time per
+// operation in human units (or the bandwidth in decimal units, 1 MB = 10^6
+// B, said on the line as in every table); see human.hpp.
 void human_line(const std::string& case_id, const std::vector<double>& ns_per_op,
                 std::uint64_t iters, std::optional<std::uint64_t> bytes_per_op) {
-  const double med = median_of(ns_per_op);
-  const auto [lo, hi] = std::minmax_element(ns_per_op.begin(), ns_per_op.end());
-  const std::size_t n = ns_per_op.size();
-  const double spread = med > 0 ? 100.0 * (*hi - *lo) / med : 0;
-  if (bytes_per_op) {
-    const double b = static_cast<double>(*bytes_per_op) * 1000.0;
-    std::fprintf(stderr,
-                 "%s: median %.1f MB/s (10^6 B/s), max %.1f, spread %.1f%% of median, %zu samples x %" PRIu64
-                 " iters\n",
-                 case_id.c_str(), b / med, b / *lo, spread, n, iters);
-  } else {
-    std::fprintf(stderr,
-                 "%s: median %.4g ns/op, min %.4g, spread %.1f%% of median, %zu samples x %" PRIu64 " iters\n",
-                 case_id.c_str(), med, *lo, spread, n, iters);
-  }
+  std::fprintf(stderr, "%s\n", summary_line(case_id, ns_per_op, iters, bytes_per_op).c_str());
 }
 
 // setup(), then the setup probe (see Fixture): before_sample, run,
