@@ -59,14 +59,17 @@ build() {
   fi
 }
 
-# measure N -> "VALUE UNIT" of one process of CASE under `syscall_tax N`
+# measure N -> "VALUE UNIT" of one process of CASE under `syscall_tax N`: the
+# median ns_per_op of its JSON lines (the stderr line is for people: its unit
+# changes with the size of the value)
 measure() {
   # shellcheck disable=SC2086  # CASE is a command line, split on purpose
-  out=$("$TAX" "$1" -- "$BIN"/$CASE --samples "$SAMPLES" 2>&1 >/dev/null) ||
-    die "N=$1: $CASE failed: $out"
-  v=$(printf '%s\n' "$out" | sed -n 's/.*: median \([0-9.][0-9.e+-]*\) \([^,]*\),.*/\1 \2/p' | tail -n 1)
-  [ -n "$v" ] || die "N=$1: no 'median X UNIT' line from $CASE: $out"
-  echo "$v"
+  out=$("$TAX" "$1" -- "$BIN"/$CASE --samples "$SAMPLES" 2>/dev/null) ||
+    die "N=$1: $CASE failed"
+  v=$(printf '%s\n' "$out" | sed -n 's/.*"ns_per_op":\([0-9.][0-9.e+-]*\).*/\1/p' | sort -g |
+      awk '{ a[NR] = $1 } END { if (NR) print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }')
+  [ -n "$v" ] || die "N=$1: no ns_per_op in the JSON lines of $CASE"
+  echo "$v ns/op"
 }
 
 calibrate() {
