@@ -116,7 +116,7 @@ def moderate(spreads):
     degrees of freedom) beyond its runs' own squared standard error w,
     moderated towards its binary's typical ratio (empirical Bayes, the
     moments of stats.RunNoise, but per binary): the cases of one binary
-    drift alike (every lat_syscall case enters the kernel the same way), so
+    drift alike (every system-call case enters the kernel the same way), so
     their spreads pool, where cases of all binaries (an L1 load, a fork) do
     not.  k_b = the binary's mean log(s2 / w), corrected for its bias; d0 =
     the worth of k_b w, from the spread of log(s2 / w) around the binaries'
