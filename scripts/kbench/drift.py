@@ -29,7 +29,7 @@ SCHEMA = "kbench-drift-prior/1"
 TAU_FLOOR = 0.01
 # How much the prior's variance is widened over what the A/A runs showed
 # (a conservative prior: the measured machines are a sample of noisy ones).
-DEFAULT_INFLATE = 1.5
+DEFAULT_INFLATE = 1.0
 # The most degrees of freedom the prior counts for, however many runs made it.
 MAX_DF = 30.0
 
@@ -159,11 +159,17 @@ def moderate(spreads):
 def estimate(spreads, inflate=DEFAULT_INFLATE, floor=TAU_FLOOR, max_df=MAX_DF):
     """{key: (tau, df)} from RunSpread per key (stats.run_spreads over A/A
     runs): each case's drift beyond its reps, moderated within its binary
-    (`moderate`), its variance times `inflate`, never below `floor`; df =
-    the moderated degrees of freedom, at most max_df."""
+    (`moderate`) but never below the case's own, its variance times
+    `inflate`, never below `floor`; df = the moderated degrees of freedom,
+    at most max_df."""
     out = {}
     for k, (tau2, df) in moderate(spreads).items():
-        out[k] = (max(floor, math.sqrt(tau2 * inflate)), min(max_df, df))
+        # never below the case's own spread: moderation may lift a case that
+        # happened to look steady, never hide one that jumped between runs
+        # (a random chain over 256 MB whose reps sit at 300 or 5000 ns)
+        v = spreads[k]
+        own = max(0.0, v.var - v.within)
+        out[k] = (max(floor, math.sqrt(max(tau2, own) * inflate)), min(max_df, df))
     return out
 
 
