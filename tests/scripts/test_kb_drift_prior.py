@@ -309,3 +309,16 @@ def test_compare_cli_families_and_the_family_column(tmp_path, capsys, fixture_ru
     assert "adjusted for the" in out and "families" not in out.split("Faster/slower")[0].split("Welch t)")[-1]
     assert {r["family"] for r in csv.DictReader(out_csv.open())} == {""}
     assert cli.compare_main([base, new, "--families", "some"]) == 2
+
+
+def test_the_memory_control_is_judged_on_its_reps_alone():
+    """Even when the prior says the memory control drifts 30% between runs,
+    a 35% regime change its reps can see is a memory shift: the memory-bound
+    cases are not judged on a drift prior's word."""
+    prior = drift.DriftPrior({"ctl_machine mem": (0.30, 30.0)}, {}, (0.01, 30.0))
+    a, b = _mem_runs(1.35, 1.25)
+    rep = compare.run_compare(compare.Side("A", [a]), compare.Side("B", [b]),
+                              compare.Options(n_boot=300, prior=prior))
+    assert rep.shift.memory_shifted
+    by = {r.case: r.cmp for r in rep.rows}
+    assert by["bw_mem rd size_kb=262144"].verdict != stats.SLOWER
