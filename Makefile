@@ -199,8 +199,8 @@ install: all
 	install -m 755 $(HELPER_BIN) $(DESTDIR)$(PREFIX)/lib/kbench/libexec/
 	$(if $(DRIVER_BIN),ln -sf ../lib/kbench/bin/kbench-run $(DESTDIR)$(PREFIX)/bin/kbench-run)
 	install -d $(DESTDIR)$(PREFIX)/lib/kbench/scripts/kbench
-	install -m 644 scripts/kbench/*.py $(DESTDIR)$(PREFIX)/lib/kbench/scripts/kbench/
-	for s in summarize compare plot report; do \
+	install -m 644 scripts/kbench/*.py scripts/kbench/drift_prior.json $(DESTDIR)$(PREFIX)/lib/kbench/scripts/kbench/
+	for s in summarize compare plot report drift-prior; do \
 	  install -m 755 scripts/$$s $(DESTDIR)$(PREFIX)/lib/kbench/scripts/$$s && \
 	  ln -sf ../lib/kbench/scripts/$$s $(DESTDIR)$(PREFIX)/bin/kbench-$$s || exit 1; \
 	done

@@ -52,7 +52,7 @@ def test_driver_option_table_is_the_help(readme, driver):
 
 def test_every_option_in_the_readme_exists(readme, bin_dir, driver, root):
     known = _opts(_help([str(bin_dir / "lat_syscall")])) | _opts(_help([str(driver)]))
-    for script in ("summarize", "compare", "plot", "report", "vm-run"):
+    for script in ("summarize", "compare", "plot", "report", "vm-run", "drift-prior"):
         known |= _opts(_help([sys.executable, str(root / "scripts" / script)]))
     # options of other tools the README quotes (chromium, pytest, perf)
     foreign = {"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--print-to-pdf"}
@@ -94,7 +94,7 @@ def test_the_catalogue_lists_every_case(root, bin_dir):
 
 def test_make_install_installs_the_suite_and_the_scripts(root, tmp_path):
     """make install DESTDIR=... PREFIX=/usr: the driver, the binaries, the
-    exec helper and the four scripts, each script runnable from PREFIX/bin."""
+    exec helper and the scripts, each runnable from PREFIX/bin."""
     r = subprocess.run(["make", "-C", str(root), "install", f"DESTDIR={tmp_path}", "PREFIX=/usr"],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
@@ -106,3 +106,12 @@ def test_make_install_installs_the_suite_and_the_scripts(root, tmp_path):
         assert p.exists(), p
         h = subprocess.run([str(p), "--help"], capture_output=True, text=True, timeout=60)
         assert h.returncode == 0 and "usage" in (h.stdout + h.stderr).lower(), (name, h.stderr)
+    # the drift prior travels with the scripts: an installed compare loads it
+    assert (usr / "lib/kbench/scripts/kbench/drift_prior.json").is_file()
+    h = subprocess.run([str(usr / "bin" / "kbench-drift-prior"), "--help"], capture_output=True, text=True,
+                       timeout=60)
+    assert h.returncode == 0, h.stderr
+    fixture = root / "tests" / "data" / "runs" / "testhost"
+    c = subprocess.run([str(usr / "bin" / "kbench-compare"), str(fixture / "6.1.0-base"), str(fixture / "6.6.0-new"),
+                        "--boot", "100"], capture_output=True, text=True, timeout=120)
+    assert c.returncode == 0 and "Run level (prior)" in c.stdout, c.stderr
