@@ -72,7 +72,8 @@ def describe(rep):
                                       f"{'SHIFT' if sh.memory_shifted else 'no'} ({sh.memory_change_text})")
     return (f"{len(flagged)} flagged ({len(prim)} primary, {len(mem)} memory-bound); controls: {shift}; "
             f"interval holds 1 for {100 * cover / max(1, len(live)):.1f}% of {len(live)}; median mde "
-            f"{100 * statistics.median(mdes):.1f}% (primary {100 * statistics.median(mprim):.1f}%)"
+            f"{100 * statistics.median(mdes):.1f}%"
+            + (f" (primary {100 * statistics.median(mprim):.1f}%)" if mprim else "")
             + (": " + ", ".join(f"{r.case} {r.cmp.ratio:.3f}" for r in flagged[:8]) if flagged else "")
             + ("; memory-bound flagged: " + ", ".join(f"{r.case} {r.cmp.ratio:.3f}" for r in mem) if mem else ""))
 
