@@ -607,7 +607,10 @@ def _drift_prior(argv):
                       "different moments")
     opts = compare.Options(estimator=a.estimator)
     groups = [[compare.run_estimates(r, opts) for r in rs] for rs in lists]
-    taus = drift.estimate(stats.run_spreads(groups), inflate=a.inflate)
+    med = compare.Options(estimator="median")
+    memory = {n for r in runs for n, c in r.cases.items() if compare.domain_of(c) == "memory"}
+    bulk = [[{k: v for k, v in compare.run_estimates(r, med).items() if k in memory} for r in rs] for rs in lists]
+    taus = drift.estimate(stats.run_spreads(groups), inflate=a.inflate, bulk=stats.run_spreads(bulk))
     if not taus:
         raise Failure("the runs share no case with reps enough to measure (each needs 2 reps or more)")
     used = [r for rs in lists for r in rs]
@@ -623,8 +626,9 @@ def _drift_prior(argv):
         "started_utc": sorted(str(m.get("started_utc")) for m in metas),
     }
     method = (f"per case: the runs' estimates ({a.estimator} estimator) of each kernel around their mean; their "
-              f"pooled variance beyond the runs' own squared standard errors, moderated across cases (empirical "
-              f"Bayes), times {a.inflate:g}, never below tau {drift.TAU_FLOOR:g}; df = the moderated degrees "
+              f"pooled variance beyond the runs' own squared standard errors, moderated towards the binary's "
+              f"cases (empirical Bayes), never below the case's own nor, for a memory-bound case, the pooled "
+              f"variance of the runs' medians, times {a.inflate:g}, never below tau {drift.TAU_FLOOR:g}; df = the moderated degrees "
               f"of freedom, at most {drift.MAX_DF:g}. A case not listed takes its bench's largest tau, else the "
               f"default (the 90th percentile over cases).")
     obj = drift.to_json(taus, source, method)

@@ -156,12 +156,19 @@ def moderate(spreads):
     return out
 
 
-def estimate(spreads, inflate=DEFAULT_INFLATE, floor=TAU_FLOOR, max_df=MAX_DF):
+def estimate(spreads, inflate=DEFAULT_INFLATE, floor=TAU_FLOOR, max_df=MAX_DF, bulk=None):
     """{key: (tau, df)} from RunSpread per key (stats.run_spreads over A/A
     runs): each case's drift beyond its reps, moderated within its binary
     (`moderate`) but never below the case's own, its variance times
     `inflate`, never below `floor`; df = the moderated degrees of freedom,
-    at most max_df."""
+    at most max_df.  bulk: RunSpread per key of the runs' medians (the
+    callers give the memory-bound cases'): τ is never below how far the
+    median of a run's reps moves between runs
+    (sqrt(ss/dof), nothing subtracted): a case whose reps fall into two
+    modes (bw_mem's 4 MB bzero at 60 or 95 GB/s, per process) keeps its low
+    quantile in the fast mode in every A/A run that draws enough fast reps,
+    but a run that draws few moves it by the modes' distance, and the mix's
+    drift between runs shows in the medians."""
     out = {}
     for k, (tau2, df) in moderate(spreads).items():
         # never below the case's own spread: moderation may lift a case that
@@ -169,7 +176,9 @@ def estimate(spreads, inflate=DEFAULT_INFLATE, floor=TAU_FLOOR, max_df=MAX_DF):
         # (a random chain over 256 MB whose reps sit at 300 or 5000 ns)
         v = spreads[k]
         own = max(0.0, v.var - v.within)
-        out[k] = (max(floor, math.sqrt(max(tau2, own) * inflate)), min(max_df, df))
+        b = (bulk or {}).get(k)
+        mix = b.var if b is not None and b.dof > 0 else 0.0
+        out[k] = (max(floor, math.sqrt(max(tau2, own, mix) * inflate)), min(max_df, df))
     return out
 
 

@@ -322,3 +322,15 @@ def test_the_memory_control_is_judged_on_its_reps_alone():
     assert rep.shift.memory_shifted
     by = {r.case: r.cmp for r in rep.rows}
     assert by["bw_mem rd size_kb=262144"].verdict != stats.SLOWER
+
+
+def test_a_bimodal_case_takes_the_drift_of_its_runs_medians():
+    """Reps of a case in two modes (fast or slow per process): the low
+    quantile stays in the fast mode in every run that draws enough fast
+    reps, so its own spread between runs is small, but the mix moves the
+    runs' medians: with bulk (the medians' spread) the case's tau is at
+    least that; without, it is not."""
+    spreads = {"bw_x y": stats.RunSpread(ss=5 * 0.01 ** 2, dof=5, within=0.005 ** 2)}
+    bulk = {"bw_x y": stats.RunSpread(ss=5 * 0.17 ** 2, dof=5, within=0.2 ** 2)}
+    assert drift.estimate(spreads)["bw_x y"][0] < 0.02
+    assert drift.estimate(spreads, bulk=bulk)["bw_x y"][0] == pytest.approx(0.17, rel=1e-6)

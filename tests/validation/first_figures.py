@@ -44,13 +44,19 @@ def make_prior(aa_runs, inflate, max_df):
     for r in aa_runs:
         groups.setdefault((r.host, r.kernel, (r.meta or {}).get("suite_version")), []).append(r)
     ests = [[compare.run_estimates(r, opts) for r in rs] for rs in groups.values() if len(rs) >= 2]
-    taus = drift.estimate(stats.run_spreads(ests), inflate=inflate, max_df=max_df)
+    med = compare.Options(estimator="median")
+    memory = {n for r in aa_runs for n, c in r.cases.items() if compare.domain_of(c) == "memory"}
+    bulk = [[{k: v for k, v in compare.run_estimates(r, med).items() if k in memory} for r in rs]
+            for rs in groups.values() if len(rs) >= 2]
+    taus = drift.estimate(stats.run_spreads(ests), inflate=inflate, max_df=max_df,
+                          bulk=stats.run_spreads(bulk) if BULK else None)
     obj = drift.to_json(taus, {"runs": len(aa_runs), "boots": len({(r.meta or {}).get("boot_id") for r in aa_runs})},
                         "")
     return drift.from_json(obj)
 
 
 FAMILIES = "tables"
+BULK = True
 
 
 def run(a_label, ra, b_label, rb, prior, history=None):
@@ -96,9 +102,11 @@ def main():
     ap.add_argument("--inflate", type=float, default=drift.DEFAULT_INFLATE)
     ap.add_argument("--max-df", type=float, default=drift.MAX_DF)
     ap.add_argument("--families", choices=("tables", "two", "one"), default="tables")
+    ap.add_argument("--no-bulk", action="store_true", help="the prior without the floor of the runs' medians")
     a = ap.parse_args()
-    global FAMILIES
+    global FAMILIES, BULK
     FAMILIES = a.families
+    BULK = not a.no_bulk
     new = Path(a.new_dir)
     old_aa = load.load_runs([Path(d) for d in a.aa], load.Warnings()) if a.aa else []
     old_aa = [r for r in old_aa if not r.quick]
