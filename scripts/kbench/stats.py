@@ -351,6 +351,7 @@ class RunSpread:
 
 
 MAX_PRIOR_DF = 1000.0
+PRIOR_WEIGHT = 7.0   # what the built-in drift prior counts for against a host's own runs (degrees of freedom)
 
 
 class RunNoise:
@@ -419,10 +420,11 @@ class RunNoise:
         With a built-in prior (drift.DriftPrior): the prior's tau2_p, worth
         df_p degrees of freedom, alone when the host has not measured the
         case; else weighed with the host's runs: the variance of a run is
-        m = (df_p (tau2_p + w) + ss) / (df_p + dof) (w = those runs' own
-        squared standard error, ss/dof their spread), tau2 = m - w, with
-        df_p + dof degrees of freedom: with two runs of a kernel the prior
-        dominates, with many the host's own drift does.
+        m = (wp (tau2_p + w) + ss) / (wp + dof) (wp = min(df_p,
+        PRIOR_WEIGHT); w = those runs' own squared standard error, ss/dof
+        their spread), tau2 = m - w, with max(df_p, wp + dof) degrees of
+        freedom: with two runs of a kernel the prior dominates, with eight
+        the host's own drift has half the say, with more it dominates.
 
         Without a prior: the host's spread moderated towards the host's
         typical one (k0 w worth d0); a case no kernel has two runs of gets
@@ -433,8 +435,12 @@ class RunNoise:
             tp, dp = self.prior.get(key)
             if v is None:
                 return tp, dp
-            m = (dp * (tp + v.within) + v.ss) / (dp + v.dof)
-            return max(0.0, m - v.within), dp + v.dof
+            # The prior measured another machine: against this host's own
+            # runs it counts as at most PRIOR_WEIGHT degrees of freedom (a
+            # kernel's 8 runs have half the say), whatever it was worth alone.
+            wp = min(dp, PRIOR_WEIGHT)
+            m = (wp * (tp + v.within) + v.ss) / (wp + v.dof)
+            return max(0.0, m - v.within), max(dp, wp + v.dof)
         if not self.spreads:
             return None
         if v is None:
