@@ -13,7 +13,7 @@ from . import controls, counters, scaling, stats
 from .compare import flatten_meta, meta_differences
 from .decl import case_sort_key, categories as categories_of, category_of
 from .load import META, RUNS, SAMPLES, most_waiting
-from .tables import column_unit
+from .tables import CURVE_NOTE, column_unit
 
 
 def esc(s):
@@ -50,6 +50,7 @@ td.k{white-space:nowrap;font-weight:600}
 .s1{background:#fee6ce}.s2{background:#fdae6b}.s3{background:#f2711c}
 .fail{background:#7f2704;color:#fff;font-weight:600}.fail small{color:#fff}
 .few{color:#777;font-style:italic}.unres{outline:2px dotted #6a3d9a;outline-offset:-3px}.miss{color:#999;text-align:center}
+.wide{color:#777;background:repeating-linear-gradient(135deg,#fff 0 5px,#ececec 5px 10px)}
 td small.w{font-weight:600;color:inherit}td a.v{color:inherit;text-decoration:none}td a.v:hover{text-decoration:underline}
 table.score td.num{min-width:3.5em}tr.zero td{color:#999}
 body.changed-only table.cases tbody tr:not(.chg){display:none}
@@ -102,6 +103,17 @@ window.addEventListener('hashchange',openTo);openTo();
 """
 
 
+WIDE_CI = 4.0   # an interval whose ends are more than this factor apart (as from half to twice) judges nothing
+
+
+def too_wide(cmp):
+    """Not significant, and an interval so wide (its ends more than WIDE_CI
+    apart, e.g. 0.18..27.4) that the ratio is no number to read: such a
+    cell is not coloured, and says so."""
+    return (cmp is not None and not cmp.significant and cmp.lo > 0 and not math.isnan(cmp.hi)
+            and cmp.hi / cmp.lo > WIDE_CI)
+
+
 def verdict_class(cmp):
     """CSS class of a cell compared with the baseline."""
     if cmp is None:
@@ -112,6 +124,8 @@ def verdict_class(cmp):
         return "few"
     if cmp.verdict == stats.MISSING:
         return "miss"
+    if too_wide(cmp):
+        return "wide"
     if not cmp.significant:
         return "unres" if cmp.unresolved else ""
     mag = abs(cmp.change)
@@ -149,6 +163,8 @@ def cell_words(cmp):
     word = VERDICT_WORD.get(cmp.verdict, cmp.verdict)
     if cmp.unresolved:
         word = "not resolved"
+    if too_wide(cmp):
+        word = "too wide to judge"
     if cmp.significant:
         word = speed_words(cmp.ratio, cmp.metric)[0]
     out = f"<small class='w'>{esc(word)}</small>"
@@ -170,6 +186,9 @@ def cmp_title(cmp, desc="", note="", unit="", div=1.0, adjusted=True):
                          + (f", {cmp.ci_text.replace('..', ' to ')} (95% CI)" if cmp.ci_text != "-" else ""))
             words, pct = speed_words(cmp.ratio, cmp.metric)
             parts.append(f"{words} ({pct}): {cmp.verdict}")
+            if too_wide(cmp):
+                parts.append(f"the interval's ends are more than {WIDE_CI:g} times apart: too wide to judge the "
+                             "change either way (more runs, or fewer disturbances, would narrow it)")
             if cmp.unresolved:
                 parts.append("the interval excludes 1 but the change is not significant after adjusting for "
                              "the number of cases: more reps would tell")
@@ -238,7 +257,8 @@ def _summary_tables(m, ids):
            "<span class='f3'>faster &ge;30%</span><span class='s1'>slower</span><span class='s2'>slower "
            "&ge;10%</span><span class='s3'>slower &ge;30%</span><span class='fail'>FAILED</span>"
            "<span>no significant change</span><span class='few'>too few reps</span>"
-           "<span class='unres'>not resolved</span></span>.  Under each value: the verdict (a change as the "
+           "<span class='unres'>not resolved</span><span class='wide'>too wide to judge</span></span>.  "
+           f"Too wide: an interval whose ends are more than {WIDE_CI:g} times apart.  Under each value: the verdict (a change as the "
            "factor of speed, the same for times and throughputs: 1.25× slower = 1.25 times the time or 1/1.25 "
            f"of the MB/s), then the ratio to the baseline (time for latency, MB/s for bandwidth) and its "
            f"{m.opts.level * 100:.0f}% interval.  A value links to its case in <a href='#cases'>every case</a>; "
@@ -287,6 +307,11 @@ def _summary_tables(m, ids):
                 cells.append(f"<td class='num {cls}' data-v='{v:.6g}' title='{esc(title)}'>{val}{cell_words(cmp)}</td>")
             out.append("<tr>" + "".join(cells) + "</tr>")
         out.append("</tbody></table>")
+        guessed = [g.label for g in m.groups
+                   if any(getattr(col.cells.get(g.key), "from_curve", False) for col in t.columns)]
+        if guessed:
+            out.append(f"<p class='note'>{esc(', '.join(guessed))}: {esc(CURVE_NOTE)} (each cell's size is in its "
+                       "tooltip).</p>")
     return out
 
 

@@ -13,7 +13,9 @@ runs do not have is missing, never zero.
 Size-swept quantities ("pick") use one size for every kernel, chosen from
 what the runs have and stated in the column header.  "cache_levels" picks,
 per kernel, the sizes that sit inside each cache level according to
-meta.cache; "largest" takes each kernel's largest size.
+meta.cache (when a machine reports none, e.g. a VM, the plateaus of the
+case's own latency curve: curve_levels); "largest" takes each kernel's
+largest size.
 """
 import math
 
@@ -32,6 +34,7 @@ class Cell:
     desc: str = ""               # how the value is made, e.g. "(A + B) / 2"
     note: str = ""               # per-kernel remark (e.g. the size used)
     per: str = ""                # one case, its time per event of this sample key (e.g. minflt)
+    from_curve: bool = False     # a cache level's size guessed from the latency curve (CURVE_NOTE)
 
     @property
     def key(self):
@@ -268,17 +271,69 @@ def pick_level_size(sizes, lo, hi):
     return min(inside, key=lambda s: (abs(math.log(s / mid)), s))
 
 
+# Without meta.cache (a VM whose kernel reports no cache sizes), the cache
+# levels are guessed from the latency curve of the random chain itself.
+STEP = 1.5   # a latency this many times its plateau's first is the next level's
+CURVE_NOTE = ("meta.cache records no cache sizes for these runs (a VM often reports none): L1, L2 and L3 are "
+              "sizes on the first three plateaus of the random chain's own latency curve, a plateau being the "
+              f"sizes whose latency stays below {STEP:g} times its first; the last plateau is left to main memory")
+
+
+def curve_plateaus(points):
+    """The plateaus of a latency curve [(size, latency)]: lists of sizes in
+    increasing order, a new one starting at each size whose latency is at
+    least STEP times the first of the current plateau (a step up: the data
+    no longer fit a cache level)."""
+    out = []
+    for s, v in sorted(points):
+        if not out or v >= STEP * out[-1][0][1]:
+            out.append([])
+        out[-1].append((s, v))
+    return [[s for s, _ in p] for p in out]
+
+
+def curve_levels(points):
+    """{level: sizes of its plateau} for L1, L2, L3 from a latency curve
+    [(size, latency)]: its first three plateaus, never its last one (the
+    sweep reaches main memory, the "main mem" column): a curve of three
+    plateaus gives L1 and L2 only."""
+    plateaus = curve_plateaus([(s, v) for s, v in points if v > 0 and not math.isnan(v)])[:-1]
+    return {i + 1: p for i, p in enumerate(plateaus[:3])}
+
+
+def _middle(sizes):
+    """The size nearest the geometric middle of a plateau (the smaller of two)."""
+    mid = math.sqrt(sizes[0] * sizes[-1])
+    return min(sizes, key=lambda s: (abs(math.log(s / mid)), s))
+
+
+def _level_from_curve(cs, level):
+    """The cell of cache `level` from the plateaus of the cases' latency
+    curve ({size: case}), None without that many plateaus."""
+    points = [(s, float(np.median([np.median(a) for a in c.rep_arrays()]))) for s, c in cs.items() if c.reps]
+    plateau = curve_levels(points).get(level)
+    if not plateau:
+        return None
+    s = _middle(plateau)
+    span = size_text(plateau[0]) + (f"..{size_text(plateau[-1])}" if len(plateau) > 1 else "")
+    return Cell([cs[s]], note=f"{size_text(s)} array; L{level} guessed from the latency curve (plateau {span}), "
+                              "not meta.cache", from_curve=True)
+
+
 def _resolve_level(spec, level):
-    """The case inside cache `level` (1, 2, 3) of each group's machine."""
+    """The case inside cache `level` (1, 2, 3) of each group's machine (from
+    the latency curve when meta.cache says nothing)."""
     key = spec["size_param"]
 
     def resolve(group):
         caches = _cache_sizes(group)
-        if level not in caches:
-            return None
         cs = {_size_of(c, key): c for c in _summary_cases(group, spec["column"], spec["category"],
                                                           spec.get("placement"))}
         cs.pop(None, None)
+        if not caches:
+            return _level_from_curve(cs, level)
+        if level not in caches:
+            return None
         lo = caches.get(level - 1, 0) if level > 1 else 0
         s = pick_level_size(sorted(cs), lo, caches[level])
         if s is None:

@@ -63,3 +63,16 @@ def assert_clean_exit(rc, err, code, *messages):
         assert m in err, (m, err)
     assert "internal error" not in err, err
     assert "Traceback" not in err, err
+
+
+def memory_curve(ns_of, sizes=tuple(2 ** i for i in range(19)), bcv=None):
+    """make_fixture cases: the random chain at each size, ns_of(size) ns;
+    bcv: {size: between-rep CV} (default 0.01)."""
+    return [dict(bench="lat_mem_rd", variant="random", params=f"size_kb={s}", placement="unpinned",
+                 metric="latency", value=ns_of(s), bcv=(bcv or {}).get(s, 0.01), wcv=0.01, bytes=None, two=False)
+            for s in sizes]
+
+
+def steps(s):
+    """A curve with clear steps: L1 to 16 KB, L2 to 512 KB, L3 to 16 MB."""
+    return 1.2 if s <= 16 else 4.0 if s <= 512 else 12.0 if s <= 16384 else 90.0

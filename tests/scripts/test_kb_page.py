@@ -186,3 +186,52 @@ def test_strips_over_many_runs_are_small_and_coloured_by_run(tmp_path):
     svg = panel("lat_x", "latency", [("a/k1", few)])
     assert svg.count("h.1") == 40 and svg.count("<path ") == 1   # every sample a dot
     assert len(svg) < 4000
+
+
+def test_memory_levels_guessed_from_the_curve_and_a_too_wide_interval(tmp_path, gen, capsys):
+    """Issue 30 item 6, two kernels on a VM that reports no caches: the
+    memory-latency table's L1/L2/L3 come from the curve's plateaus and a
+    note under it says so; main memory, whose reps scatter over orders of
+    magnitude here, has an interval too wide to read: its cell is not
+    coloured and says "too wide to judge"."""
+    from kb_helpers import memory_curve, steps
+    cases = memory_curve(steps, bcv={262144: 1.5})
+    for kernel, seed in (("6.1.0", 11), ("6.6.0", 12)):
+        gen.make_run(tmp_path / "results", "h", kernel, seed=seed, reps=4, samples=2, cases=cases, failures=False,
+                     meta_extra={"cache": []})
+    page = tmp_path / "index.html"
+    assert report_main([str(tmp_path / "results"), "--out", str(page), "--no-samples", "--boot", "300"]) == 0
+    capsys.readouterr()
+    text = page.read_text()
+    table = text[text.index("<h3>Memory latency"):]
+    table = table[:table.index("</table>") + 200]
+    assert ("<p class='note'>h/6.1.0, h/6.6.0: meta.cache records no cache sizes for these runs (a VM often "
+            "reports none): L1, L2 and L3 are sizes on the first three plateaus") in table
+    assert "L1 guessed from the latency curve (plateau 1 KB..16 KB), not meta.cache" in table
+    row = re.search(r"<tr><td class='k'>h/6\.6\.0</td>(.*?)</tr>", table).group(1)
+    cells = re.findall(r"<td class='num ([a-z0-9]*)'[^>]*title='([^']*)'>(.*?)</td>", row)
+    assert len(cells) == 4                                   # L1, L2, L3, main mem
+    cls, title, inner = cells[3]
+    assert title.startswith("lat_mem_rd random size_kb=262144; 256 MB array")
+    lo, hi = map(float, re.search(r"\[([0-9.]+)–([0-9.]+)\]", inner).groups())
+    assert hi / lo > 4
+    assert cls == "wide" and "<small class='w'>too wide to judge</small>" in inner
+    assert "too wide to judge the change either way" in title
+    # a narrow interval keeps its verdict's class and words
+    cls, _, inner = cells[0]
+    assert cls != "wide" and "too wide" not in inner
+
+
+def test_too_wide_is_not_significant_and_wider_than_four_times():
+    from types import SimpleNamespace
+    from kbench import html, stats
+
+    def cmp(lo, hi, verdict=stats.INCONCLUSIVE):
+        return SimpleNamespace(verdict=verdict, significant=verdict in (stats.FASTER, stats.SLOWER), lo=lo, hi=hi,
+                               ratio=(lo * hi) ** 0.5, unresolved=False, change=-50.0, metric="latency")
+    assert html.too_wide(cmp(0.18, 27.4)) and html.verdict_class(cmp(0.18, 27.4)) == "wide"
+    assert not html.too_wide(cmp(0.5, 2.0))                  # exactly four times: still judged
+    assert html.too_wide(cmp(0.49, 2.0))                     # just beyond: too wide
+    assert html.verdict_class(cmp(2.0, 9.0, stats.SLOWER)) == "s3"  # a significant change keeps its colour
+    assert "too wide to judge" in html.cell_words(cmp(0.18, 27.4))
+    assert not html.too_wide(cmp(float("nan"), float("nan")))

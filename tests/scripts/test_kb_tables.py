@@ -5,6 +5,7 @@ import pathlib
 import numpy as np
 import pytest
 
+from kb_helpers import memory_curve, steps
 from kbench import load, tables
 
 RECORDED = pathlib.Path(__file__).resolve().parents[1] / "data" / "recorded"
@@ -149,13 +150,52 @@ def test_missing_case_is_missing(groups):
     assert {c.label: c for c in t.columns}["null I/O"].cells[halved.key] is None
 
 
-def test_no_cache_info_means_no_level_cells(groups):
+def test_no_cache_info_and_one_size_means_no_level_cells(groups):
+    """Without meta.cache the levels come from the curve's plateaus; a
+    curve of one size (the committed fixture) has none but main memory."""
     g = groups[0]
     bare = load.Group(g.host, g.kernel, [load.Run(r.path, {}, r.run_id, r.host, r.kernel, r.status)
                                          for r in g.runs], g.cases)
     c = {col.label: col.cells[bare.key] for col in tables.build_tables([bare])[-1].columns}
-    assert c["L1"] is None and c["L2"] is None
+    assert c["L1"] is None and c["L2"] is None and c["L3"] is None
     assert c["main mem"] is not None and c["sequential"] is not None
+
+
+def test_curve_plateaus_and_levels():
+    pts = [(s, steps(s)) for s in (2 ** i for i in range(19))]
+    assert [p[0] for p in tables.curve_plateaus(pts)] == [1, 32, 1024, 32768]
+    assert tables.curve_levels(pts) == {1: [1, 2, 4, 8, 16], 2: [32, 64, 128, 256, 512],
+                                        3: [1024, 2048, 4096, 8192, 16384]}
+    # a rise of less than 1.5 times the plateau's first stays on it (noise,
+    # TLB misses inside a level); 1.5 times starts the next
+    assert tables.curve_plateaus([(1, 1.0), (2, 1.2), (4, 1.49), (8, 1.5), (16, 1.6)]) == [[1, 2, 4], [8, 16]]
+    # three plateaus: L1, L2 and main memory (no L3); one plateau: none
+    assert tables.curve_levels([(1, 1.0), (4, 1.1), (16, 4.0), (64, 80.0), (256, 85.0)]) == {1: [1, 4], 2: [16]}
+    assert tables.curve_levels([(1, 90.0), (2, 91.0)]) == {}
+    assert tables.curve_levels([]) == {}
+
+
+def test_cache_levels_from_the_curve_without_meta_cache(tmp_path, gen):
+    """A VM that reports no caches: the level cells are sizes in the middle of
+    the curve's first three plateaus, and each says it was guessed."""
+    run = gen.make_run(tmp_path, "h", "6.1.0", seed=7, reps=3, samples=2, cases=memory_curve(steps),
+                       failures=False, meta_extra={"cache": []})
+    (g,) = load.group_runs(load.load_runs([run], load.Warnings()))
+    t = next(t for t in tables.build_tables([g]) if t.title == "Memory latency")
+    c = {col.label: col.cells[g.key] for col in t.columns}
+    assert {k: v.cases[0].name for k, v in c.items()} == {
+        "L1": "lat_mem_rd random size_kb=4", "L2": "lat_mem_rd random size_kb=128",
+        "L3": "lat_mem_rd random size_kb=4096", "main mem": "lat_mem_rd random size_kb=262144"}
+    assert c["L2"].note == "128 KB array; L2 guessed from the latency curve (plateau 32 KB..512 KB), not meta.cache"
+    assert [k for k, v in c.items() if v.from_curve] == ["L1", "L2", "L3"]
+    # the same curve with meta.cache: the reported sizes, nothing guessed
+    run2 = gen.make_run(tmp_path, "h2", "6.1.0", seed=7, reps=3, samples=2, cases=memory_curve(steps),
+                        failures=False)
+    (g2,) = load.group_runs(load.load_runs([run2], load.Warnings()))
+    t = next(t for t in tables.build_tables([g2]) if t.title == "Memory latency")
+    c = {col.label: col.cells[g2.key] for col in t.columns}
+    assert c["L1"].cases[0].name == "lat_mem_rd random size_kb=16"     # inside the fixture's 48 KB L1
+    assert not any(v.from_curve for v in c.values() if v) and "meta.cache" not in c["L1"].note
 
 
 def test_cell_series_carries_runs_and_the_estimator(groups):
