@@ -165,7 +165,7 @@ def estimate(spreads, inflate=DEFAULT_INFLATE, floor=TAU_FLOOR, max_df=MAX_DF, b
     callers give the memory-bound cases'): τ is never below how far the
     median of a run's reps moves between runs
     (sqrt(ss/dof), nothing subtracted): a case whose reps fall into two
-    modes (bw_mem's 4 MB bzero at 60 or 95 GB/s, per process) keeps its low
+    modes (a 4 MB memset at 60 or 95 GB/s, per process) keeps its low
     quantile in the fast mode in every A/A run that draws enough fast reps,
     but a run that draws few moves it by the modes' distance, and the mix's
     drift between runs shows in the medians."""
