@@ -152,7 +152,7 @@ SUMMARY = {"column": str, "note": str, "order": int, "combine": str, "placement"
            "minus": (str, type(None)), "size_param": (str, type(None)), "prefer": (int, type(None)),
            "per": (str, type(None))}
 CURVE = {"chart": str, "title": str, "panel": str, "x": str, "log_y": bool, "cache_lines": bool}
-IDENTITY = ["bench", "variant", "params", "placement", "case", "metric", "two_party", "control", "args"]
+IDENTITY = ["bench", "variant", "params", "placement", "case", "metric", "two_party", "control", "domain", "args"]
 
 
 def all_list_cases(bin_dir):
@@ -240,7 +240,8 @@ def test_summary_columns_are_consistent(bin_dir):
 
 # Controls (work no kernel can change, see src/bench/ctl_machine.cpp) are
 # exactly ctl_machine's cases: the driver interleaves whatever says control.
-CONTROLS = {"ctl_machine": {"chain", "alu", "copy"}}
+CONTROLS = {"ctl_machine": {"chain", "alu", "copy", "mem"}}
+MEMORY_CONTROLS = {"mem"}   # memory-bound: a bandwidth, "domain": "memory"
 
 
 def test_control_cases_are_exactly_the_machine_controls(bin_dir):
@@ -253,7 +254,10 @@ def test_control_cases_are_exactly_the_machine_controls(bin_dir):
         if b.name in CONTROLS:
             assert {c["variant"] for c in cases} == CONTROLS[b.name]
             assert all(c["control"] is True for c in cases), b.name
-            assert all(not c["two_party"] and c["metric"] == "latency" for c in cases), b.name
+            assert all(not c["two_party"] for c in cases), b.name
+            for c in cases:
+                mem = c["variant"] in MEMORY_CONTROLS
+                assert (c["metric"], c["domain"]) == (("bandwidth", "memory") if mem else ("latency", "cpu")), c
         else:
             assert all(c["control"] is False for c in cases), b.name
 
