@@ -154,7 +154,7 @@ class Proc final : public kbench::Fixture {
 }  // namespace
 
 KBENCH_MAIN("lat_proc", kbench::category("Processor and processes", 10).bench_rank(3),
-            kbench::cases({{kbench::fixture<Proc>("fork", Proc::Kind::fork).summary(kbench::column("fork", 8).note("from the harness: dynamic, ~3.5 MB resident")),
+            kbench::cases({{kbench::fixture<Proc>("fork", Proc::Kind::fork).summary(kbench::column("fork", 8).note("parent: the harness process")),
                             kbench::fixture<Proc>("exec", Proc::Kind::exec).summary(kbench::column("exec", 9)),
                             kbench::fixture<Proc>("shell", Proc::Kind::shell).summary(kbench::column("shell", 10))},
                            kbench::sweep(kbench::fixture<Proc>("fork_mem", Proc::Kind::fork_mem), "parent_mb", {"64", "256"})}))
