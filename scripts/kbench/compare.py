@@ -662,9 +662,10 @@ def shift_lines(rep, opts):
                 "whole machine between the runs cannot be told from a change of the kernel."]
     from .text import table
     out = []
+    def worst_of(rows):
+        return max((r for r in rows if r.cmp.significant), key=lambda r: abs(math.log(r.cmp.ratio)))
     if sh.shifted:
-        moved = [r for r in sh.rows if r.cmp.significant]
-        worst = max(moved, key=lambda r: abs(math.log(r.cmp.ratio)))
+        worst = worst_of(sh.rows)
         out.append(f"WARNING: MACHINE SHIFT. The control cases, which no kernel can change, moved between the "
                    f"sides: the machine ran {worst.cmp.change_text} "
                    f"during {rep.other.label} than during {rep.base.label} ({worst.case}). The verdicts below "
@@ -675,8 +676,7 @@ def shift_lines(rep, opts):
                    f"{sh.change_text if sh.change_text != '-' else 'n/a'}; a shift = significant and at "
                    f"least {sh.threshold * 100:g}%).")
     if sh.memory_shifted and not sh.shifted:
-        moved = [r for r in sh.memory_rows if r.cmp.significant]
-        worst = max(moved, key=lambda r: abs(math.log(r.cmp.ratio)))
+        worst = worst_of(sh.memory_rows)
         out.append(f"WARNING: MEMORY SHIFT. The memory control ({worst.case}), which no kernel can change, moved "
                    f"between the sides: the memory system ran {worst.cmp.change_text} during {rep.other.label} "
                    f"than during {rep.base.label} (a regime of the machine's memory bandwidth). The memory-bound "

@@ -122,30 +122,23 @@ def main():
     print("== A/A, one run a side, no history (the prior from the other A/A runs)")
     for x, y in itertools.combinations(aa, 2):
         print(f"{x}/{y}: " + describe(run(x, aa[x], y, aa[y], prior_without(x, y))))
-    print("== every system call slower (tax*), one run a side")
-    for t in [k for k in runs if k.startswith("tax")]:
-        for x in aa:
-            rep = run(x, aa[x], t, runs[t], prior_without(x))
-            print(f"{x}->{t}: " + describe(rep))
-            print("   " + syscall_line(rep))
-    print("== getppid alone slower (one* against base*), one run a side")
-    for b in [k for k in runs if k.startswith("base")]:
-        for t in [k for k in runs if k.startswith("one")]:
-            rep = run(b, runs[b], t, runs[t], prior_without())
-            print(f"{b}->{t}: " + describe(rep))
-            print("   " + syscall_line(rep))
-    print("== --quick --reps 5: every system call slower (qtax* against qaa*)")
-    for t in [k for k in runs if k.startswith("qtax")]:
-        for x in [k for k in runs if k.startswith("qaa")]:
-            rep = run(x, runs[x], t, runs[t], prior_without())
-            print(f"{x}->{t}: " + describe(rep))
-            print("   " + syscall_line(rep))
-    qb = [k for k in runs if k.startswith("qbase")]
-    for b in qb:
-        for t in [k for k in runs if k.startswith("qone")]:
-            rep = run(b, runs[b], t, runs[t], prior_without())
-            print(f"{b}->{t}: " + describe(rep))
-            print("   " + syscall_line(rep))
+    def pairs(title, bases, others, prior_of):
+        print(title)
+        for t in others:
+            for x in bases:
+                rep = run(x, runs[x], t, runs[t], prior_of(x))
+                print(f"{x}->{t}: " + describe(rep))
+                print("   " + syscall_line(rep))
+
+    def starting(prefix):
+        return [k for k in runs if k.startswith(prefix)]
+    pairs("== every system call slower (tax*), one run a side", list(aa), starting("tax"), prior_without)
+    pairs("== getppid alone slower (one* against base*), one run a side", starting("base"), starting("one"),
+          lambda x: prior_without())
+    pairs("== --quick --reps 5: every system call slower (qtax* against qaa*)", starting("qaa"), starting("qtax"),
+          lambda x: prior_without())
+    pairs("== --quick --reps 5: getppid alone slower (qone* against qbase*)", starting("qbase"), starting("qone"),
+          lambda x: prior_without())
     print("== A/A with the baseline pooled from k runs (the run level measured on its runs, weighed against "
           "the prior), the other side one run")
     every = old_aa + list(aa.values())
