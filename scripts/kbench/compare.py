@@ -162,7 +162,7 @@ def run_level_source(noise):
         return "prior", (f"no kernel of this host has two runs, so every interval adds {noise.prior.describe} "
                          f"for each case; this host's own runs replace it as they accumulate (make run twice "
                          f"on one kernel: the prior counts as {stats.PRIOR_WEIGHT:g} degrees of freedom, a kernel's "
-                         f"k runs as k - 1, so with 8 runs the host's own drift has half the say)")
+                         f"k runs as k - 1, so with 8 runs the host's own drift has a third of the say, with 16 half)")
     if noise.prior is not None:
         return "host", (f"measured on this host from {noise.runs} runs of {noise.kernels} kernel(s) with two runs "
                         f"or more{on_boots}, each case's spread weighed against {noise.prior.describe}")

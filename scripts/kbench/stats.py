@@ -351,7 +351,7 @@ class RunSpread:
 
 
 MAX_PRIOR_DF = 1000.0
-PRIOR_WEIGHT = 7.0   # what the built-in drift prior counts for against a host's own runs (degrees of freedom)
+PRIOR_WEIGHT = 15.0   # what the built-in drift prior counts for against a host's own runs (degrees of freedom)
 
 
 class RunNoise:
@@ -424,7 +424,7 @@ class RunNoise:
         PRIOR_WEIGHT); w = those runs' own squared standard error, ss/dof
         their spread), tau2 = m - w, with max(df_p, wp + dof) degrees of
         freedom: with two runs of a kernel the prior dominates, with eight
-        the host's own drift has half the say, with more it dominates.
+        the host's own drift has a third of the say, with sixteen half.
 
         Without a prior: the host's spread moderated towards the host's
         typical one (k0 w worth d0); a case no kernel has two runs of gets
@@ -437,7 +437,7 @@ class RunNoise:
                 return tp, dp
             # The prior measured another machine: against this host's own
             # runs it counts as at most PRIOR_WEIGHT degrees of freedom (a
-            # kernel's 8 runs have half the say), whatever it was worth alone.
+            # kernel's 16 runs have half the say), whatever it was worth alone.
             wp = min(dp, PRIOR_WEIGHT)
             m = (wp * (tp + v.within) + v.ss) / (wp + v.dof)
             return max(0.0, m - v.within), max(dp, wp + v.dof)
