@@ -71,7 +71,7 @@ _SUMMARY = [
     ("lat_select", "select", {"fds": "100", "type": "tcp"}, _col("select", 5, "100 TCP fds")),
     ("lat_sig", "install", {}, _col("sig inst", 6)),
     ("lat_sig", "catch", {}, _col("sig hndl", 7)),
-    ("lat_proc", "fork", {}, _col("fork", 8)),
+    ("lat_proc", "fork", {}, _col("fork", 8, "parent: the harness process")),
     ("lat_proc", "exec", {}, _col("exec", 9)),
     ("lat_proc", "shell", {}, _col("shell", 10)),
 ] + [
