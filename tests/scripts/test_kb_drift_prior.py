@@ -334,3 +334,15 @@ def test_a_bimodal_case_takes_the_drift_of_its_runs_medians():
     bulk = {"bw_x y": stats.RunSpread(ss=5 * 0.17 ** 2, dof=5, within=0.2 ** 2)}
     assert drift.estimate(spreads)["bw_x y"][0] < 0.02
     assert drift.estimate(spreads, bulk=bulk)["bw_x y"][0] == pytest.approx(0.17, rel=1e-6)
+
+
+def test_the_page_says_which_run_level_and_plan_it_used(tmp_path, gen):
+    root = tmp_path / "r"
+    gen.make_run(root, host="hx", kernel="6.1.0-a", seed=31, reps=5)
+    gen.make_run(root, host="hx", kernel="6.1.0-b", seed=32, reps=5)
+    page = tmp_path / "index.html"
+    assert cli.report_main([str(root), "--out", str(page), "--no-samples", "--boot", "100"]) == 0
+    text = " ".join(page.read_text().split())
+    assert "Run level on hx (prior): no kernel of this host has two runs" in text
+    assert "If the host drifts as the built-in prior assumes" in text
+    assert "within families: the cases behind each summary table" in text
