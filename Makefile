@@ -137,17 +137,34 @@ SCALING ?= --scaling
 QUICK_OUT ?= results/quick
 QUICK_SAY := quick run (a check, not a measurement, kept apart from make run's results):
 
+# numpy (the summary) and matplotlib (the charts and the page) for the
+# Debian Python: when either is missing, make run installs it first, before
+# anything is measured, where this user may (root or password-less sudo, and
+# apt-get: scripts/install-packages.sh); AUTO_INSTALL=0 never installs.
+AUTO_INSTALL ?= 1
+PY_PACKAGES  := numpy:python3-numpy matplotlib:python3-matplotlib
+
 # The driver prints the run directory on stdout (its only stdout); with
 # Python, numpy and scripts/summarize present, their table replaces the
-# driver's own (on a fresh machine without numpy, the driver's table and a
+# driver's own (where numpy could not be installed, the driver's table and a
 # hint how to get the full one). The status is the driver's, or the
 # summary's if the driver succeeded. The last line says where the run is.
 define run_suite
-	@table=; if command -v $(PYTHON) >/dev/null 2>&1 && [ -f scripts/summarize ]; then \
+	@table=; if [ -f scripts/summarize ]; then \
+	  missing=; for m in $(PY_PACKAGES); do \
+	    $(PYTHON) -c "import $${m%%:*}" >/dev/null 2>&1 || missing="$$missing $${m#*:}"; \
+	  done; \
+	  if [ -n "$$missing" ] && [ "$(AUTO_INSTALL)" = 1 ] && [ "$(PYTHON)" = /usr/bin/python3 ]; then \
+	    echo "kbench: for the summary, the comparisons and the page, installing:$$missing" >&2; \
+	    scripts/install-packages.sh kbench $$missing; \
+	  fi; \
 	  if $(PYTHON) -c 'import numpy' >/dev/null 2>&1; then table=--no-table; else \
 	    echo "kbench: $(PYTHON) has no numpy: the driver prints its own short table; for the full summary," \
-	         "the comparisons and the page: apt-get install python3-numpy python3-matplotlib (make test does it)" >&2; \
+	         "the comparisons and the page: apt-get install python3-numpy python3-matplotlib" \
+	         "(make run does it as root or with password-less sudo)" >&2; \
 	  fi; \
+	  $(PYTHON) -c 'import matplotlib' >/dev/null 2>&1 || [ -z "$$table" ] || \
+	    echo "kbench: $(PYTHON) has no matplotlib: the charts and the page need it: apt-get install python3-matplotlib" >&2; \
 	fi; \
 	dir=$$($(BUILD)/bin/kbench-run $$table $(1) $(if $(LABEL),--label '$(LABEL)') $(RUN_ARGS)); status=$$?; \
 	if [ -n "$$table" ] && [ -n "$$dir" ]; then \
