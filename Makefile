@@ -129,14 +129,21 @@ $(UNIT_BIN): $(UNIT_OBJ) $(HARNESS_LIB)
 unit-tests: $(UNIT_BIN)
 
 # The tests install what they need (Catch2, pytest, matplotlib, numpy,
-# strace...) before building anything that includes Catch2. pytest -rs
-# prints every skip with its reason; a skip of a test this machine can run
-# fails the run (tests/conftest.py, MAY_SKIP).
+# strace...) before building anything that includes Catch2. Then both builds
+# (this one and the ASan one) at once, then every part of both passes at once
+# (tests/parallel.py: each part's output as it ends): the unit tests, pytest
+# in parts (PYTEST_PARTS there), and the ASan+UBSan pass (test-asan's, in
+# parts too). pytest -rs prints every skip with its reason; a skip of a test
+# this machine can run fails the run (tests/conftest.py, MAY_SKIP). The
+# sessions write no .pytest_cache (several run at once).
+PYTEST = KBENCH_BUILD=$(BUILD) $(PYTHON) -m pytest -q -rs -p no:cacheprovider
 test: check-deps
-	$(MAKE) --no-print-directory all unit-tests
-	$(UNIT_BIN)
-	KBENCH_BUILD=$(BUILD) $(PYTHON) -m pytest -q -rs tests
-	$(MAKE) --no-print-directory test-asan
+	+$(MAKE) --no-print-directory all unit-tests asan-build
+	$(PYTHON) tests/parallel.py \
+	  --job "ASan+UBSan pass ($(ASAN_BUILD))" '$(ASAN_PASS)' \
+	  --job "pytest tests/scripts" "$(PYTEST) tests/scripts" \
+	  --pytest "$(PYTEST)" \
+	  --job "unit tests" "$(UNIT_BIN)"
 
 check-deps:
 	@PYTHON=$(PYTHON) tests/ensure-deps.sh
@@ -297,9 +304,14 @@ $(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(DRIVER_LIB) $(HARNESS_LIB)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CXX) $(CXXFLAGS) -fsanitize=fuzzer $(LDFLAGS) $(KB_LDFLAGS) -o $@ $^
 
+ASAN_PASS = PYTHON=$(PYTHON) KBENCH_TEST_CXXFLAGS="$(ASAN_CXXFLAGS)" tests/system/sanitizer-pass.sh asan $(ASAN_BUILD)
+.PHONY: asan-build
+asan-build:
+	+$(SAN_MAKE) BUILD=$(ASAN_BUILD) CXXFLAGS="$(ASAN_CXXFLAGS)" all unit-tests fuzz-replay
+
 test-asan: check-deps
-	$(SAN_MAKE) BUILD=$(ASAN_BUILD) CXXFLAGS="$(ASAN_CXXFLAGS)" all unit-tests fuzz-replay
-	PYTHON=$(PYTHON) KBENCH_TEST_CXXFLAGS="$(ASAN_CXXFLAGS)" tests/system/sanitizer-pass.sh asan $(ASAN_BUILD)
+	+$(MAKE) --no-print-directory asan-build
+	$(ASAN_PASS)
 
 test-tsan:
 	$(SAN_MAKE) BUILD=$(TSAN_BUILD) CXXFLAGS="$(TSAN_CXXFLAGS)" \
