@@ -254,8 +254,9 @@ install: all
 # ---- Hardening: sanitizers and fuzzing --------------------------------------
 #   make test-asan   harness, binaries, driver and tests built with ASan+UBSan
 #                    into build/asan: unit tests, the fuzz corpus replayed,
-#                    the pytest suite and a quick driver run; any sanitizer
-#                    report fails it. `make test` ends with it.
+#                    the pytest tests that run the build and a quick driver
+#                    run; any sanitizer report fails it. `make test` runs it
+#                    beside the plain pass.
 #   make test-tsan   the binaries that use threads, under ThreadSanitizer
 #                    (build/tsan), every case once.
 #   make fuzz        libFuzzer (clang) on each tests/fuzz/fuzz_*.cpp for
