@@ -13,8 +13,7 @@
 #
 # The asan parts run at once (tests/parallel.py: most of a pytest session
 # waits on the driver), each reported as it ends: the binaries (unit tests,
-# corpus, quick run), pytest in parts (tests/parallel.py, PYTEST_PARTS), and
-# the strace tests.
+# corpus, quick run) and pytest in parts (tests/parallel.py, PYTEST_PARTS).
 #
 # Every process writes its ASan, LeakSanitizer and TSan reports to
 # BUILD/san-logs/ (log_path), not to stderr, so that a report in a partner, a
@@ -22,9 +21,11 @@
 # file there fails the pass; the reports are printed. GCC's UBSan runtime
 # ignores log_path when linked with ASan (clang's honours it): its reports go
 # to stderr and the process exits 23, which no test accepts as a benchmark's
-# 0, 1, 2 or 77. LeakSanitizer cannot run under ptrace, so the tests that run
-# binaries under strace (their names contain "strace") run with leak
-# detection off; everything else runs with it on.
+# 0, 1, 2 or 77. Leak detection is on everywhere. The tests that run binaries
+# under strace (their names contain "strace") are the plain pass's only:
+# LeakSanitizer cannot run under ptrace, they run cases that the other tests
+# run here, and what they check (the calls the kernel sees) is no
+# sanitizer's business.
 set -u
 mode=${1:?usage: sanitizer-pass.sh asan|tsan BUILD [BINARIES]}
 build=${2:?usage: sanitizer-pass.sh asan|tsan BUILD [BINARIES]}
@@ -76,15 +77,11 @@ if [ "$mode" = asan-binaries ]; then
   exit $status
 elif [ "$mode" = asan ]; then
   # The parts read these (tests/parallel.py runs them with this environment).
-  export KBENCH_BUILD="$build" PYTHON KB_ASAN_OPTIONS="$asan_options"
+  export KBENCH_BUILD="$build" PYTHON
   pytest='"$PYTHON" -m pytest -q -rs -p no:cacheprovider --build-tests-only'
-  # LeakSanitizer cannot run under ptrace: the strace tests, leak detection off.
-  # Exit 5 of pytest: no strace test in the build tests (none collected).
   "$PYTHON" tests/parallel.py \
     --job "the binaries: unit tests, fuzz corpus, quick driver run" "tests/system/sanitizer-pass.sh asan-binaries $build" \
     --pytest "$pytest -k 'not strace'" \
-    --job "pytest, the strace tests (leak detection off)" \
-          "ASAN_OPTIONS=\"detect_leaks=0:\$KB_ASAN_OPTIONS\" $pytest -k strace tests --ignore=tests/scripts || [ \$? -eq 5 ]" \
     || fail "a part of the pass"
 elif [ "$mode" = tsan ]; then
   [ $# -gt 0 ] || step "no binary uses threads: nothing to run"
