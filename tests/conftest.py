@@ -20,6 +20,22 @@ sys.path.insert(0, str(ROOT / "tests" / "driver"))
 from bench_runner import strace_works  # noqa: E402  (after the path is set)
 
 
+def pytest_addoption(parser):
+    parser.addoption("--build-tests-only", action="store_true",
+                     help="only the tests that run something of the build (those that use the build_dir "
+                          "fixture): the sanitizer pass, where the others (the Makefile, the README, "
+                          "scripts/vm-run, the scripts) would only run again what the plain pass ran")
+
+
+def pytest_collection_modifyitems(config, items):
+    if not config.getoption("--build-tests-only"):
+        return
+    keep = [item for item in items if "build_dir" in getattr(item, "fixturenames", ())]
+    if len(keep) < len(items):
+        config.hook.pytest_deselected(items=[item for item in items if item not in keep])
+        items[:] = keep
+
+
 @pytest.fixture(scope="session")
 def root():
     return ROOT

@@ -1,8 +1,10 @@
 """The one way the tests run a benchmark binary (the bench and harness
 layers share it): by path under the build's bin directory, output captured,
 samples parsed; which exits 77 (skipped) a test may accept."""
+import copy
 import json
 import os
+import pathlib
 import re
 import resource
 import shutil
@@ -63,13 +65,23 @@ def is_dynamic(path):
     return False
 
 
+_LISTED = {}
+
+
 def list_cases(bin_dir, name):
-    """The binary's --list lines as objects (it must exit 0 and list a case)."""
-    r = run_bench(bin_dir, name, ["--list"], timeout=30)
-    assert r.returncode == 0, f"{name} --list: exit {r.returncode}: {r.stderr}"
-    cases = samples_of(r.stdout)
-    assert cases, f"{name} --list printed no case"
-    return cases
+    """The binary's --list lines as objects (it must exit 0 and list a case).
+    One --list per binary file and session (a dozen tests read the lists of
+    every binary: under ASan each --list is a 0.1 s process); every caller
+    gets its own copy."""
+    path = pathlib.Path(bin_dir) / name
+    key = (str(path.resolve()), path.stat().st_mtime_ns)
+    if key not in _LISTED:
+        r = run_bench(bin_dir, name, ["--list"], timeout=30)
+        assert r.returncode == 0, f"{name} --list: exit {r.returncode}: {r.stderr}"
+        cases = samples_of(r.stdout)
+        assert cases, f"{name} --list printed no case"
+        _LISTED[key] = cases
+    return copy.deepcopy(_LISTED[key])
 
 
 def fixed(iters=5, samples=2):

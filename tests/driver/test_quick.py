@@ -11,6 +11,8 @@ import pathlib
 import shlex
 import subprocess
 
+import pytest
+
 from driver_runner import FAKES, run_dir_of, run_driver
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
@@ -82,23 +84,126 @@ def test_meta_says_whether_the_run_was_quick(driver, tmp_path):
     assert json.loads((run_dir_of(proc) / "meta.json").read_text())["quick"] is False
 
 
-def test_make_run_without_numpy_prints_the_driver_table_and_the_install_command(build_dir, tmp_path):
-    """A fresh machine: python3 without numpy. make run still measures, prints
-    the driver's own table and the exact command that installs the rest,
-    and exits 0."""
-    blocker = tmp_path / "blocker" / "numpy"
-    blocker.mkdir(parents=True)
-    (blocker / "__init__.py").write_text("raise ImportError('no numpy on this machine')\n")
-    args = ["run", f"BUILD={build_dir}", "BUDGET=1", "LABEL=fresh",
+# ---- make run on a fresh machine: python3 without numpy (a blocker module
+# on PYTHONPATH stands for it). Fake apt-get, id and sudo come first on PATH,
+# so that nothing is ever installed: the fake apt-get writes its arguments to
+# a log and "installs" numpy by removing the blocker.
+
+def fresh_machine(tmp_path, uid=0, sudo=None, apt_fails=False):
+    """(env, apt-get log): uid for `id -u`; sudo: None (no sudo), "refuses"
+    (asks for a password) or "allows"."""
+    blocker = tmp_path / "blocker"
+    (blocker / "numpy").mkdir(parents=True)
+    (blocker / "numpy" / "__init__.py").write_text("raise ImportError('no numpy on this machine')\n")
+    fake = tmp_path / "fakebin"
+    fake.mkdir()
+    log = tmp_path / "apt-get.log"
+    scripts = {
+        "id": f'[ "$1" = -u ] && echo {uid} || exit 1\n',
+        "apt-get": (f'echo "$*" >> {shlex.quote(str(log))}\n'
+                    + ('[ "$1" = install ] && exit 100\n' if apt_fails else
+                       f'[ "$1" = install ] && rm -rf {shlex.quote(str(blocker))}\n')
+                    + "exit 0\n"),
+        "sudo": {None: "exit 127\n", "refuses": 'echo "sudo: a password is required" >&2; exit 1\n',
+                 "allows": '[ "$1" = -n ] && shift\nexec "$@"\n'}[sudo],
+    }
+    for name, body in scripts.items():
+        (fake / name).write_text("#!/bin/sh\n" + body)
+        (fake / name).chmod(0o755)
+    if sudo is None:
+        (fake / "sudo").unlink()
+    env = dict(os.environ, PYTHONPATH=str(blocker), PATH=f"{fake}:{os.environ['PATH']}")
+    return env, log
+
+
+def make_run(build_dir, tmp_path, env, *make_args):
+    args = ["run", f"BUILD={build_dir}", "BUDGET=1", "LABEL=fresh", *make_args,
             "RUN_ARGS=--bin-dir " + shlex.quote(str(FAKES)) + " --only '^fake_good a' --no-controls --out "
             + shlex.quote(str(tmp_path / "res"))]
     script = recipe(make_n(*args))
     assert "--label 'fresh'" in script
-    env = dict(os.environ, PYTHONPATH=str(tmp_path / "blocker"))
     proc = subprocess.run(["/bin/sh", "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
     assert proc.returncode == 0, proc.stderr
-    assert "has no numpy" in proc.stderr and "apt-get install python3-numpy python3-matplotlib" in proc.stderr
-    assert "fake_good a" in proc.stdout + proc.stderr          # the driver's own table
     assert "Traceback" not in proc.stderr
     (meta,) = list((tmp_path / "res").rglob("meta.json"))
     assert json.loads(meta.read_text())["label"] == "fresh"
+    return proc
+
+
+def apt_calls(log):
+    return log.read_text().splitlines() if log.exists() else []
+
+
+def assert_driver_table_and_hint(proc):
+    assert "has no numpy" in proc.stderr and "apt-get install python3-numpy python3-matplotlib" in proc.stderr
+    assert "fake_good a" in proc.stdout + proc.stderr          # the driver's own table
+    assert proc.stdout == ""                                   # no summary
+
+
+def assert_summary(proc):
+    host, kernel = os.uname().nodename, os.uname().release
+    assert proc.stdout.startswith(f"{host}/{kernel}[fresh]: 1 run"), proc.stdout[:300]
+    assert "has no numpy" not in proc.stderr
+
+
+INSTALL = "apt-get install -y python3-numpy python3-matplotlib"
+
+
+def test_make_run_as_root_installs_numpy_and_prints_the_summary(build_dir, tmp_path):
+    env, log = fresh_machine(tmp_path, uid=0)
+    proc = make_run(build_dir, tmp_path, env)
+    assert apt_calls(log) == ["update -q", "install -y python3-numpy python3-matplotlib"]
+    assert f"kbench: running: apt-get update && {INSTALL}" in proc.stderr
+    assert_summary(proc)
+
+
+def test_make_run_with_passwordless_sudo_installs_through_it(build_dir, tmp_path):
+    env, log = fresh_machine(tmp_path, uid=1000, sudo="allows")
+    proc = make_run(build_dir, tmp_path, env)
+    assert apt_calls(log) == ["update -q", "install -y python3-numpy python3-matplotlib"]
+    assert f"kbench: running: sudo apt-get update && sudo {INSTALL}" in proc.stderr
+    assert_summary(proc)
+
+
+@pytest.mark.parametrize("sudo", [None, "refuses"])
+def test_make_run_that_may_not_install_prints_the_driver_table_and_the_install_command(build_dir, tmp_path,
+                                                                                        sudo):
+    """Not root, no password-less sudo: make run still measures, prints the
+    driver's own table and the exact command that installs the rest, and
+    exits 0."""
+    env, log = fresh_machine(tmp_path, uid=1000, sudo=sudo)
+    proc = make_run(build_dir, tmp_path, env)
+    assert apt_calls(log) == []
+    assert f"kbench: not root and no password-less sudo; run: sudo apt-get update && sudo {INSTALL}" in proc.stderr
+    assert_driver_table_and_hint(proc)
+
+
+def test_make_run_whose_install_fails_prints_the_driver_table(build_dir, tmp_path):
+    env, log = fresh_machine(tmp_path, uid=0, apt_fails=True)
+    proc = make_run(build_dir, tmp_path, env)
+    assert apt_calls(log) == ["update -q", "install -y python3-numpy python3-matplotlib"]
+    assert f"kbench: installation failed; run: apt-get update && {INSTALL}" in proc.stderr
+    assert_driver_table_and_hint(proc)
+
+
+def test_make_run_auto_install_0_installs_nothing(build_dir, tmp_path):
+    env, log = fresh_machine(tmp_path, uid=0)
+    proc = make_run(build_dir, tmp_path, env, "AUTO_INSTALL=0")
+    assert apt_calls(log) == []
+    assert_driver_table_and_hint(proc)
+
+
+def test_install_packages_without_apt_get_prints_the_command(tmp_path):
+    """scripts/install-packages.sh where there is no apt-get at all (PATH: a
+    fake id only)."""
+    fake = tmp_path / "fakebin"
+    fake.mkdir()
+    (fake / "id").write_text("#!/bin/sh\necho 0\n")
+    (fake / "id").chmod(0o755)
+    proc = subprocess.run([str(ROOT / "scripts" / "install-packages.sh"), "who", "pkg-a", "pkg-b"],
+                          capture_output=True, text=True, timeout=60, env=dict(os.environ, PATH=str(fake)))
+    assert proc.returncode == 1
+    assert proc.stderr == "who: no apt-get here; install the equivalent of: apt-get install -y pkg-a pkg-b\n"
+    proc = subprocess.run([str(ROOT / "scripts" / "install-packages.sh"), "who"], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 2 and proc.stderr.startswith("usage: install-packages.sh WHO PACKAGE...")

@@ -9,6 +9,7 @@ Sanitizer builds: these tests run under `make test-asan` too (KBENCH_BUILD);
 the sanitizer log directory is writable by every user there, so the
 unprivileged runs can still report.
 """
+import fcntl
 import os
 import pathlib
 import shutil
@@ -38,11 +39,17 @@ def user_dir():
 
 @pytest.fixture
 def as_nobody(build_dir):
-    if not IS_ROOT:
-        return drop_privileges  # already an ordinary user
-    if not unprivileged_can_run(build_dir):
+    """drop_privileges, held alone: one test at a time runs processes as uid
+    65534 across every pytest session on this machine (make test runs
+    several at once), because RLIMIT_NPROC counts all of that uid's
+    processes: a second test's would make the fork-limit tests fail
+    elsewhere than where they expect."""
+    if IS_ROOT and not unprivileged_can_run(build_dir):
         pytest.skip(f"{build_dir} is not reachable by uid {NOBODY} (a 0700 directory above it)")
-    return drop_privileges
+    uid = NOBODY if IS_ROOT else os.geteuid()
+    with open(pathlib.Path(tempfile.gettempdir()) / f"kbench-tests-uid{uid}.lock", "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        yield drop_privileges  # when not root: the caller, already an ordinary user
 
 
 @pytest.fixture

@@ -12,6 +12,8 @@ import os
 import pathlib
 import subprocess
 
+import bench_runner  # tests/bench, on the path (tests/conftest.py)
+
 FAKES = pathlib.Path(__file__).resolve().parent.parent / "fake_bench"
 NOBODY = 65534
 IS_ROOT = os.geteuid() == 0
@@ -23,8 +25,8 @@ def bench_binaries(bin_dir):
 
 
 def list_cases(binary):
-    out = subprocess.run([str(binary), "--list"], capture_output=True, text=True, timeout=60, check=True)
-    return [json.loads(line) for line in out.stdout.splitlines()]
+    """The --list objects of a binary (bench_runner's: one --list per binary and session)."""
+    return bench_runner.list_cases(binary.parent, binary.name)
 
 
 def one_case_per_variant(bin_dir):

@@ -3,9 +3,17 @@
 # make test-tsan call it after building).
 #
 #   sanitizer-pass.sh asan BUILD      unit tests, the fuzz corpus replayed,
-#                                     the pytest suite on BUILD's binaries and
-#                                     a quick driver run (one case per binary)
+#                                     the pytest tests that run something of
+#                                     BUILD (pytest --build-tests-only: not
+#                                     tests/scripts, not the tests of the
+#                                     Makefile, the README or scripts/vm-run,
+#                                     which run no C++) and a quick driver run
+#                                     (one case per binary)
 #   sanitizer-pass.sh tsan BUILD B..  every --list case of the binaries B once
+#
+# The asan parts run at once (tests/parallel.py: most of a pytest session
+# waits on the driver), each reported as it ends: the binaries (unit tests,
+# corpus, quick run) and pytest in parts (tests/parallel.py, PYTEST_PARTS).
 #
 # Every process writes its ASan, LeakSanitizer and TSan reports to
 # BUILD/san-logs/ (log_path), not to stderr, so that a report in a partner, a
@@ -13,9 +21,11 @@
 # file there fails the pass; the reports are printed. GCC's UBSan runtime
 # ignores log_path when linked with ASan (clang's honours it): its reports go
 # to stderr and the process exits 23, which no test accepts as a benchmark's
-# 0, 1, 2 or 77. LeakSanitizer cannot run under ptrace, so the tests that run
-# binaries under strace (their names contain "strace") run with leak
-# detection off; everything else runs with it on.
+# 0, 1, 2 or 77. Leak detection is on everywhere. The tests that run binaries
+# under strace (their names contain "strace") are the plain pass's only:
+# LeakSanitizer cannot run under ptrace, they run cases that the other tests
+# run here, and what they check (the calls the kernel sees) is no
+# sanitizer's business.
 set -u
 mode=${1:?usage: sanitizer-pass.sh asan|tsan BUILD [BINARIES]}
 build=${2:?usage: sanitizer-pass.sh asan|tsan BUILD [BINARIES]}
@@ -23,19 +33,22 @@ shift 2
 PYTHON=${PYTHON:-/usr/bin/python3}
 root=$(pwd)
 logs=$root/$build/san-logs
-rm -rf "$logs"
-mkdir -p "$logs"
-chmod 1777 "$logs"  # the unprivileged tests (uid 65534) report here too
-# exitcode=23: a sanitizer's exit is not mistaken for a benchmark's 1 or 77.
-asan_options="abort_on_error=0:halt_on_error=1:exitcode=23:log_path=$logs/asan"
-export ASAN_OPTIONS="detect_leaks=1:$asan_options"
-export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=23:log_path=$logs/ubsan"
-export TSAN_OPTIONS="halt_on_error=1:exitcode=23:log_path=$logs/tsan"
+if [ "$mode" != asan-binaries ]; then  # a part of the asan pass: set up by the pass
+  rm -rf "$logs"
+  mkdir -p "$logs"
+  chmod 1777 "$logs"  # the unprivileged tests (uid 65534) report here too
+  # exitcode=23: a sanitizer's exit is not mistaken for a benchmark's 1 or 77.
+  asan_options="abort_on_error=0:halt_on_error=1:exitcode=23:log_path=$logs/asan"
+  export ASAN_OPTIONS="detect_leaks=1:$asan_options"
+  export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=23:log_path=$logs/ubsan"
+  export TSAN_OPTIONS="halt_on_error=1:exitcode=23:log_path=$logs/tsan"
+fi
 status=0
 step() { printf '== %s: %s\n' "$mode" "$*" >&2; }
 fail() { printf '== %s: FAILED: %s\n' "$mode" "$*" >&2; status=1; }
 
-if [ "$mode" = asan ]; then
+if [ "$mode" = asan-binaries ]; then
+  # One part of the asan pass (its environment set by it).
   step "unit tests"
   "$build/tests/unit_tests" || fail "unit tests"
 
@@ -45,17 +58,6 @@ if [ "$mode" = asan ]; then
     step "fuzz corpus tests/fuzz/corpus/$target"
     "$replay" "tests/fuzz/corpus/$target" || fail "replay of tests/fuzz/corpus/$target"
   done
-
-  # tests/scripts is pure Python (nothing of BUILD runs there): the plain
-  # pass of make test covers it.
-  step "pytest on $build (leak detection on)"
-  KBENCH_BUILD=$build "$PYTHON" -m pytest -q -rs -p no:cacheprovider tests --ignore=tests/scripts -k "not strace" \
-    || fail "pytest"
-  step "pytest on $build, the strace tests (leak detection off: LeakSanitizer cannot run under ptrace)"
-  KBENCH_BUILD=$build ASAN_OPTIONS="detect_leaks=0:$asan_options" \
-    "$PYTHON" -m pytest -q -rs -p no:cacheprovider tests --ignore=tests/scripts -k "strace"
-  rc=$?
-  [ $rc -eq 0 ] || [ $rc -eq 5 ] || fail "pytest (strace tests)"  # 5: none collected
 
   # One case of every binary, both quick reps: the driver's whole path
   # (discovery, spawning, judging, resume bookkeeping, the end table).
@@ -72,6 +74,15 @@ if [ "$mode" = asan ]; then
     tail -n 1 "$out/stderr" >&2
     rm -rf "$out"
   fi
+  exit $status
+elif [ "$mode" = asan ]; then
+  # The parts read these (tests/parallel.py runs them with this environment).
+  export KBENCH_BUILD="$build" PYTHON
+  pytest='"$PYTHON" -m pytest -q -rs -p no:cacheprovider --build-tests-only'
+  "$PYTHON" tests/parallel.py \
+    --job "the binaries: unit tests, fuzz corpus, quick driver run" "tests/system/sanitizer-pass.sh asan-binaries $build" \
+    --pytest "$pytest -k 'not strace'" \
+    || fail "a part of the pass"
 elif [ "$mode" = tsan ]; then
   [ $# -gt 0 ] || step "no binary uses threads: nothing to run"
   for b in "$@"; do
