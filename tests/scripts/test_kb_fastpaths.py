@@ -1,14 +1,19 @@
-"""The fast paths of loading give exactly what the plain way gives:
-read_samples (one decoder, the scanner alone on clean lines, a case's
-identity worked out once, the checks written out) against a line-by-line
-reading with json.loads and load's own checks, on clean and damaged lines
-and on the recorded run; the scaling reader's filter against no filter."""
+"""The fast paths of loading and of the statistics give exactly what the
+plain way gives: read_samples (one decoder, the scanner alone on clean
+lines, a case's identity worked out once, the checks written out) against
+a line-by-line reading with json.loads and load's own checks, on clean and
+damaged lines and on the recorded run; the scaling reader's filter against
+no filter; the bootstrap drawn and sorted in blocks against the whole
+resample matrix at once (the same draws, bit for bit)."""
 import json
 import math
 
+import numpy as np
+import pytest
+
 from kb_helpers import HERE  # noqa: F401  (puts scripts/ on sys.path)
 
-from kbench import load, scaling  # noqa: E402
+from kbench import load, scaling, stats  # noqa: E402
 
 
 def _reference_samples(path, run_id, warn):
@@ -230,3 +235,16 @@ def test_scaling_reads_only_the_lines_of_copies_and_misses_none(tmp_path, monkey
     monkeypatch.setattr(scaling, "_may_be_a_copy", lambda line: True)
     assert scaling.read_run(run) == got
     assert sorted(got["lat_x v x2"]["reps"]) == [("r1", 0), ("r1", 1), ("r1", 2)]
+
+
+@pytest.mark.parametrize("estimator", stats.ESTIMATORS)
+@pytest.mark.parametrize("n,n_boot", [(2, 2000), (5, 2000), (5, 2001), (50, 2000), (333, 7), (9000, 3), (4, 1)])
+def test_bootstrap_in_blocks_is_the_whole_matrix_at_once(estimator, n, n_boot):
+    y = np.log(np.random.default_rng(n).lognormal(7.0, 0.3, n))
+    y[n // 2] = y[0]        # a tie
+    want = stats.estimate(y[stats.seeded_rng(1, "side", str(n)).integers(0, n, size=(n_boot, n))], estimator)
+    got = stats.boot_estimates(y, n_boot, stats.seeded_rng(1, "side", str(n)), estimator)
+    assert got.shape == want.shape and got.tobytes() == want.tobytes()
+    # the reused matrix is not the result: another bootstrap of the shape leaves it as it was
+    stats.boot_estimates(y[::-1].copy(), n_boot, stats.seeded_rng(2, "other"), estimator)
+    assert got.tobytes() == want.tobytes()
