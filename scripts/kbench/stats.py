@@ -182,8 +182,12 @@ def t_quantile(p_two_sided, df):
     for _ in range(80):
         mid = (lo + hi) / 2.0
         if t_two_sided_p(mid, df) > p_two_sided:
+            if mid == lo:
+                break       # lo and hi are neighbours: every step left would change nothing
             lo = mid
         else:
+            if mid == hi:
+                break
             hi = mid
     return (lo + hi) / 2.0
 

@@ -248,3 +248,26 @@ def test_bootstrap_in_blocks_is_the_whole_matrix_at_once(estimator, n, n_boot):
     # the reused matrix is not the result: another bootstrap of the shape leaves it as it was
     stats.boot_estimates(y[::-1].copy(), n_boot, stats.seeded_rng(2, "other"), estimator)
     assert got.tobytes() == want.tobytes()
+
+
+def _t_quantile_80_steps(p_two_sided, df):
+    """stats.t_quantile as it was: 80 halvings, whether or not they still move."""
+    if math.isinf(df) or df > 1e6:
+        df = 1e6
+    lo, hi = 0.0, 1.0
+    while stats.t_two_sided_p(hi, df) > p_two_sided and hi < 1e6:
+        hi *= 2.0
+    for _ in range(80):
+        mid = (lo + hi) / 2.0
+        if stats.t_two_sided_p(mid, df) > p_two_sided:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2.0
+
+
+def test_t_quantile_stops_halving_only_when_nothing_moves():
+    for p in (0.05, 0.4, 0.01, 0.5, 0.2, 1e-6, 0.999):
+        for df in (1.0, 1.5, 2.7, 4.0, 10.0, 33.3, 117.25, 1e3, 5e5, 1e7, math.inf):
+            got, want = stats.t_quantile.__wrapped__(p, df), _t_quantile_80_steps(p, df)
+            assert got == want or (math.isnan(got) and math.isnan(want)), (p, df, got, want)
