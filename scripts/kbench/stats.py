@@ -273,20 +273,45 @@ def _scratch(rows, n):
     return m
 
 
+# From this many reps on, a resample's sorted values come from counting
+# how often it drew each rep (a few passes over the block) rather than
+# from sorting it (n log n per row): 3x faster at 50 reps, slower below ~12.
+COUNT_SORT_MIN = 16
+
+
 def boot_estimates(y, n_boot, rng, estimator):
     """The estimator of n_boot resamples of y with replacement:
     estimate(y[rng.integers(0, n, size=(n_boot, n))], estimator), the same
     draws and the same arithmetic (the generator gives the same numbers in
     blocks of rows as all at once), a block of rows at a time into one
-    reused matrix."""
+    reused matrix.  A resample's sorted values are the same numbers however
+    they are sorted: y has no nan, and its zeros (a time of exactly 1) all
+    carry one sign."""
     n = len(y)
     m = _scratch(n_boot, n)
     step = max(1, BOOT_BLOCK_BYTES // (8 * n))
+    counting = n >= COUNT_SORT_MIN
+    if counting:
+        order = np.argsort(y, kind="stable")
+        ys = y[order]
+        rank = np.empty(n, dtype=np.intp)
+        rank[order] = np.arange(n)
+        rows = np.arange(min(step, n_boot))[:, None]
     for lo in range(0, n_boot, step):
         hi = min(n_boot, lo + step)
         block = m[lo:hi]
-        np.take(y, rng.integers(0, n, size=(hi - lo, n)), out=block, mode="wrap")  # (in range: no check)
-        block.sort(axis=-1)
+        idx = rng.integers(0, n, size=(hi - lo, n))
+        if not counting:
+            np.take(y, idx, out=block, mode="wrap")     # (in range: no check)
+            block.sort(axis=-1)
+            continue
+        # Per row: how often each rank was drawn; where the run of each rank
+        # ends in the sorted row (a cumulative sum); how many runs end at
+        # each position; their cumulative sum is each position's rank.
+        k = hi - lo
+        ends = np.bincount((rank[idx] + rows[:k] * n).ravel(), minlength=k * n).reshape(k, n).cumsum(axis=1)
+        ended = np.bincount((ends[:, :-1] + rows[:k] * (n + 1)).ravel(), minlength=k * (n + 1))
+        np.take(ys, ended.reshape(k, n + 1)[:, :n].cumsum(axis=1), out=block, mode="wrap")
     if estimator == "low":
         return m @ hd_weights(n, LOW_Q)     # estimate(): the sorted rows times the weights
     return estimate(m, estimator)

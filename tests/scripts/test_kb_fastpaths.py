@@ -238,10 +238,16 @@ def test_scaling_reads_only_the_lines_of_copies_and_misses_none(tmp_path, monkey
 
 
 @pytest.mark.parametrize("estimator", stats.ESTIMATORS)
-@pytest.mark.parametrize("n,n_boot", [(2, 2000), (5, 2000), (5, 2001), (50, 2000), (333, 7), (9000, 3), (4, 1)])
-def test_bootstrap_in_blocks_is_the_whole_matrix_at_once(estimator, n, n_boot):
+@pytest.mark.parametrize("n,n_boot,zeros", [(2, 2000, 0.0), (5, 2000, 0.0), (5, 2001, 0.0), (15, 2000, 0.0),
+                                            (16, 2000, 0.0), (17, 999, -0.0), (50, 2000, 0.0), (50, 2000, -0.0),
+                                            (333, 7, 0.0), (9000, 3, 0.0), (4, 1, 0.0)])
+def test_bootstrap_in_blocks_is_the_whole_matrix_at_once(estimator, n, n_boot, zeros):
+    """Sorted or counted (COUNT_SORT_MIN), with ties and with zeros of
+    either sign (a latency of 1 ns is a log time of 0.0, a bandwidth of
+    1 MB/s one of -0.0)."""
     y = np.log(np.random.default_rng(n).lognormal(7.0, 0.3, n))
     y[n // 2] = y[0]        # a tie
+    y[1::7] = zeros
     want = stats.estimate(y[stats.seeded_rng(1, "side", str(n)).integers(0, n, size=(n_boot, n))], estimator)
     got = stats.boot_estimates(y, n_boot, stats.seeded_rng(1, "side", str(n)), estimator)
     assert got.shape == want.shape and got.tobytes() == want.tobytes()
