@@ -237,12 +237,23 @@ def test_scaling_reads_only_the_lines_of_copies_and_misses_none(tmp_path, monkey
     assert sorted(got["lat_x v x2"]["reps"]) == [("r1", 0), ("r1", 1), ("r1", 2)]
 
 
+def test_sorting_networks_sort_every_input():
+    """By the 0-1 principle: a network that sorts every vector of 0s and
+    1s sorts every vector."""
+    for n in range(1, stats.NETWORK_MAX + 1):
+        x = ((np.arange(2 ** n)[:, None] >> np.arange(n)) & 1).astype(float)
+        for i, j in stats.sorting_network(n):
+            lo, hi = np.minimum(x[:, i], x[:, j]), np.maximum(x[:, i], x[:, j])
+            x[:, i], x[:, j] = lo, hi
+        assert (np.diff(x, axis=1) >= 0).all(), n
+
+
 @pytest.mark.parametrize("estimator", stats.ESTIMATORS)
-@pytest.mark.parametrize("n,n_boot,zeros", [(2, 2000, 0.0), (5, 2000, 0.0), (5, 2001, 0.0), (15, 2000, 0.0),
+@pytest.mark.parametrize("n,n_boot,zeros", [(2, 2000, 0.0), (5, 2000, 0.0), (5, 2001, -0.0), (15, 2000, 0.0),
                                             (16, 2000, 0.0), (17, 999, -0.0), (50, 2000, 0.0), (50, 2000, -0.0),
                                             (333, 7, 0.0), (9000, 3, 0.0), (4, 1, 0.0)])
 def test_bootstrap_in_blocks_is_the_whole_matrix_at_once(estimator, n, n_boot, zeros):
-    """Sorted or counted (COUNT_SORT_MIN), with ties and with zeros of
+    """Sorted by a network or counted (NETWORK_MAX), with ties and zeros of
     either sign (a latency of 1 ns is a log time of 0.0, a bandwidth of
     1 MB/s one of -0.0)."""
     y = np.log(np.random.default_rng(n).lognormal(7.0, 0.3, n))
