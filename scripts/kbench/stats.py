@@ -15,6 +15,7 @@ each a tuple of per-component sample arrays, plus a combine function.
 """
 import functools
 import math
+import re
 import zlib
 from dataclasses import dataclass
 from itertools import combinations
@@ -234,9 +235,31 @@ def boot_se(b):
     b = b[np.isfinite(b)]
     if len(b) < 2:
         return math.nan
-    q1, q3 = np.percentile(b, [25, 75])
+    q1, q3 = quartiles(b) if _NUMPY_LERP else np.percentile(b, [25, 75])
     iqr = float(q3 - q1) / 1.349
     return iqr if iqr > 0 else float(np.std(b, ddof=1))
+
+
+# numpy computes percentiles this way ('linear', then its _lerp) since 1.22
+_NUMPY_LERP = tuple(int(x) for x in re.findall(r"\d+", np.__version__)[:2]) >= (1, 22)
+
+
+def quartiles(b):
+    """np.percentile(b, [25, 75]) of 2 values or more without nan, the same
+    numbers as numpy 1.22 on computes them, without its overhead (a third
+    of a bootstrap of 5 reps): the order statistics on either side of
+    (n - 1) q, and between them a + (b - a) t, or b - (b - a) (1 - t) when
+    t >= 0.5."""
+    n = len(b)
+    pos = [(n - 1) * 0.25, (n - 1) * 0.75]
+    low = [math.floor(v) for v in pos]
+    part = np.partition(b, sorted({low[0], low[0] + 1, low[1], low[1] + 1}))
+    out = []
+    for v, i in zip(pos, low):
+        x, y, t = float(part[i]), float(part[i + 1]), v - i
+        d = y - x
+        out.append(y - d * (1.0 - t) if t >= 0.5 else x + d * t)
+    return out
 
 
 def estimator_df(n, estimator):

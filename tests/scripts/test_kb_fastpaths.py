@@ -288,3 +288,18 @@ def test_t_quantile_stops_halving_only_when_nothing_moves():
         for df in (1.0, 1.5, 2.7, 4.0, 10.0, 33.3, 117.25, 1e3, 5e5, 1e7, math.inf):
             got, want = stats.t_quantile.__wrapped__(p, df), _t_quantile_80_steps(p, df)
             assert got == want or (math.isnan(got) and math.isnan(want)), (p, df, got, want)
+
+
+def test_quartiles_are_numpys_percentiles():
+    """boot_se's quartiles: np.percentile's numbers to the last bit."""
+    rng = np.random.default_rng(7)
+    arrays = [rng.normal(size=n) for n in (2, 3, 4, 5, 7, 8, 9, 10, 11, 17, 100, 1999, 2000, 2001)]
+    arrays += [np.round(rng.normal(size=2000), 1), rng.lognormal(0, 3, 2000) * 1e-300, np.full(2000, -0.0),
+               np.array([1.0, 1.0 + 2 ** -52]), np.array([-1e308, 1e308, 0.5]), rng.normal(size=2000) * 1e300]
+    for b in arrays:
+        q1, q3 = np.percentile(b, [25, 75])
+        iqr = float(q3 - q1) / 1.349
+        want = iqr if iqr > 0 else float(np.std(b, ddof=1))
+        assert repr(stats.boot_se(b)) == repr(want)
+        if stats._NUMPY_LERP:       # what boot_se uses with this numpy
+            assert repr(stats.quartiles(b)) == repr([float(q1), float(q3)]), (len(b), q1, q3)
