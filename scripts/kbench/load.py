@@ -329,26 +329,38 @@ def _is_num(v):
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def iter_jsonl(path, warn, counter=None):
+# One decoder for every line: json.loads with a keyword argument builds a
+# new JSONDecoder per call, which took longer than parsing the line.
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+_NOT_PARSED = object()
+
+
+def _lines(f, path):
+    """The lines of an open file; InputError naming it when reading fails."""
+    try:
+        yield from f
+    except OSError as e:
+        raise InputError(f"{path}: cannot read: {e.strerror or e}") from None
+
+
+def iter_jsonl(path, warn, counter=None, wanted=None):
     """Yield (line_number, object, bad_line) for each JSON object line.
 
     Bad lines are reported through `warn` (file:line: why) and skipped;
     the caller reports lines it rejects itself with bad_line(lineno, why).
-    counter["bad"] ends up as the number of bad lines.
+    counter["bad"] ends up as the number of bad lines.  wanted: a
+    predicate on a line's text (before parsing); the lines it refuses are
+    neither parsed nor counted (a reader that needs only some lines).
     """
     if counter is None:
         counter = {}
     counter["bad"] = 0
     try:
-        data = Path(path).read_bytes()
+        f = open(path, "rb", buffering=1 << 16)
     except OSError as e:
         raise InputError(f"{path}: cannot read: {e.strerror or e}") from None
-    lines = data.split(b"\n")
-    truncated_last = not data.endswith(b"\n") and len(data) > 0
-    if data.endswith(b"\n"):
-        lines.pop()
     reported = 0
-    nlines = len(lines)
+    scan = _DECODER.scan_once
 
     def bad_line(lineno, why):
         nonlocal reported
@@ -357,26 +369,47 @@ def iter_jsonl(path, warn, counter=None):
             warn(f"{path}:{lineno}: {why}; line skipped")
             reported += 1
 
-    for i, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            bad_line(i, "not valid UTF-8")
-            continue
-        try:
-            obj = json.loads(text, parse_constant=_reject_constant)
-        except ValueError as e:
-            if i == nlines and truncated_last:
-                bad_line(i, "truncated last line (the writer was interrupted?)")
+    # Line by line through a buffer: reading a whole file of several MB at
+    # once costs more in fresh memory (page faults, in a VM) than the rest.
+    with f:
+        lines = _lines(f, path)
+        for i, raw in enumerate(lines, start=1):
+            truncated = not raw.endswith(b"\n")      # only the last line can lack it
+            if not truncated:
+                raw = raw[:-1]
+            if not raw.strip():
+                continue
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                bad_line(i, "not valid UTF-8")
+                continue
+            if wanted is not None and not wanted(text):
+                continue
+            # A line that is one JSON value from its first to its last character
+            # (the usual case): the decoder's scanner alone.  Anything else (a
+            # space around it, an error) goes through json.loads for its message.
+            obj = _NOT_PARSED
+            try:
+                obj, end = scan(text, 0)
+            except (StopIteration, ValueError):
+                pass
             else:
-                bad_line(i, f"invalid JSON: {getattr(e, 'msg', e)}")
-            continue
-        if not isinstance(obj, dict):
-            bad_line(i, f"expected a JSON object, found {_json_type(obj)}")
-            continue
-        yield i, obj, bad_line
+                if end != len(text):
+                    obj = _NOT_PARSED
+            if obj is _NOT_PARSED:
+                try:
+                    obj = json.loads(text, parse_constant=_reject_constant)
+                except ValueError as e:
+                    if truncated:
+                        bad_line(i, "truncated last line (the writer was interrupted?)")
+                    else:
+                        bad_line(i, f"invalid JSON: {getattr(e, 'msg', e)}")
+                    continue
+            if not isinstance(obj, dict):
+                bad_line(i, f"expected a JSON object, found {_json_type(obj)}")
+                continue
+            yield i, obj, bad_line
     bad = counter["bad"]
     if bad > reported:
         warn(f"{path}: {bad - reported} more bad lines skipped ({bad} in all)")
@@ -497,66 +530,102 @@ def _two_party(obj):
     return obj.get("partner_cpu") is not None or obj.get("placement") in ("same", "cross")
 
 
+_COUNTER_SET = frozenset(COUNTER_KEYS)
+
+
 def read_samples(path, run_id, warn):
-    """Cases of one samples.jsonl: {case name: Case}, and the bad-line count."""
+    """Cases of one samples.jsonl: {case name: Case}, and the bad-line count.
+
+    Every line gets the checks of case_identity, _sample_value, _disturbed
+    and blocked_share (written out here: a full run has over 10 000 lines), and a
+    case's identity is worked out once for the lines that name it alike."""
     cases = {}
     counter = {}
     schema_warned = False
+    identities = {}     # what case_identity reads of a line -> its answer (the good ones)
     for lineno, obj, bad_line in iter_jsonl(path, warn, counter):
-        schema = obj.get("schema", SUPPORTED_SCHEMA)
-        if _is_int(schema) and schema > SUPPORTED_SCHEMA and not schema_warned:
+        get = obj.get
+        schema = get("schema", SUPPORTED_SCHEMA)
+        if type(schema) is int and schema > SUPPORTED_SCHEMA and not schema_warned:
             warn(f"{path}:{lineno}: schema {schema} is newer than this script knows "
                  f"({SUPPORTED_SCHEMA}); reading the keys it knows")
             schema_warned = True
-        ident = case_identity(obj)
-        if isinstance(ident, str):
-            bad_line(lineno, ident)
-            continue
+        # Values that compare equal give case_identity the same answer when
+        # it accepts them (it reads them as strings or as "not a string").
+        ikey = (get("bench"), get("variant"), get("params", ""), get("placement", ""), get("case"),
+                get("partner_cpu") is not None)
+        try:
+            ident = identities.get(ikey)
+        except TypeError:       # an array or an object where a string belongs
+            ikey, ident = None, None
+        if ident is None:
+            ident = case_identity(obj)
+            if isinstance(ident, str):
+                bad_line(lineno, ident)
+                continue
+            if ikey is not None:
+                identities[ikey] = ident
         name, bench, variant, params, placement = ident
-        rep = obj.get("rep_idx")
-        if not _is_int(rep) or rep < 0:
+        rep = get("rep_idx")
+        if type(rep) is not int or rep < 0:     # JSON's integers are int, its booleans bool
             bad_line(lineno, f"'rep_idx' is {rep!r}, expected a non-negative integer")
             continue
-        value, err = _sample_value(obj)
-        if err:
-            bad_line(lineno, err)
-            continue
-        metric = obj["metric"]
+        metric = get("metric")
+        value = get("ns_per_op")
+        if not (metric == "latency" and type(value) is float and 0.0 < value < math.inf):
+            value, err = _sample_value(obj)
+            if err:
+                bad_line(lineno, err)
+                continue
+            metric = obj["metric"]
         c = cases.get(name)
         if c is None:
             c = cases[name] = Case(name, bench, variant, params, placement, metric)
         elif c.metric != metric:
             bad_line(lineno, f"case {name!r} was {c.metric} on earlier lines, {metric} here")
             continue
-        rid = obj.get("run_id")
+        rid = get("run_id")
         if not isinstance(rid, str) or not rid:
             rid = run_id
-        c.reps.setdefault((rid, rep), []).append(value)
-        if obj.get("control") is True:
+        key = (rid, rep)
+        c.reps.setdefault(key, []).append(value)
+        if get("control") is True:
             c.control = True
-        if _disturbed(obj):
-            c.disturbed.add((rid, rep))
-        b = blocked_share(obj)
-        if b is not None:
-            c.blocked.setdefault((rid, rep), []).append(b)
-        c.without.update(k for k, v in obj.items() if v == "unavailable")
-        t0 = obj.get("t_start_ns")
-        if _is_int(t0) and t0 >= 0:
-            prev = c.rep_start.get((rid, rep))
-            c.rep_start[(rid, rep)] = t0 if prev is None else min(prev, t0)
-        iters = obj.get("iters")
-        if _is_int(iters) and iters > 0 and metric == "latency":
-            for k in EVENT_KEYS:
-                v = obj.get(k)
-                if _is_int(v) and v > 0:
-                    c.per_event.setdefault(k, {}).setdefault((rid, rep), []).append(value * iters / v)
-        if _is_int(iters) and iters > 0:
-            for k in COUNTER_KEYS:
-                v = obj.get(k)
-                if v is None:       # no counters in this sample (the common case): no more checks
-                    continue
-                if _is_num(v) and math.isfinite(v) and v >= 0:
-                    c.counters.setdefault(k, {}).setdefault((rid, rep), []).append(v / iters)
+        el = get("elapsed_ns")
+        if (type(el) is int or type(el) is float) and el > 0:
+            # _disturbed and blocked_share: the same sums in the same order
+            lost = 0
+            v = get("run_delay_ns")
+            if (type(v) is int or type(v) is float) and v > 0:
+                lost = v
+            v = get("steal_ns")
+            if (type(v) is int or type(v) is float) and v > 0:
+                lost = lost + v
+            if lost > DISTURBED_SHARE * el:
+                c.disturbed.add(key)
+            ut, st = get("utime_ns"), get("stime_ns")
+            if (type(ut) is int or type(ut) is float) and (type(st) is int or type(st) is float):
+                c.blocked.setdefault(key, []).append(min(1.0, max(0.0, (el - ut - st - lost) / el)))
+        if "unavailable" in obj.values():
+            c.without.update(k for k, v in obj.items() if v == "unavailable")
+        t0 = get("t_start_ns")
+        if type(t0) is int and t0 >= 0:
+            prev = c.rep_start.get(key)
+            c.rep_start[key] = t0 if prev is None else min(prev, t0)
+        iters = get("iters")
+        if type(iters) is int and iters > 0:
+            if metric == "latency":
+                for k in EVENT_KEYS:
+                    v = get(k)
+                    if type(v) is int and v > 0:
+                        c.per_event.setdefault(k, {}).setdefault(key, []).append(value * iters / v)
+            if not _COUNTER_SET.isdisjoint(obj):    # no counters in this sample: the common case
+                for k in COUNTER_KEYS:
+                    v = get(k)
+                    if v is None:
+                        continue
+                    if _is_num(v) and math.isfinite(v) and v >= 0:
+                        c.counters.setdefault(k, {}).setdefault(key, []).append(v / iters)
     return cases, counter["bad"]
 
 

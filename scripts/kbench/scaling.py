@@ -41,6 +41,13 @@ def _int(v, lo=0):
     return isinstance(v, int) and not isinstance(v, bool) and v >= lo
 
 
+def _may_be_a_copy(line):
+    """Whether a line of samples.jsonl may be one copy's (it has a "copies"
+    key): the others are not parsed (a full run has over 10 000 lines, few or none
+    of them a scaling case's).  A key written with escapes has a backslash."""
+    return "copies" in line or "\\" in line
+
+
 def read_run(run):
     """The aggregate rate of every complete sample of the run's scaling cases."""
     key = str(run.path)
@@ -49,7 +56,7 @@ def read_run(run):
     parts = {}
     path = Path(run.path) / load.SAMPLES
     if path.exists():
-        for _, obj, _bad in load.iter_jsonl(path, lambda msg: None):
+        for _, obj, _bad in load.iter_jsonl(path, lambda msg: None, wanted=_may_be_a_copy):
             n, idx, iters, el = obj.get("copies"), obj.get("copy_idx"), obj.get("iters"), obj.get("elapsed_ns")
             case, rep, smp = obj.get("case"), obj.get("rep_idx"), obj.get("sample_idx")
             if not (_int(n, 1) and _int(idx) and idx < n and _int(iters, 1) and _int(el, 1) and _int(rep)
