@@ -174,23 +174,37 @@ def estimate(y, estimator=DEFAULT_ESTIMATOR, axis=-1):
 @functools.lru_cache(maxsize=4096)
 def t_quantile(p_two_sided, df):
     """t such that a two-sided test with df degrees of freedom has p
-    (memoised: the same levels and degrees of freedom recur)."""
+    (memoised: the same levels and degrees of freedom recur).
+
+    Newton's method on the two-sided p, whose slope is twice Student's
+    density, kept inside a bracket that halves whenever a step would leave
+    it: about 5 evaluations of the p instead of the 55 of halving alone."""
     if math.isinf(df) or df > 1e6:
         df = 1e6
+    if math.isnan(p_two_sided) or math.isnan(df) or df <= 0:
+        return math.nan
     lo, hi = 0.0, 1.0
     while t_two_sided_p(hi, df) > p_two_sided and hi < 1e6:
-        hi *= 2.0
-    for _ in range(80):
-        mid = (lo + hi) / 2.0
-        if t_two_sided_p(mid, df) > p_two_sided:
-            if mid == lo:
-                break       # lo and hi are neighbours: every step left would change nothing
-            lo = mid
+        lo, hi = hi, hi * 2.0
+    log_norm = math.lgamma((df + 1.0) / 2.0) - math.lgamma(df / 2.0) - 0.5 * math.log(df * math.pi)
+    t = (lo + hi) / 2.0
+    for _ in range(200):
+        diff = t_two_sided_p(t, df) - p_two_sided
+        if diff > 0:
+            lo = t
+        elif diff < 0:
+            hi = t
         else:
-            if mid == hi:
-                break
-            hi = mid
-    return (lo + hi) / 2.0
+            return t
+        slope = 2.0 * math.exp(log_norm - (df + 1.0) / 2.0 * math.log1p(t * t / df))
+        step = diff / slope if slope > 0 else math.inf
+        nxt = t + step
+        if not lo < nxt < hi:
+            nxt = (lo + hi) / 2.0       # the step leaves the bracket: halve it instead
+        if nxt == t or abs(nxt - t) <= 4.0 * math.ulp(t) or hi - lo <= 4.0 * math.ulp(hi):
+            return nxt
+        t = nxt
+    return t
 
 
 def one_way_p(y, units):

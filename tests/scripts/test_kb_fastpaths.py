@@ -283,11 +283,19 @@ def _t_quantile_80_steps(p_two_sided, df):
     return (lo + hi) / 2.0
 
 
-def test_t_quantile_stops_halving_only_when_nothing_moves():
+def test_t_quantile_by_newton_is_the_80_halvings_value():
+    """Newton's steps inside a bracket land where 80 halvings do, to a few
+    units in the last place (the p itself is good to about 1e-15)."""
     for p in (0.05, 0.4, 0.01, 0.5, 0.2, 1e-6, 0.999):
-        for df in (1.0, 1.5, 2.7, 4.0, 10.0, 33.3, 117.25, 1e3, 5e5, 1e7, math.inf):
+        for df in (0.5, 1.0, 1.5, 2.7, 4.0, 10.0, 33.3, 117.25, 1e3, 5e5, 1e7, math.inf):
             got, want = stats.t_quantile.__wrapped__(p, df), _t_quantile_80_steps(p, df)
-            assert got == want or (math.isnan(got) and math.isnan(want)), (p, df, got, want)
+            assert abs(got - want) <= 1e-13 * want, (p, df, got, want)
+    assert math.isnan(stats.t_quantile.__wrapped__(math.nan, 4.0))
+    assert math.isnan(stats.t_quantile.__wrapped__(0.05, 0.0))
+    # textbook values: t(0.975, 1) = 12.706, t(0.975, 10) = 2.228, t(0.995, 30) = 2.750
+    assert abs(stats.t_quantile(0.05, 1.0) - 12.7062) < 1e-4
+    assert abs(stats.t_quantile(0.05, 10.0) - 2.22814) < 1e-5
+    assert abs(stats.t_quantile(0.01, 30.0) - 2.74999) < 1e-5
 
 
 def test_quartiles_are_numpys_percentiles():
@@ -303,3 +311,70 @@ def test_quartiles_are_numpys_percentiles():
         assert repr(stats.boot_se(b)) == repr(want)
         if stats._NUMPY_LERP:       # what boot_se uses with this numpy
             assert repr(stats.quartiles(b)) == repr([float(q1), float(q3)]), (len(b), q1, q3)
+
+
+def _runs_state(runs):
+    return [(r.path, r.run_id, r.kernel, r.host, r.status, r.bad_lines, repr(r.invocations), repr(_state(r.cases)))
+            for r in runs]
+
+
+def test_runs_read_by_workers_are_the_runs_read_here(tmp_path, monkeypatch):
+    """load_runs with worker processes: the same runs, in the same order,
+    with the same warnings in the same order, as one by one in this
+    process; a damaged run is skipped alike."""
+    import shutil
+    src = HERE.parent / "data" / "runs" / "testhost"
+    for i, kdir in enumerate(sorted(src.iterdir()) * 3):
+        run_dir = next(kdir.iterdir())
+        dst = tmp_path / "h" / kdir.name / f"{run_dir.name}-{i}"
+        shutil.copytree(run_dir, dst)
+        samples = dst / "samples.jsonl"
+        if i == 1:      # damaged lines: warnings from inside a worker
+            samples.write_bytes(samples.read_bytes() + b"{not json\n[1]\n")
+        if i == 4:      # unusable meta.json: the run is skipped with a reason
+            (dst / "meta.json").write_text("[]")
+    dirs = [tmp_path / "h"]
+    monkeypatch.setenv("KBENCH_JOBS", "1")
+    w_here = load.Warnings()
+    here = load.load_runs(dirs, w_here)
+    monkeypatch.setenv("KBENCH_JOBS", "3")
+    monkeypatch.setattr(load, "_workers", lambda n: 3)
+    seen = []
+    real_pool = __import__("multiprocessing").get_context("fork").Pool
+
+    class CountingPool:
+        def __init__(self, n):
+            seen.append(n)
+            self.pool = real_pool(n)
+
+        def __enter__(self):
+            return self.pool.__enter__()
+
+        def __exit__(self, *exc):
+            return self.pool.__exit__(*exc)
+
+    class Ctx:
+        Pool = CountingPool
+    monkeypatch.setattr("multiprocessing.get_context", lambda how: Ctx)
+    w_workers = load.Warnings()
+    workers = load.load_runs(dirs, w_workers)
+    assert seen == [3]                      # the workers did read them
+    assert len(here) == 5 and len(workers) == 5
+    assert _runs_state(workers) == _runs_state(here)
+    assert w_workers.messages == w_here.messages
+    assert any("invalid JSON" in m for m in w_here.messages)
+    assert any("run skipped" in m for m in w_here.messages)
+
+
+def test_workers_only_from_a_few_runs_and_as_capped(monkeypatch):
+    monkeypatch.delenv("KBENCH_JOBS", raising=False)
+    monkeypatch.setattr(load.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    assert load._workers(load.PARALLEL_FROM - 1) == 1
+    assert load._workers(20) == 4
+    assert load._workers(5) == 4
+    monkeypatch.setenv("KBENCH_JOBS", "2")
+    assert load._workers(20) == 2
+    monkeypatch.setenv("KBENCH_JOBS", "1")
+    assert load._workers(20) == 1
+    monkeypatch.setenv("KBENCH_JOBS", "lots")      # not a number: ignored
+    assert load._workers(20) == 4
