@@ -502,8 +502,11 @@ def _pick_baseline(groups, spec):
         "no kernel found; there are: " + ", ".join(g.label for g in groups)))
 
 
-def _analyse(dirs, baseline_spec, opts):
-    """Runs -> (groups, baseline, tables, comparisons, warnings, machine shifts)."""
+def _analyse(dirs, baseline_spec, opts, series_args=None):
+    """Runs -> (groups, baseline, tables, comparisons, warnings, machine shifts,
+    the series or None).  series_args: the options of a series (--series,
+    --order): the groups in its order, the first one the baseline unless
+    --baseline says otherwise."""
     from . import compare, tables as tables_mod
     w = load.Warnings(_warn)
     runs = load.load_runs(dirs, w)
@@ -515,6 +518,14 @@ def _analyse(dirs, baseline_spec, opts):
             w(load.quick_note(g.label, len(g.runs))[len("note: "):])
     if not any(g.cases for g in groups):
         raise Failure("the runs found hold no usable samples")
+    series = None
+    if series_args is not None:
+        from . import series as series_mod
+        try:
+            ordered, left_out = series_mod.order_groups(groups, series_mod.parse_order(series_args.order))
+        except series_mod.OrderError as e:
+            raise UsageError(str(e)) from None
+        groups = ordered + left_out
     baseline = _pick_baseline(groups, baseline_spec)
     groups = [baseline] + [g for g in groups if g is not baseline]
     tabs = tables_mod.build_tables(groups)
@@ -527,7 +538,10 @@ def _analyse(dirs, baseline_spec, opts):
         shifts[g.key] = compare.compare_controls(sides[baseline.key], sides[g.key], opts)
         comparisons[g.key] = compare.compare_tables(sides[baseline.key], sides[g.key], tabs, baseline.key,
                                                     g.key, opts, shift=shifts[g.key])
-    return groups, baseline, tabs, comparisons, w.messages, shifts
+    if series_args is not None:
+        series = _series_of(ordered, series_args, opts, sides, tabs)
+        series.left_out = left_out
+    return groups, baseline, tabs, comparisons, w.messages, shifts, series
 
 
 def _formats(text):
@@ -580,7 +594,7 @@ def _plot(argv):
     _add_chart_options(ap)
     a = ap.parse_args(argv)
     dirs = a.dirs or [str(ROOT / "results")]
-    groups, baseline, _, comparisons, _, _ = _analyse(dirs, a.baseline, _options(a))
+    groups, baseline, _, comparisons, _, _, _ = _analyse(dirs, a.baseline, _options(a))
     bars, curves, strips = _make_plots(groups, baseline, comparisons, a.out, a.formats, not a.no_samples,
                                        a.estimator)
     from . import plot, scaling
@@ -606,16 +620,31 @@ def _report(argv):
     ap.add_argument("--out", default=str(ROOT / "results" / "index.html"), help="the page (default results/index.html)")
     ap.add_argument("--plots", default=None, metavar="DIR", help="also write the charts as files (--formats) to DIR "
                     "(default: none; the page does not need them)")
+    _add_series_options(ap)
+    ap.add_argument("--bisect", action="append", default=[], metavar="LOG",
+                    help="also show a bisection's steps from the log scripts/bisect-step wrote (repeatable)")
     _add_chart_options(ap)
     a = ap.parse_args(argv)
     dirs = a.dirs or [str(ROOT / "results")]
     opts = _options(a)
-    groups, baseline, tabs, comparisons, warnings, shifts = _analyse(dirs, a.baseline, opts)
+    from . import trends
+    bisect = []
+    for path in a.bisect:
+        try:
+            steps, bad = trends.read_bisect_log(path)
+        except OSError as e:
+            raise Failure(f"--bisect {path}: {e.strerror or e}") from None
+        if bad:
+            _warn(f"--bisect {path}: {bad} line(s) that are not a step, skipped")
+        bisect.append((path, steps))
+    groups, baseline, tabs, comparisons, warnings, shifts, series = _analyse(
+        dirs, a.baseline, opts, a if (a.series or a.order) else None)
     plots_dir = Path(a.plots) if a.plots else None
     bars, curves, strips = _make_plots(groups, baseline, comparisons, plots_dir, a.formats, not a.no_samples,
                                        opts.estimator)
     model = html.Model(groups=groups, baseline=baseline, tables=tabs, comparisons=comparisons, opts=opts,
                        bars=bars, strips=strips, curves=curves, warnings=warnings, shifts=shifts,
+                       series=series, bisect=bisect,
                        generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -632,9 +661,17 @@ def _report(argv):
         note = (f"; MACHINE SHIFT: the control cases ran {shift.change_text} (no verdicts)"
                 if shift is not None and shift.shifted else "")
         print(f"  {g.label}: {f} case(s) significantly faster, {s} significantly slower, of {len(rows)}{note}")
+    if series is not None:
+        print(f"series of {len(series.groups)} kernels: {len(series.changes)} change(s)"
+              + "".join(f"\n  {ch.case}: {_change_line(ch, series)}" for ch in series.changes[:10]))
     print(f"wrote {out} ({len(page.encode('utf-8')) / 1e6:.1f} MB, charts embedded)"
           + (f" and the charts in {plots_dir}" if plots_dir is not None else ""))
     return 0
+
+
+def _change_line(ch, res):
+    from . import series
+    return f"{series.change_words(ch, res)} at {res.label(ch.index)} (from {res.label(ch.index - 1)})"
 
 
 def report_main(argv=None):

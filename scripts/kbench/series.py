@@ -13,8 +13,9 @@ decide_pending`).
 
 A change is a step judged faster, slower or FAILED.  Whether it stayed is
 read from the kernel after it against the kernel before it (two steps
-apart, compared like a step but outside the series' adjustment: it is a
-second look at a step already found, not a search): judged the same way,
+apart, that case alone compared like a step, outside the series'
+adjustment: a second look at a step already found, not a search): judged
+the same way,
 it stayed; otherwise, when the next step went back, the two steps are one
 change that went back; otherwise it did not stay.  A change at the last
 kernel has no kernel after it to tell.
@@ -142,13 +143,21 @@ def analyse(groups, opts, sides=None, tabs=None, warn=None):
         steps.append(Step(groups[i - 1], groups[i], rows, cells, shift))
     if pending:
         compare.decide_pending(pending, opts)
-    stays = {}
+    shifts = {}
 
-    def stay(i):
-        # kernel i + 1 against kernel i - 1, the cases only, judged as a comparison of its own
-        if i not in stays:
-            stays[i] = {r.case: r.cmp for r in compare.compare_sides(sides[i - 1], sides[i + 1], opts)}
-        return stays[i]
+    def stay(i, case):
+        # kernel i + 1 against kernel i - 1, for this one case: a second look at a step already found
+        # (the search was adjusted over the series), judged on its own, with the controls of those two
+        if i not in shifts:
+            shifts[i] = compare.compare_controls(sides[i - 1], sides[i + 1], opts)
+        a, b = sides[i - 1], sides[i + 1]
+        c = a.cases.get(case) or b.cases.get(case)
+        cmp = compare.compare_series(a, b, case, a.series(case), b.series(case), opts)
+        sh = shifts[i]
+        stats.decide([cmp], min_effect=opts.min_effect, level=opts.level, adjust=opts.adjust,
+                     machine_shift=bool(sh and c is not None and sh.judged_out(compare.domain_of(c))))
+        compare.mark_failures([compare.Row(case, "", cmp.metric, cmp)], a, b)
+        return cmp
 
     changes = []
     taken = set()
@@ -159,7 +168,7 @@ def analyse(groups, opts, sides=None, tabs=None, warn=None):
                 continue
             ch = Change(r.case, r.category, r.metric, i, r.cmp, "unknown")
             if i + 1 < len(groups):
-                ch.stay_cmp = stay(i).get(r.case)
+                ch.stay_cmp = stay(i, r.case)
                 nxt = next((x.cmp for x in steps[si + 1].rows if x.case == r.case), None)
                 if _same_way(ch.stay_cmp, r.cmp):
                     ch.stayed = "yes"

@@ -4,6 +4,7 @@ statistics, all steps adjusted together, and where each case changed."""
 import csv
 import json
 import math
+import re
 
 import pytest
 
@@ -156,3 +157,37 @@ def test_kernel_value_interval_holds_the_run_level(flat):
     assert lo < v < hi and with_prior[0] == v
     assert with_prior[1] < lo and with_prior[2] > hi      # the prior's drift of a run widens it
     assert math.isnan(series.kernel_value(side, "x", None, compare.Options())[0])
+
+
+def test_page_where_it_changed_on_top_and_a_trend_per_cell(planted, tmp_path, capsys):
+    from kbench import tables
+    from kbench.cli import report_main
+    log = tmp_path / "bisect.jsonl"
+    log.write_text(json.dumps({"time": "2025-01-01T00:00:00Z", "commit": "0123456789abcdef0123", "subject": "mm: <x>",
+                               "kernel": "6.2.0-rc1", "verdict": "bad", "exit": 1, "ratio": 1.151, "ci_low": 1.1,
+                               "ci_high": 1.2, "reps": 10, "note": ""}) + "\nnot json\n")
+    page = tmp_path / "index.html"
+    rc = report_main([str(planted), "--series", "--out", str(page), "--no-samples", "--boot", "300",
+                      "--bisect", str(log)])
+    out, err = capsys.readouterr()
+    assert_clean_exit(rc, err, 0, f"--bisect {log}: 1 line(s) that are not a step, skipped")
+    assert "series of 5 kernels: 2 change(s)\n  lat_syscall stat: 1" in out
+    text = page.read_text()
+    heads = [h for h in ("id='series'", "id='trends'", "id='bisect'", "id='score'", "id='summary'") if h in text]
+    assert heads == ["id='series'", "id='trends'", "id='bisect'", "id='score'", "id='summary'"]
+    assert sorted(heads, key=text.index) == heads
+    changes = text[text.index("<table class='sort changes'>"):]
+    changes = changes[:changes.index("</table>")]
+    assert changes.count("<tr>") == 3                       # the head and two changes
+    assert "<td class='k'>h/6.3.0</td><td>h/6.2.0</td>" in changes and "went back at h/6.3.0" in changes
+    groups = load.group_runs(load.load_runs([planted], load.Warnings()))
+    cells = sum(1 for t in tables.build_tables(groups) for col in t.columns if any(col.cells.values()))
+    assert text.count("<svg class='trend'") == cells
+    marks = re.findall(r"fill='(#[0-9a-f]{6})'><title>([^<]*)</title>", text)
+    assert sorted((c, t.split(":")[0]) for c, t in marks if c != "#333") == [
+        ("#2b7bba", "h/6.3.0"), ("#f2711c", "h/6.2.0"), ("#f2711c", "h/6.3.0")]
+    bis = text[text.index("id='bisect'"):]
+    assert "<code>0123456789ab</code></td><td>mm: &lt;x&gt;</td><td>6.2.0-rc1</td><td class='s2'>bad</td>" in bis
+    assert "<td class='num'>1.151</td><td class='num'>1.100..1.200</td>" in bis
+    rc = report_main([str(planted), "--bisect", str(tmp_path / "none.jsonl"), "--out", str(page)])
+    assert_clean_exit(rc, capsys.readouterr()[1], 1, "none.jsonl: No such file or directory")
