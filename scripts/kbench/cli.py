@@ -319,6 +319,10 @@ def _compare(argv):
     a = ap.parse_args(argv)
     opts = _options(a)
     if a.series or a.order:
+        clash = [o for o, v in (("--changed", a.changed), ("--explain", a.explain),
+                                ("--fail-on-regression", a.fail_on_regression)) if v]
+        if clash:
+            raise UsageError(f"{', '.join(clash)}: not with --series (its changes are the series' own list)")
         return _compare_series(a, opts)
     if not a.others:
         raise UsageError("give an OTHER kernel to compare with BASE (or --series for a series of kernels)")

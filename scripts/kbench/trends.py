@@ -221,8 +221,9 @@ def bisect_section(logs):
     out = ["<h2 id='bisect'>Bisection</h2>",
            "<p class='note'>Each step of <code>git bisect run scripts/bisect-step</code>: the commit tested, the "
            "kernel it built, its verdict (good = closer to the good reference, bad = closer to the bad one, skip = "
-           "inconclusive after a retry with more reps, abort = a build or boot failure), the ratio of its cases to "
-           "the good reference (geometric mean over the cases) and that ratio's interval.</p>"]
+           "inconclusive after a retry with more reps, abort = a build or boot failure), and for the case that differs "
+           "most between the references, its ratio to the good reference with its interval; the note gives bad's "
+           "ratio to good and the midpoint the interval is judged against.</p>"]
     for path, steps in logs:
         out.append(f"<h3>{esc(path)}</h3><table class='bisect'><thead><tr>"
                    + "".join(f"<th>{esc(h)}</th>" for h in ("time", "commit", "subject", "kernel", "verdict", "exit",

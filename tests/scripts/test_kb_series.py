@@ -140,6 +140,8 @@ def test_compare_series_order_and_bad_input(flat, capsys):
     assert_clean_exit(rc, capsys.readouterr()[1], 2, "compare: --order '9.9' matches no kernel found")
     rc = summarize_main(["--series", str(flat / "h" / "6.1.0")])
     assert_clean_exit(rc, capsys.readouterr()[1], 1, "summarize: a series needs two kernels or more; found h/6.1.0")
+    rc = compare_main(["--series", "--explain", str(flat)])
+    assert_clean_exit(rc, capsys.readouterr()[1], 2, "--explain: not with --series")
     rc = compare_main([str(flat / "h" / "6.1.0")])
     assert_clean_exit(rc, capsys.readouterr()[1], 2, "give an OTHER kernel to compare with BASE")
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from test_vm_run import FAKE_QEMU, fake_image
+from test_vm_run import FAKE_QEMU, fake_image, fake_static  # noqa: F401  (fake_static: a fixture)
 
 ROOT = Path(__file__).resolve().parents[2]
 BISECT = ROOT / "scripts" / "bisect-step"
@@ -56,24 +56,15 @@ def kernel_repo(tmp_path):
     return repo, images, commits, env
 
 
-def static_suite(tmp_path):
-    d = tmp_path / "static"
-    for sub, name in (("bin", "kbench-run"), ("libexec", "kbench-exec-helper")):
-        (d / sub).mkdir(parents=True)
-        (d / sub / name).write_text("#!/bin/sh\n")
-        (d / sub / name).chmod(0o755)
-    return d
-
-
-def step_args(tmp_path, images, work):
+def step_args(static, images, work):
     return ["--only", CASES, "--reps", "5", "--build", f"cp {images}/$(cat choice).img out.img", "--image",
-            "out.img", "--work", str(work), "--vm-args", f"--static {static_suite(tmp_path)} --disk-mb 8"]
+            "out.img", "--work", str(work), "--vm-args", f"--static {static} --disk-mb 8"]
 
 
-def test_git_bisect_run_ends_on_the_planted_commit(tmp_path, kernel_repo):
+def test_git_bisect_run_ends_on_the_planted_commit(tmp_path, kernel_repo, fake_static):
     repo, images, commits, env = kernel_repo
     work = tmp_path / "work"
-    args = step_args(tmp_path, images, work)
+    args = step_args(fake_static, images, work)
     env = dict(env, KBENCH_VM_QEMU=str(FAKE_QEMU), FAKE_QEMU_MODE="fixture", FAKE_QEMU_LOG=str(tmp_path / "q.log"),
                FAKE_QEMU_CASES=CASES, FAKE_QEMU_SCALED=SLOW)
     for rev, which in ((commits[0], "good"), (commits[-1], "bad")):
@@ -102,12 +93,12 @@ def fixture_run_cmd(tmp_path, scale):
     run under $KBENCH_BISECT_OUT, lat_syscall stat times scale."""
     script = tmp_path / "measure.py"
     script.write_text(
-        "import os, random, sys\n"
+        "import os, pathlib, sys\n"
         f"sys.path.insert(0, {str(DATA)!r})\n"
         "import make_fixture as g\n"
         "cases = [c for c in g.suite_cases('small') if c['bench'] == 'lat_syscall' and c['variant'] in ('null', 'stat')]\n"
-        "n = len(os.listdir(os.environ['KBENCH_BISECT_OUT']))\n"
-        "g.make_run(os.environ['KBENCH_BISECT_OUT'], 'hw', 'k' + str(n), seed=random.randrange(1 << 30), reps=5,\n"
+        "n = sum(1 for _ in pathlib.Path(os.environ['KBENCH_BISECT_OUT']).rglob('meta.json'))\n"
+        "g.make_run(os.environ['KBENCH_BISECT_OUT'], 'hw', 'k', seed=100 * n + int(float(sys.argv[1]) * 1000), reps=5,\n"
         "           samples=3, cases=cases, scale={'stat$': float(sys.argv[1])}, failures=False)\n")
     return f"{sys.executable} {script} {scale}"
 
