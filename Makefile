@@ -232,6 +232,20 @@ vm-run:
 test-vm:
 	KBENCH_VM_TEST_KERNEL='$(VM_TEST_KERNEL)' $(PYTHON) -m pytest -q -rs -p no:cacheprovider tests/system/vm_check.py
 
+# ---- Find the commit ---------------------------------------------------------
+#   make bisect-step TREE=~/linux ONLY='^lat_syscall stat$$' [RECORD=good|bad] [ARGS=...]
+#                    one step of scripts/bisect-step in the kernel tree TREE: with
+#                    RECORD, measure its commit as the good or bad reference;
+#                    without, judge it against them.  For git bisect run, call
+#                    scripts/bisect-step itself: make turns every failure into
+#                    exit 2, which git would read as "bad".
+TREE   ?= .
+ONLY   ?=
+RECORD ?=
+.PHONY: bisect-step
+bisect-step:
+	$(PYTHON) scripts/bisect-step --tree '$(TREE)' --only '$(ONLY)' $(if $(RECORD),--record '$(RECORD)') $(ARGS)
+
 # Summary tables, charts (plots/) and results/index.html from every run under results/.
 report:
 	$(PYTHON) scripts/report

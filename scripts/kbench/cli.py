@@ -194,18 +194,29 @@ def _summarize(argv):
         "has every case with every figure."))
     ap.add_argument("dirs", nargs="+", metavar="DIR", help="run directory, kernel directory or any directory above runs")
     ap.add_argument("--csv", metavar="FILE", help="also write the summary as CSV ('-' for stdout)")
+    ap.add_argument("--json", metavar="FILE", help="with --series: the series (its steps and changes) as JSON "
+                    "('-' for stdout)")
     ap.add_argument("--per-run", action="store_true", help="one table per run instead of per kernel")
     ap.add_argument("--cases", action="store_true", help="also list every case (reps, value, spread, mde)")
     ap.add_argument("--estimator", choices=("low", "median"), default="low",
                     help="the headline over reps: low = Harrell-Davis 20th percentile of the reps' times "
                          "(default), median = median of the rep medians")
     ap.add_argument("--results", default=str(ROOT / "results"), help=argparse.SUPPRESS)
+    _add_series_options(ap)
     _add_history_options(ap)
     _add_prior_options(ap)
     a = ap.parse_args(argv)
     runs = load.load_runs([_resolve(d, a.results) for d in a.dirs], _warn)
     if not runs:
         raise Failure("no usable run found in " + ", ".join(a.dirs))
+    if a.series or a.order:
+        from .compare import Options
+        opts = Options(estimator=a.estimator, prior=_prior(a))
+        groups = load.drop_quick_groups(load.group_runs(runs, _warn), _warn)
+        opts.run_noise = _measured_run_noise(runs, a, opts)
+        return _print_series(groups, a, opts)
+    if a.json:
+        raise UsageError("--json goes with --series (a summary's figures are in --csv)")
     if a.per_run:
         groups = []
         for r in runs:
@@ -224,6 +235,41 @@ def _summarize(argv):
 def _quick_prefix(group):
     """The one-line note above the summary of quick runs ("" for full runs)."""
     return load.quick_note(group.label, len(group.runs)) + "\n" if group.quick else ""
+
+
+def _add_series_options(ap):
+    ap.add_argument("--series", action="store_true",
+                    help="a series: the kernels in release order (6.1 < 6.6-rc1 < 6.6 < 6.12), each compared "
+                         "with the one before it, and where each case changed (with --csv/--json: the changes)")
+    ap.add_argument("--order", metavar="K1,K2,...",
+                    help="the series in this order (kernels or HOST/KERNEL labels; the others are left out); "
+                         "implies --series")
+
+
+def _series_of(groups, a, opts, sides=None, tabs=None):
+    """The series of the groups (ordered by --order, else by release)."""
+    from . import series
+    try:
+        ordered, left_out = series.order_groups(groups, series.parse_order(a.order))
+    except series.OrderError as e:
+        raise UsageError(str(e)) from None
+    if len(ordered) < 2:
+        raise Failure("a series needs two kernels or more; found " + (", ".join(g.label for g in ordered)
+                                                                        or "none"))
+    if sides is not None:
+        sides = [sides[g.key] for g in ordered]
+    res = series.analyse(ordered, opts, sides=sides, tabs=tabs, warn=_warn)
+    res.left_out = left_out
+    return res
+
+
+def _print_series(groups, a, opts, sides=None):
+    from . import series
+    res = _series_of(groups, a, opts, sides)
+    print(series.format_series(res, opts))
+    _write_csv(a.csv, series.write_csv, res)
+    _write_csv(getattr(a, "json", None), series.write_json, res)
+    return 0
 
 
 def summarize_main(argv=None):
@@ -250,7 +296,7 @@ def _compare(argv):
         "kernel directory (its runs are pooled), HOST/KERNEL under --results, or a directory holding "
         "several kernels (each OTHER kernel is compared in turn)."))
     ap.add_argument("base", metavar="BASE")
-    ap.add_argument("others", nargs="+", metavar="OTHER")
+    ap.add_argument("others", nargs="*", metavar="OTHER")
     ap.add_argument("--changed", action="store_true", help="show only the significantly changed cases")
     ap.add_argument("--only", metavar="REGEX", help="compare only the cases whose name matches (a smaller "
                     "family of cases: the adjustment for their number is milder)")
@@ -267,10 +313,19 @@ def _compare(argv):
                          "to them, and the kernel event counts per operation that moved")
     ap.add_argument("--results", default=str(ROOT / "results"),
                     help="where HOST/KERNEL arguments are looked up (default: the repository's results/)")
+    _add_series_options(ap)
     _add_history_options(ap)
     _add_stats_options(ap)
     a = ap.parse_args(argv)
     opts = _options(a)
+    if a.series or a.order:
+        clash = [o for o, v in (("--changed", a.changed), ("--explain", a.explain),
+                                ("--fail-on-regression", a.fail_on_regression)) if v]
+        if clash:
+            raise UsageError(f"{', '.join(clash)}: not with --series (its changes are the series' own list)")
+        return _compare_series(a, opts)
+    if not a.others:
+        raise UsageError("give an OTHER kernel to compare with BASE (or --series for a series of kernels)")
     bases = _sides_of(a.base, a.results, "BASE")
     if len(bases) > 1:
         raise UsageError(f"BASE {a.base} holds runs of several kernels ("
@@ -318,6 +373,22 @@ def _compare(argv):
                   file=sys.stderr)
             return 1
     return 0
+
+
+def _compare_series(a, opts):
+    """compare --series: every kernel under BASE and the OTHERs, a series."""
+    from .compare import Side
+    runs = load.load_runs([_resolve(d, a.results) for d in [a.base] + a.others], _warn)
+    if not runs:
+        raise Failure("no usable run found in " + ", ".join([a.base] + a.others))
+    groups = load.drop_quick_groups(load.group_runs(runs, _warn), _warn)
+    sides = {g.key: Side.from_group(g) for g in groups}
+    only = _regex(a.only)
+    if only is not None:
+        for x in list(groups) + list(sides.values()):
+            x.cases = {k: v for k, v in x.cases.items() if v.control or only.search(k)}
+    opts.run_noise = _run_noise(list(sides.values()), a, opts)
+    return _print_series(groups, a, opts, sides)
 
 
 def _add_history_options(ap):
@@ -435,8 +506,11 @@ def _pick_baseline(groups, spec):
         "no kernel found; there are: " + ", ".join(g.label for g in groups)))
 
 
-def _analyse(dirs, baseline_spec, opts):
-    """Runs -> (groups, baseline, tables, comparisons, warnings, machine shifts)."""
+def _analyse(dirs, baseline_spec, opts, series_args=None):
+    """Runs -> (groups, baseline, tables, comparisons, warnings, machine shifts,
+    the series or None).  series_args: the options of a series (--series,
+    --order): the groups in its order, the first one the baseline unless
+    --baseline says otherwise."""
     from . import compare, tables as tables_mod
     w = load.Warnings(_warn)
     runs = load.load_runs(dirs, w)
@@ -448,6 +522,14 @@ def _analyse(dirs, baseline_spec, opts):
             w(load.quick_note(g.label, len(g.runs))[len("note: "):])
     if not any(g.cases for g in groups):
         raise Failure("the runs found hold no usable samples")
+    series = None
+    if series_args is not None:
+        from . import series as series_mod
+        try:
+            ordered, left_out = series_mod.order_groups(groups, series_mod.parse_order(series_args.order))
+        except series_mod.OrderError as e:
+            raise UsageError(str(e)) from None
+        groups = ordered + left_out
     baseline = _pick_baseline(groups, baseline_spec)
     groups = [baseline] + [g for g in groups if g is not baseline]
     tabs = tables_mod.build_tables(groups)
@@ -460,7 +542,10 @@ def _analyse(dirs, baseline_spec, opts):
         shifts[g.key] = compare.compare_controls(sides[baseline.key], sides[g.key], opts)
         comparisons[g.key] = compare.compare_tables(sides[baseline.key], sides[g.key], tabs, baseline.key,
                                                     g.key, opts, shift=shifts[g.key])
-    return groups, baseline, tabs, comparisons, w.messages, shifts
+    if series_args is not None:
+        series = _series_of(ordered, series_args, opts, sides, tabs)
+        series.left_out = left_out
+    return groups, baseline, tabs, comparisons, w.messages, shifts, series
 
 
 def _formats(text):
@@ -513,7 +598,7 @@ def _plot(argv):
     _add_chart_options(ap)
     a = ap.parse_args(argv)
     dirs = a.dirs or [str(ROOT / "results")]
-    groups, baseline, _, comparisons, _, _ = _analyse(dirs, a.baseline, _options(a))
+    groups, baseline, _, comparisons, _, _, _ = _analyse(dirs, a.baseline, _options(a))
     bars, curves, strips = _make_plots(groups, baseline, comparisons, a.out, a.formats, not a.no_samples,
                                        a.estimator)
     from . import plot, scaling
@@ -539,16 +624,31 @@ def _report(argv):
     ap.add_argument("--out", default=str(ROOT / "results" / "index.html"), help="the page (default results/index.html)")
     ap.add_argument("--plots", default=None, metavar="DIR", help="also write the charts as files (--formats) to DIR "
                     "(default: none; the page does not need them)")
+    _add_series_options(ap)
+    ap.add_argument("--bisect", action="append", default=[], metavar="LOG",
+                    help="also show a bisection's steps from the log scripts/bisect-step wrote (repeatable)")
     _add_chart_options(ap)
     a = ap.parse_args(argv)
     dirs = a.dirs or [str(ROOT / "results")]
     opts = _options(a)
-    groups, baseline, tabs, comparisons, warnings, shifts = _analyse(dirs, a.baseline, opts)
+    from . import trends
+    bisect = []
+    for path in a.bisect:
+        try:
+            steps, bad = trends.read_bisect_log(path)
+        except OSError as e:
+            raise Failure(f"--bisect {path}: {e.strerror or e}") from None
+        if bad:
+            _warn(f"--bisect {path}: {bad} line(s) that are not a step, skipped")
+        bisect.append((path, steps))
+    groups, baseline, tabs, comparisons, warnings, shifts, series = _analyse(
+        dirs, a.baseline, opts, a if (a.series or a.order) else None)
     plots_dir = Path(a.plots) if a.plots else None
     bars, curves, strips = _make_plots(groups, baseline, comparisons, plots_dir, a.formats, not a.no_samples,
                                        opts.estimator)
     model = html.Model(groups=groups, baseline=baseline, tables=tabs, comparisons=comparisons, opts=opts,
                        bars=bars, strips=strips, curves=curves, warnings=warnings, shifts=shifts,
+                       series=series, bisect=bisect,
                        generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -565,9 +665,17 @@ def _report(argv):
         note = (f"; MACHINE SHIFT: the control cases ran {shift.change_text} (no verdicts)"
                 if shift is not None and shift.shifted else "")
         print(f"  {g.label}: {f} case(s) significantly faster, {s} significantly slower, of {len(rows)}{note}")
+    if series is not None:
+        print(f"series of {len(series.groups)} kernels: {len(series.changes)} change(s)"
+              + "".join(f"\n  {ch.case}: {_change_line(ch, series)}" for ch in series.changes[:10]))
     print(f"wrote {out} ({len(page.encode('utf-8')) / 1e6:.1f} MB, charts embedded)"
           + (f" and the charts in {plots_dir}" if plots_dir is not None else ""))
     return 0
+
+
+def _change_line(ch, res):
+    from . import series
+    return f"{series.change_words(ch, res)} at {res.label(ch.index)} (from {res.label(ch.index - 1)})"
 
 
 def report_main(argv=None):

@@ -365,7 +365,7 @@ def family_of(name, primary, how):
     return stats.PRIMARY if how == "two" else f"{stats.PRIMARY}: {title}"
 
 
-def compare_sides(base, other, opts=None, extra=None, shift=None, extra_cases=None):
+def compare_sides(base, other, opts=None, extra=None, shift=None, extra_cases=None, pending=None):
     """One Row per (non-control) case present on either side, in category
     order.
 
@@ -379,6 +379,9 @@ def compare_sides(base, other, opts=None, extra=None, shift=None, extra_cases=No
     the cases behind each summary table (and its extra cells) are a family
     of their own, every other case another; "two", the cases behind all the
     tables one family, the others another; "one", all together.
+    pending: a list: the verdicts are left to `decide_pending` over every
+    comparison appended to it (a series adjusts all its steps together);
+    what this comparison needs decided is appended instead.
     """
     opts = opts or Options()
     if shift is None:
@@ -409,13 +412,35 @@ def compare_sides(base, other, opts=None, extra=None, shift=None, extra_cases=No
         primary = primary_names(base, other)
         families = [family_of(r.case, primary, opts.families) for r in rows] + \
             [family_of(key, primary, opts.families) for key, _, _ in extra]
-    stats.decide([r.cmp for r in rows] + extra_cmps, min_effect=opts.min_effect, level=opts.level,
-                 adjust=opts.adjust, machine_shift=[bool(shift and shift.judged_out(d)) for d in domains],
-                 families=families)
-    mark_failures(rows, base, other)
+    judged = [r.cmp for r in rows] + extra_cmps
+    shifted = [bool(shift and shift.judged_out(d)) for d in domains]
+    if pending is not None:
+        pending.append((judged, shifted, families, lambda: mark_failures(rows, base, other)))
+    else:
+        stats.decide(judged, min_effect=opts.min_effect, level=opts.level, adjust=opts.adjust,
+                     machine_shift=shifted, families=families)
+        mark_failures(rows, base, other)
     if not with_extra:
         return rows
     return rows, extra_cmps
+
+
+def decide_pending(pending, opts):
+    """The verdicts of comparisons made with `pending`: one stats.decide
+    over all of them, each family (a summary table's cases, the other
+    cases) adjusted for its cases in every comparison together, then the
+    failures marked.  A series of N kernels makes N - 1 comparisons: so
+    many more chances of a false step, which the adjustment counts."""
+    cmps, shifted, families = [], [], []
+    for judged, sh, fams, _ in pending:
+        cmps += judged
+        shifted += sh
+        families += fams if fams is not None else [""] * len(judged)
+    stats.decide(cmps, min_effect=opts.min_effect, level=opts.level, adjust=opts.adjust, machine_shift=shifted,
+                 families=families)
+    for _, _, _, after in pending:
+        after()
+    pending.clear()
 
 
 def mark_failures(rows, base, other):
@@ -462,7 +487,7 @@ def _category_of_name(name, base, other):
     return decl.OTHER
 
 
-def compare_tables(base, other, tables, base_key, other_key, opts=None, shift=None):
+def compare_tables(base, other, tables, base_key, other_key, opts=None, shift=None, pending=None):
     """Compare two kernels' cases and summary-table cells together.
 
     Returns (rows, {(table index, column index): Comparison}).  A cell that
@@ -488,7 +513,7 @@ def compare_tables(base, other, tables, base_key, other_key, opts=None, shift=No
             extra.append((key, a.series() if a is not None else None, b.series() if b is not None else None))
             extra_cases[key] = [c.name for cell in (a, b) if cell is not None for c in cell.cases]
             where.append((ti, ci, ("extra", len(extra) - 1)))
-    rows, extra_cmps = compare_sides(base, other, opts, extra, shift, extra_cases)
+    rows, extra_cmps = compare_sides(base, other, opts, extra, shift, extra_cases, pending)
     by_case = {r.case: r.cmp for r in rows}
     cells = {}
     for ti, ci, (kind, ref) in where:

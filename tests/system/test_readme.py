@@ -52,7 +52,7 @@ def test_driver_option_table_is_the_help(readme, driver):
 
 def test_every_option_in_the_readme_exists(readme, bin_dir, driver, root):
     known = _opts(_help([str(bin_dir / "lat_syscall")])) | _opts(_help([str(driver)]))
-    for script in ("summarize", "compare", "plot", "report", "vm-run", "drift-prior"):
+    for script in ("summarize", "compare", "plot", "report", "vm-run", "drift-prior", "bisect-step"):
         known |= _opts(_help([sys.executable, str(root / "scripts" / script)]))
     # the test suite's own pytest options (tests/conftest.py)
     known |= set(re.findall(r'addoption\("(--[a-z][a-z0-9-]*)"', (root / "tests" / "conftest.py").read_text()))

@@ -1,0 +1,395 @@
+"""A series of kernels: each compared with the one before it, and where
+each case changed.
+
+The kernels are put in release order (`version_key`: 6.1 < 6.1.5 <
+6.6-rc1 < 6.6-rc7 < 6.6 < 6.12, the label after the version) or in the
+order the user gives.  Each kernel is compared with the one before it
+with compare's own statistics (the run level with its drift prior, the
+control cases' machine check, the adjustment's families); a series of N
+kernels makes N - 1 such steps, N - 1 times the chances of a false step,
+so every family is adjusted over all the steps together (one
+Benjamini-Hochberg pass over a table's cases at every step: `compare.
+decide_pending`).
+
+A change is a step judged faster, slower or FAILED.  Whether it stayed is
+read from the kernel after it against the kernel before it (two steps
+apart, that case alone compared like a step, outside the series'
+adjustment: a second look at a step already found, not a search): judged
+the same way,
+it stayed; otherwise, when the next step went back, the two steps are one
+change that went back; otherwise it did not stay.  A change at the last
+kernel has no kernel after it to tell.
+"""
+import csv
+import json
+import math
+import re
+from dataclasses import dataclass, field
+
+from . import compare, stats, tables as tables_mod
+from .decl import natural_key
+
+_VERSION = re.compile(r"(\d+(?:\.\d+)*)")
+_RC = re.compile(r"[-.~_]?rc(\d+)")
+
+
+def version_key(kernel):
+    """Sort key of a kernel's release in release order: the dotted version
+    (6.6 = 6.6.0), a release candidate before its release (6.6-rc1 <
+    6.6-rc7 < 6.6), then the rest of the name (a label, a Debian ABI
+    number) in natural order; names without a version after every
+    versioned one."""
+    text = str(kernel)
+    m = _VERSION.match(text)
+    if not m:
+        return (1, (), (1, 0), natural_key(text))
+    nums = tuple(int(x) for x in m.group(1).split("."))
+    nums += (0,) * max(0, 3 - len(nums))
+    rest = text[m.end():]
+    rc = _RC.match(rest)
+    if rc:
+        return (0, nums, (0, int(rc.group(1))), natural_key(rest[rc.end():]))
+    return (0, nums, (1, 0), natural_key(rest))
+
+
+class OrderError(Exception):
+    """--order names a kernel that is not there, or several."""
+
+
+def order_groups(groups, order=None):
+    """(the groups of the series in order, the groups left out): by release
+    (`version_key`, then host), or the kernels `order` names, in its order
+    (each name a label HOST/KERNEL, a kernel, or the unique label ending in
+    /NAME or kernel starting with NAME); the others are left out."""
+    if not order:
+        return sorted(groups, key=lambda g: (version_key(g.kernel), natural_key(g.host))), []
+    chosen = []
+    for name in order:
+        hits = [g for g in groups if name in (g.label, g.kernel) or name.strip("/") == g.label]
+        if not hits:
+            hits = [g for g in groups if g.label.endswith("/" + name) or g.kernel.startswith(name)]
+        if len(hits) != 1:
+            raise OrderError(f"--order {name!r} matches " + (
+                "several kernels: " + ", ".join(g.label for g in hits) if hits else
+                "no kernel found; there are: " + ", ".join(g.label for g in groups)))
+        if hits[0] in chosen:
+            raise OrderError(f"--order names {hits[0].label} twice")
+        chosen.append(hits[0])
+    return chosen, [g for g in groups if g not in chosen]
+
+
+def parse_order(text):
+    return [t.strip() for t in (text or "").split(",") if t.strip()]
+
+
+@dataclass
+class Step:
+    """One kernel against the one before it."""
+    base: object          # load.Group
+    other: object
+    rows: list            # compare.Row per case
+    cells: dict           # (table index, column index) -> stats.Comparison
+    shift: object         # compare.MachineShift or None
+
+
+@dataclass
+class Change:
+    """A case that changed at one step of the series."""
+    case: str
+    category: str
+    metric: str
+    index: int            # the kernel where it changed (its index in the series)
+    cmp: object           # the step's stats.Comparison
+    stayed: str           # "yes", "no", "back" (the next step went back), "unknown" (the last kernel)
+    stay_cmp: object = None   # the kernel after against the kernel before (None at the last kernel)
+    back: object = None       # the step that went back (stats.Comparison), with stayed "back"
+
+    @property
+    def size(self):
+        r = self.cmp.ratio
+        return abs(math.log(r)) if r and r > 0 and not math.isnan(r) else math.inf
+
+
+@dataclass
+class Result:
+    groups: list          # load.Group in series order
+    sides: list           # compare.Side per group
+    tables: list          # tables.Table
+    steps: list           # Step per kernel after the first
+    changes: list         # Change, largest first
+    left_out: list = field(default_factory=list)
+    opts: object = None
+
+    def label(self, i):
+        return self.groups[i].label
+
+
+def analyse(groups, opts, sides=None, tabs=None, warn=None):
+    """The series of these groups (already in order): every step compared
+    and judged together, the changes found, each with whether it stayed.
+    sides/tabs: the compare.Side per group and the summary tables when the
+    caller has them (the page: one bootstrap of each side for both)."""
+    if sides is None:
+        sides = [compare.Side.from_group(g, warn) for g in groups]
+    if tabs is None:
+        tabs = tables_mod.build_tables(groups)
+    pending = []
+    steps = []
+    for i in range(1, len(groups)):
+        a, b = sides[i - 1], sides[i]
+        shift = compare.compare_controls(a, b, opts)
+        rows, cells = compare.compare_tables(a, b, tabs, groups[i - 1].key, groups[i].key, opts, shift=shift,
+                                             pending=pending)
+        steps.append(Step(groups[i - 1], groups[i], rows, cells, shift))
+    if pending:
+        compare.decide_pending(pending, opts)
+    shifts = {}
+
+    def stay(i, case):
+        # kernel i + 1 against kernel i - 1, for this one case: a second look at a step already found
+        # (the search was adjusted over the series), judged on its own, with the controls of those two
+        if i not in shifts:
+            shifts[i] = compare.compare_controls(sides[i - 1], sides[i + 1], opts)
+        a, b = sides[i - 1], sides[i + 1]
+        c = a.cases.get(case) or b.cases.get(case)
+        cmp = compare.compare_series(a, b, case, a.series(case), b.series(case), opts)
+        sh = shifts[i]
+        stats.decide([cmp], min_effect=opts.min_effect, level=opts.level, adjust=opts.adjust,
+                     machine_shift=bool(sh and c is not None and sh.judged_out(compare.domain_of(c))))
+        compare.mark_failures([compare.Row(case, "", cmp.metric, cmp)], a, b)
+        return cmp
+
+    changes = []
+    taken = set()
+    for si, st in enumerate(steps):
+        i = si + 1
+        for r in st.rows:
+            if (r.case, i) in taken or not r.cmp.flagged:
+                continue
+            ch = Change(r.case, r.category, r.metric, i, r.cmp, "unknown")
+            if i + 1 < len(groups):
+                ch.stay_cmp = stay(i, r.case)
+                nxt = next((x.cmp for x in steps[si + 1].rows if x.case == r.case), None)
+                if _same_way(ch.stay_cmp, r.cmp):
+                    ch.stayed = "yes"
+                elif nxt is not None and _went_back(r.cmp, nxt):
+                    ch.stayed, ch.back = "back", nxt
+                    taken.add((r.case, i + 1))
+                else:
+                    ch.stayed = "no"
+            changes.append(ch)
+    changes.sort(key=lambda c: (c.cmp.verdict != stats.FAILED, -c.size, c.index, c.case))
+    return Result(list(groups), list(sides), tabs, steps, changes, opts=opts)
+
+
+def _direction(cmp):
+    if cmp is None:
+        return 0
+    if cmp.verdict == stats.FAILED:
+        return -2
+    if cmp.verdict == stats.SLOWER:
+        return -1
+    if cmp.verdict == stats.FASTER:
+        return 1
+    return 0
+
+
+def _same_way(stay_cmp, cmp):
+    d = _direction(stay_cmp)
+    return d != 0 and (d == _direction(cmp) or (cmp.verdict == stats.FAILED and stay_cmp.verdict == stats.FAILED))
+
+
+def _went_back(cmp, nxt):
+    """The next step undid this one: judged the other way (a failure that
+    works again is FAILED on the next step's base)."""
+    if cmp.verdict == stats.FAILED:
+        return False
+    d = _direction(nxt)
+    return d in (-1, 1) and d == -_direction(cmp)
+
+
+# ------------------------------------------------------------ words
+
+
+def change_words(ch, result):
+    """'15.0% slower' (or the failure) of a change."""
+    if ch.cmp.verdict == stats.FAILED:
+        return f"FAILED {ch.cmp.failure}".strip()
+    return ch.cmp.change_text
+
+
+def stayed_words(ch, result):
+    """Whether a change stayed, in words."""
+    if ch.stayed == "unknown":
+        return "not known: the last kernel of the series"
+    after, before = result.label(ch.index + 1), result.label(ch.index - 1)
+    s = ch.stay_cmp
+    told = (f"{after} against {before}: {s.change_text if s.comparable else s.verdict}"
+            + (f", {s.ci_text}" if s.comparable and s.ci_text != "-" else "")) if s is not None else \
+        f"{after}: not measured"
+    if ch.stayed == "yes":
+        return f"stayed ({told})"
+    if ch.stayed == "back":
+        return f"went back at {after} ({ch.back.change_text}); {told}"
+    return f"did not stay ({told}, {s.verdict if s is not None else 'missing'})"
+
+
+def _ratio_text(cmp):
+    return "-" if math.isnan(cmp.ratio) else f"{cmp.ratio:.3f}"
+
+
+def adjustment_lines(result, opts):
+    """How the series was judged: the steps adjusted together."""
+    n = len(result.steps)
+    rows = [r for st in result.steps for r in st.rows]
+    live = [r for r in rows if not math.isnan(r.cmp.q)]
+    fams = {}
+    for r in live:
+        fams[r.cmp.family] = fams.get(r.cmp.family, 0) + 1
+    how = (f"adjusted within {len(fams)} families (each summary table's cases, the other cases)" if len(fams) > 1
+           else "adjusted for every case")
+    if not opts.adjust:
+        how = "each case judged on its own (--no-adjust)"
+    return [f"Each kernel is compared with the one before it, with compare's statistics; the {n} step(s) are "
+            f"judged together ({len(live)} tests), {how} over all the steps at once, so that the {n} chances "
+            f"of a false step do not add up. Faster/slower = p < {1 - opts.level:.2g} after that and a change of "
+            f"at least {opts.min_effect * 100:g}%. Stayed = the kernel after the change against the kernel before "
+            f"it changed the same way."]
+
+
+def format_series(result, opts):
+    """The terminal text of a series."""
+    from .text import table
+    out = []
+    names = " < ".join(g.label for g in result.groups) if not result.left_out else \
+        " , ".join(g.label for g in result.groups)
+    out.append(f"Series of {len(result.groups)} kernels: {names}")
+    if result.left_out:
+        out.append("Left out (not in --order): " + ", ".join(g.label for g in result.left_out))
+    if len(result.groups) < 2:
+        out.append("A series needs two kernels or more: nothing to compare.")
+        return "\n".join(out)
+    out += adjustment_lines(result, opts)
+    noise = compare.noise_of(result.sides[0], result.sides[-1], opts)
+    kind, text = compare.run_level_source(noise)
+    out.append(f"Run level ({kind}): {text}.")
+    for st in result.steps:
+        if st.shift is not None and st.shift.shifted:
+            out.append(f"WARNING: MACHINE SHIFT between {st.base.label} and {st.other.label}: the control cases "
+                       f"ran {st.shift.change_text}; no case is called faster or slower at that step.")
+        elif st.shift is not None and st.shift.memory_shifted:
+            out.append(f"WARNING: MEMORY SHIFT between {st.base.label} and {st.other.label}: the memory-bound "
+                       f"cases are not judged at that step.")
+    out.append("")
+    out.append("== Steps")
+    srows = []
+    for st in result.steps:
+        counts = {}
+        for r in st.rows:
+            counts[r.cmp.verdict] = counts.get(r.cmp.verdict, 0) + 1
+        srows.append([st.base.label, st.other.label, str(counts.get(stats.SLOWER, 0)),
+                      str(counts.get(stats.FASTER, 0)), str(counts.get(stats.FAILED, 0)),
+                      str(counts.get(stats.SAME, 0)), str(counts.get(stats.INCONCLUSIVE, 0)),
+                      str(counts.get(stats.MACHINE, 0))])
+    out.append(table(["from", "to", "slower", "faster", "failed", "same", "inconclusive", "not judged"], srows,
+                     right={2, 3, 4, 5, 6, 7}))
+    out.append("")
+    if not result.changes:
+        out.append("Where it changed: nowhere. No case changed significantly at any step.")
+        return "\n".join(out)
+    out.append(f"== Where it changed ({len(result.changes)} change(s), largest first)")
+    rows = []
+    for ch in result.changes:
+        rows.append([ch.case, result.label(ch.index), result.label(ch.index - 1), change_words(ch, result),
+                     _ratio_text(ch.cmp), ch.cmp.ci_text, stayed_words(ch, result)])
+    out.append(table(["case", "changed at", "from", "change", "ratio", f"{opts.level * 100:.0f}% CI", "stayed?"],
+                     rows, right={4}))
+    return "\n".join(out)
+
+
+CSV_FIELDS = ["case", "category", "metric", "kernel", "previous", "position", "change", "change_pct", "ratio",
+              "ci_low", "ci_high", "p_adjusted", "verdict", "family", "stayed", "after", "after_change_pct",
+              "after_ratio", "after_ci_low", "after_ci_high", "after_verdict", "back_change_pct"]
+
+
+def change_rows(result):
+    """One dict per change, the CSV's fields (numbers as numbers, None for none)."""
+    for ch in result.changes:
+        c, s = ch.cmp, ch.stay_cmp
+        yield {
+            "case": ch.case, "category": ch.category, "metric": ch.metric, "kernel": result.label(ch.index),
+            "previous": result.label(ch.index - 1), "position": ch.index, "change": change_words(ch, result),
+            "change_pct": _num(c.change), "ratio": _num(c.ratio), "ci_low": _num(c.lo), "ci_high": _num(c.hi),
+            "p_adjusted": _num(c.q), "verdict": c.verdict, "family": c.family, "stayed": ch.stayed,
+            "after": result.label(ch.index + 1) if ch.index + 1 < len(result.groups) else None,
+            "after_change_pct": _num(s.change) if s is not None else None,
+            "after_ratio": _num(s.ratio) if s is not None else None,
+            "after_ci_low": _num(s.lo) if s is not None else None,
+            "after_ci_high": _num(s.hi) if s is not None else None,
+            "after_verdict": s.verdict if s is not None else None,
+            "back_change_pct": _num(ch.back.change) if ch.back is not None else None,
+        }
+
+
+def _num(v):
+    return None if v is None or (isinstance(v, float) and (math.isnan(v) or math.isinf(v))) else v
+
+
+def write_csv(result, f):
+    w = csv.DictWriter(f, fieldnames=CSV_FIELDS)
+    w.writeheader()
+    for row in change_rows(result):
+        w.writerow({k: ("" if v is None else f"{v:.6g}" if isinstance(v, float) else v) for k, v in row.items()})
+
+
+def write_json(result, f):
+    doc = {
+        "kernels": [g.label for g in result.groups],
+        "left_out": [g.label for g in result.left_out],
+        "steps": [{"from": st.base.label, "to": st.other.label,
+                   "machine_shift": bool(st.shift and st.shift.shifted),
+                   "memory_shift": bool(st.shift and st.shift.memory_shifted),
+                   "verdicts": _counts(st.rows)} for st in result.steps],
+        "changes": list(change_rows(result)),
+    }
+    json.dump(doc, f, indent=1, ensure_ascii=False)
+    f.write("\n")
+
+
+def _counts(rows):
+    out = {}
+    for r in rows:
+        out[r.cmp.verdict] = out.get(r.cmp.verdict, 0) + 1
+    return out
+
+
+# ------------------------------------------------------------ values per kernel (the trend charts)
+
+
+def kernel_value(side, key, series, opts):
+    """(value, low, high) of one kernel's quantity: its estimate and an
+    interval that holds its reps' noise and, with a run level, the drift of
+    a run (the prior's or the host's, for the side's number of runs), as a
+    comparison's does; nan where it cannot be told."""
+    nan = math.nan
+    if series is None or not series.n_reps:
+        return nan, nan, nan
+    series.estimator = opts.estimator
+    v = series.headline()
+    if series.n_reps < 2:
+        return v, nan, nan
+    e = side.estimate(key, series, opts)
+    if math.isnan(e.se):
+        return v, nan, nan
+    var, df = e.se ** 2, e.df
+    noise = compare.noise_of(side, side, opts)
+    got = noise.tau2(key, e.se ** 2) if noise else None
+    if got is not None and got[0] > 0:
+        vr = got[0] / max(e.runs, 1)
+        total = var + vr
+        den = (var * var / df if var > 0 else 0.0) + vr * vr / got[1]
+        var, df = total, (total * total / den if den > 0 else math.inf)
+    t = stats.t_quantile(1.0 - opts.level, df)
+    lo = stats.from_log_time(e.theta - t * math.sqrt(var), series.metric)
+    hi = stats.from_log_time(e.theta + t * math.sqrt(var), series.metric)
+    return v, min(lo, hi), max(lo, hi)
