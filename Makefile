@@ -69,6 +69,8 @@ BENCH_BIN   := $(patsubst src/bench/%.cpp,$(BUILD)/bin/%,$(BENCH_SRC))
 DRIVER_SRC  := $(wildcard src/driver/*.cpp)
 DRIVER_OBJ  := $(patsubst src/%.cpp,$(BUILD)/obj/%.o,$(DRIVER_SRC))
 DRIVER_BIN  := $(if $(DRIVER_SRC),$(BUILD)/bin/kbench-run)
+# the driver without its main(): the unit tests (its plan) and the fuzz replays link it
+DRIVER_LIB  := $(BUILD)/lib/libkbench-driver.a
 HELPER_BIN  := $(BUILD)/libexec/kbench-exec-helper
 UNIT_SRC    := $(wildcard tests/harness/unit/*.cpp)
 UNIT_OBJ    := $(patsubst tests/%.cpp,$(BUILD)/obj/tests/%.o,$(UNIT_SRC))
@@ -121,10 +123,10 @@ $(HELPER_BIN): src/helper/exec_helper.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -static -o $@ $<
 
-$(UNIT_BIN): $(UNIT_OBJ) $(HARNESS_LIB)
+$(UNIT_BIN): $(UNIT_OBJ) $(DRIVER_LIB) $(HARNESS_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LINK    $@")
-	$(Q)$(CXX) $(CXXFLAGS) $(LDFLAGS) $(KB_LDFLAGS) -o $@ $(UNIT_OBJ) $(HARNESS_LIB)
+	$(Q)$(CXX) $(CXXFLAGS) $(LDFLAGS) $(KB_LDFLAGS) -o $@ $(UNIT_OBJ) $(DRIVER_LIB) $(HARNESS_LIB)
 
 unit-tests: $(UNIT_BIN)
 
@@ -278,7 +280,6 @@ TSAN_CXXFLAGS := -O1 $(SAN_CXXFLAGS) -fsanitize=thread
 FUZZ_CXXFLAGS := -O1 -g -fno-omit-frame-pointer -Wno-error \
                  -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
 FUZZ_NAMES    := $(patsubst tests/fuzz/%.cpp,%,$(wildcard tests/fuzz/fuzz_*.cpp))
-DRIVER_LIB    := $(BUILD)/lib/libkbench-driver.a
 REPLAY_BIN    := $(patsubst %,$(BUILD)/tests/replay_%,$(FUZZ_NAMES))
 TSAN_BENCH    := $(patsubst src/bench/%.cpp,%,$(shell grep -lE 'std::(j?thread|async)|pthread_create' src/bench/*.cpp 2>/dev/null))
 # The sanitizer builds compile in parallel unless make already runs with -j.
