@@ -150,6 +150,24 @@ test: check-deps
 check-deps:
 	@PYTHON=$(PYTHON) tests/ensure-deps.sh
 
+# Planted bugs the tests must catch (tests/mutants/run: each mutant in a
+# scratch copy of the tree, against the tests named for it; any survivor
+# fails). Not part of make test, which is at its time budget: CI runs it.
+# MUTANTS="NAME ..." runs only those.
+MUTANTS ?=
+.PHONY: test-mutants
+test-mutants: unit-tests
+	KBENCH_BUILD=$(BUILD) $(PYTHON) tests/mutants/run $(foreach m,$(MUTANTS),--only $(m))
+
+# The figures the README and the reference quote that the repository's data
+# can show (the recorded run, the built-in drift prior), each against the
+# bounds of its sentence, and the validation scripts that can run on the
+# recorded run (tests/validation/recorded_figures.py; 2 s: make test runs it
+# too, in tests/scripts/test_kb_validate.py).
+.PHONY: validate
+validate:
+	$(PYTHON) tests/validation/recorded_figures.py --check
+
 # Extra kbench-run options, e.g. make run RUN_ARGS="--only lat_syscall".
 RUN_ARGS ?=
 # A name for the kernel under test, e.g. make run LABEL=patched: runs with
