@@ -79,44 +79,19 @@ def test_no_skip_says_so(suite):
 # skipped at collection, and xfails (expected failures, xfail-marked tests
 # that pass). Each goes through the same policy.
 
-MODULE_SKIP = '''
-import pytest
-pytest.skip("no reason this machine lacks", allow_module_level=True)
+def module(*body):
+    """A test module's text: `import pytest` and the given lines."""
+    return "\n".join(("import pytest",) + body) + "\n"
 
-def test_never_collected():
-    pass
-'''
 
-IMPORT_SKIP = '''
-import pytest
-pytest.importorskip("kbench_no_such_module")
-
-def test_never_collected():
-    pass
-'''
-
-XFAILS = '''
-import pytest
-
-@pytest.mark.xfail(reason="known to fail")
-def test_marked():
-    assert False
-
-def test_called():
-    pytest.xfail("gave up")
-
-@pytest.mark.xfail(reason="thought to fail")
-def test_passes_anyway():
-    pass
-'''
-
-LISTED_XFAIL = '''
-import pytest
-
-@pytest.mark.xfail(reason="one CPU: no cross-CPU placement")
-def test_xfail_cross():
-    assert False
-'''
+NEVER_COLLECTED = ("def test_never_collected():", "    pass")
+MODULE_SKIP = module('pytest.skip("no reason this machine lacks", allow_module_level=True)', *NEVER_COLLECTED)
+IMPORT_SKIP = module('pytest.importorskip("kbench_no_such_module")', *NEVER_COLLECTED)
+XFAILS = module('@pytest.mark.xfail(reason="known to fail")', "def test_marked():", "    assert False",
+                "def test_called():", '    pytest.xfail("gave up")',
+                '@pytest.mark.xfail(reason="thought to fail")', "def test_passes_anyway():", "    pass")
+LISTED_XFAIL = module('@pytest.mark.xfail(reason="one CPU: no cross-CPU placement")', "def test_xfail_cross():",
+                      "    assert False")
 
 
 def suite_of(suite, files):
