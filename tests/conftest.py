@@ -207,7 +207,7 @@ def pytest_runtest_logreport(report):
     if hasattr(report, "wasxfail"):
         if report.skipped or report.passed:
             what = "xfailed" if report.skipped else "xpassed"
-            _skipped[report.nodeid] = (what, report.wasxfail or "no reason given")
+            _skipped[report.nodeid] = (what, report.wasxfail.removeprefix("reason: ") or "no reason given")
     elif report.skipped:
         _skipped[report.nodeid] = ("skipped", _reason(report.longrepr))
 
