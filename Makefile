@@ -69,6 +69,8 @@ BENCH_BIN   := $(patsubst src/bench/%.cpp,$(BUILD)/bin/%,$(BENCH_SRC))
 DRIVER_SRC  := $(wildcard src/driver/*.cpp)
 DRIVER_OBJ  := $(patsubst src/%.cpp,$(BUILD)/obj/%.o,$(DRIVER_SRC))
 DRIVER_BIN  := $(if $(DRIVER_SRC),$(BUILD)/bin/kbench-run)
+# the driver without its main(): the unit tests (its plan) and the fuzz replays link it
+DRIVER_LIB  := $(BUILD)/lib/libkbench-driver.a
 HELPER_BIN  := $(BUILD)/libexec/kbench-exec-helper
 UNIT_SRC    := $(wildcard tests/harness/unit/*.cpp)
 UNIT_OBJ    := $(patsubst tests/%.cpp,$(BUILD)/obj/tests/%.o,$(UNIT_SRC))
@@ -121,10 +123,10 @@ $(HELPER_BIN): src/helper/exec_helper.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -static -o $@ $<
 
-$(UNIT_BIN): $(UNIT_OBJ) $(HARNESS_LIB)
+$(UNIT_BIN): $(UNIT_OBJ) $(DRIVER_LIB) $(HARNESS_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LINK    $@")
-	$(Q)$(CXX) $(CXXFLAGS) $(LDFLAGS) $(KB_LDFLAGS) -o $@ $(UNIT_OBJ) $(HARNESS_LIB)
+	$(Q)$(CXX) $(CXXFLAGS) $(LDFLAGS) $(KB_LDFLAGS) -o $@ $(UNIT_OBJ) $(DRIVER_LIB) $(HARNESS_LIB)
 
 unit-tests: $(UNIT_BIN)
 
@@ -147,6 +149,24 @@ test: check-deps
 
 check-deps:
 	@PYTHON=$(PYTHON) tests/ensure-deps.sh
+
+# Planted bugs the tests must catch (tests/mutants/run: each mutant in a
+# scratch copy of the tree, against the tests named for it; any survivor
+# fails). Not part of make test, which is at its time budget: CI runs it.
+# MUTANTS="NAME ..." runs only those.
+MUTANTS ?=
+.PHONY: test-mutants
+test-mutants: unit-tests
+	KBENCH_BUILD=$(BUILD) $(PYTHON) tests/mutants/run $(foreach m,$(MUTANTS),--only $(m))
+
+# The figures the README and the reference quote that the repository's data
+# can show (the recorded run, the built-in drift prior), each against the
+# bounds of its sentence, and the validation scripts that can run on the
+# recorded run (tests/validation/recorded_figures.py; 2 s: make test runs it
+# too, in tests/scripts/test_kb_validate.py).
+.PHONY: validate
+validate:
+	$(PYTHON) tests/validation/recorded_figures.py --check
 
 # Extra kbench-run options, e.g. make run RUN_ARGS="--only lat_syscall".
 RUN_ARGS ?=
@@ -292,7 +312,6 @@ TSAN_CXXFLAGS := -O1 $(SAN_CXXFLAGS) -fsanitize=thread
 FUZZ_CXXFLAGS := -O1 -g -fno-omit-frame-pointer -Wno-error \
                  -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
 FUZZ_NAMES    := $(patsubst tests/fuzz/%.cpp,%,$(wildcard tests/fuzz/fuzz_*.cpp))
-DRIVER_LIB    := $(BUILD)/lib/libkbench-driver.a
 REPLAY_BIN    := $(patsubst %,$(BUILD)/tests/replay_%,$(FUZZ_NAMES))
 TSAN_BENCH    := $(patsubst src/bench/%.cpp,%,$(shell grep -lE 'std::(j?thread|async)|pthread_create' src/bench/*.cpp 2>/dev/null))
 # The sanitizer builds compile in parallel unless make already runs with -j.

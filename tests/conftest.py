@@ -144,6 +144,14 @@ def _perf_sees_the_kernel():
         return False
 
 
+def _has_numpy():
+    try:
+        import numpy  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
 def _netns_tools():
     return _root_may_mount() and all(shutil.which(t) for t in ("unshare", "ip", "sysctl"))
 
@@ -178,26 +186,45 @@ MAY_SKIP = [
      "perf_event_paranoid <= 1; kptr_restrict letting it name kernel functions)", _perf_sees_the_kernel),
     ("*test_profile_perf.py::test_*_as_ordinary_user", "a build uid 65534 can reach (when root)",
      _nobody_reaches_the_build),
+    ("*test_quick.py::test_make_quick_on_a_cheap_case", "numpy for the summary (tests/ensure-deps.sh installs it)",
+     _has_numpy),
 ]
 
+# {node id: (what happened, reason)}: skips of a test (at setup or in its
+# body), skips of a whole module at collection (pytest.skip(...,
+# allow_module_level=True), importorskip: the node id is the module's), and
+# xfails (expected failures, and xfail-marked tests that passed): each hides
+# a test, so each must be listed in MAY_SKIP and lack what it needs here.
 _skipped = {}
 
 
+def _reason(longrepr):
+    reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    return reason.removeprefix("Skipped: ")
+
+
 def pytest_runtest_logreport(report):
-    if report.skipped and not hasattr(report, "wasxfail"):
-        longrepr = report.longrepr
-        reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
-        _skipped[report.nodeid] = reason.removeprefix("Skipped: ")
+    if hasattr(report, "wasxfail"):
+        if report.skipped or report.passed:
+            what = "xfailed" if report.skipped else "xpassed"
+            _skipped[report.nodeid] = (what, report.wasxfail.removeprefix("reason: ") or "no reason given")
+    elif report.skipped:
+        _skipped[report.nodeid] = ("skipped", _reason(report.longrepr))
+
+
+def pytest_collectreport(report):
+    if report.skipped:
+        _skipped[report.nodeid] = ("skipped at collection", _reason(report.longrepr))
 
 
 def _unjustified_skips():
     bad = []
-    for nodeid, reason in sorted(_skipped.items()):
+    for nodeid, (what, reason) in sorted(_skipped.items()):
         entry = next((e for e in MAY_SKIP if fnmatch.fnmatchcase(nodeid, e[0])), None)
         if entry is None:
-            bad.append(f"{nodeid}: skipped ({reason}), and tests/conftest.py MAY_SKIP does not list it")
+            bad.append(f"{nodeid}: {what} ({reason}), and tests/conftest.py MAY_SKIP does not list it")
         elif entry[2]():
-            bad.append(f"{nodeid}: skipped ({reason}), though this machine has {entry[1]}")
+            bad.append(f"{nodeid}: {what} ({reason}), though this machine has {entry[1]}")
     return bad
 
 
@@ -221,3 +248,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         terminalreporter.line(f"{len(_skipped)} skipped, each for something this machine lacks (the reasons: SKIPPED below)")
     else:
         terminalreporter.line("no test skipped")
+    # benchmark cases that exited 77 where bench_runner.ALLOWED_SKIPS allows it
+    # (the test passed without them): named, never silent
+    from bench_runner import ALLOWED_SKIPS_SEEN
+    if ALLOWED_SKIPS_SEEN:
+        seen = sorted(set(ALLOWED_SKIPS_SEEN))
+        terminalreporter.line(f"{len(seen)} benchmark case(s) skipped (exit 77) for what this machine lacks:")
+        for case, why in seen:
+            terminalreporter.line(f"  {case}: {why}")

@@ -170,15 +170,23 @@ def allowed_skip(case, proc):
     return None
 
 
+# Every allowed exit 77 of the session, (case, why): tests/conftest.py lists
+# them at the end, so that a skipped case never passes unseen.
+ALLOWED_SKIPS_SEEN = []
+
+
 def ran_or_allowed_skip(case, proc, where=None):
     """True: the case ran (exit 0); False: it skipped (77) for an allowed
-    reason that holds here. Anything else fails (AssertionError)."""
+    reason that holds here (recorded in ALLOWED_SKIPS_SEEN). Anything else
+    fails (AssertionError)."""
     where = where or case.get("case") or f'{case["bench"]} {case.get("variant", "")}'
     if proc.returncode == 0:
         return True
     assert proc.returncode == 77, f"{where}: exit {proc.returncode}: {proc.stderr.strip()[-300:]}"
-    assert allowed_skip(case, proc), (f"{where}: skipped (77) though nothing this case needs is missing here: "
-                                      f"{proc.stderr.strip()[-300:]}")
+    why = allowed_skip(case, proc)
+    assert why, (f"{where}: skipped (77) though nothing this case needs is missing here: "
+                 f"{proc.stderr.strip()[-300:]}")
+    ALLOWED_SKIPS_SEEN.append((case.get("case") or where, why))
     return False
 
 

@@ -70,7 +70,7 @@ def test_make_quick_on_a_cheap_case(build_dir, tmp_path):
     try:
         import numpy  # noqa: F401
     except ImportError:
-        return
+        pytest.skip("no numpy: the driver printed its own table, the summary's first line is not there to check")
     assert proc.stdout.splitlines()[0].startswith(f"note: {host}/{kernel} is a quick run")
 
 

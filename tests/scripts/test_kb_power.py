@@ -1,5 +1,5 @@
-"""The comparison's model on synthetic data: interval coverage with a run
-effect, a drift and bimodal reps at 3 to 30 reps, and the machine-shift
+"""The comparison's model on synthetic data: interval coverage with normal,
+skewed and bimodal reps, a drift and a run effect at 3 to 30 reps, and the machine-shift
 check of the control cases.  Fixed seeds: the results are deterministic."""
 import math
 from pathlib import Path
@@ -17,6 +17,9 @@ def _gen(kind, n, rng, shift):
     units = None
     if kind == "normal":
         y = rng.normal(0, 0.02, n)
+    elif kind == "skewed":
+        # noise only adds time: a long right tail (exponential, mean 3%) over 0.5% jitter
+        y = rng.exponential(0.03, n) + rng.normal(0, 0.005, n)
     elif kind == "bimodal":
         # fast and slow stretches of the machine: 207 or 280 ns, 40% slow
         y = np.where(rng.random(n) < 0.4, math.log(280 / 207), 0.0) + rng.normal(0, 0.016, n)
@@ -41,11 +44,11 @@ def _gen(kind, n, rng, shift):
     return S.Series.single([np.array([x, x * 1.001, x * 0.999]) for x in v], "latency", units=units)
 
 
-@pytest.mark.parametrize("kind", ["normal", "bimodal", "drift", "run"])
+@pytest.mark.parametrize("kind", ["normal", "skewed", "bimodal", "drift", "run"])
 def test_interval_coverage_between_90_and_99_percent(kind):
     """300 comparisons per rep count, true ratio 1.10: the 95% interval
     covers it in 90%..99% of them, for 3, 5, 10 and 30 reps per side."""
-    rng = np.random.default_rng({"normal": 1, "bimodal": 2, "drift": 3, "run": 4}[kind])
+    rng = np.random.default_rng({"normal": 1, "bimodal": 2, "drift": 3, "run": 4, "skewed": 5}[kind])
     trials = 300
     for n in (3, 5, 10, 30):
         covered = 0
@@ -103,6 +106,12 @@ def test_one_run_borrows_the_run_variance_of_the_other_side():
     one = _runs_series([0.0], rng, per_run=10)
     c = S.compare(base, one, n_boot=400)
     assert c.run_level and c.df == 2
+    # the interval is the runs' variance (pooled over the 3 runs, 2 dof)
+    # times 1/3 + 1/1: the one-run side counts its borrowed variance whole
+    eb = S.side_estimate(base, 400, S.seeded_rng(1, "base", base.label))
+    var = float(np.var(eb.run_thetas, ddof=1))
+    se = math.log(c.hi / c.lo) / (2 * S.t_quantile(0.05, 2))
+    assert se == pytest.approx(math.sqrt(var * (1 / 3 + 1 / 1)), rel=1e-9)
     # runs that agree: the reps are the observation
     calm = _runs_series([0.0, 0.0005, -0.0005], rng)
     c2 = S.compare(calm, one, n_boot=400)
@@ -154,6 +163,39 @@ def test_uniform_shift_of_everything_is_a_machine_shift():
     text = compare.format_report(rep)
     assert "WARNING: MACHINE SHIFT" in text and "slower during B" in text
     assert "significantly slower" not in text.split("Summary")[1]
+
+
+def test_a_machine_that_got_faster_is_a_machine_shift():
+    """A shift either way is the machine's: every case 9% faster on B,
+    controls included, is not a faster kernel."""
+    rep = _report(lambda n: 1.0, lambda n: 1 / 1.09)
+    assert rep.shift is not None and rep.shift.shifted
+    assert rep.shift.ratio == pytest.approx(1 / 1.09, rel=0.02)
+    assert all(r.cmp.verdict == S.FASTER for r in rep.shift.rows)
+    assert all(r.cmp.verdict == S.MACHINE for r in rep.rows)
+    text = compare.format_report(rep)
+    assert "WARNING: MACHINE SHIFT" in text and "faster during B than during A" in text
+    assert "significantly faster" not in text.split("Summary")[1]
+
+
+@pytest.mark.parametrize("factor", [1.09, 1 / 1.09])
+def test_shift_threshold_decides_what_counts_as_a_shift(factor):
+    """--shift-threshold (Options.shift_threshold): the controls moved 9%,
+    significantly; at the default 5% that is a shift, at 15% it is not, and
+    the cases are judged (every one moved 9%: flagged)."""
+    def report(threshold):
+        rng = np.random.default_rng(1)
+        a = compare.Side("A", [_run("a", rng, lambda n: 1.0)])
+        b = compare.Side("B", [_run("b", rng, lambda n: factor)])
+        return compare.run_compare(a, b, compare.Options(n_boot=300, shift_threshold=threshold))
+    at5, at15, at8 = report(0.05), report(0.15), report(0.08)
+    assert at5.shift.shifted and at8.shift.shifted and not at15.shift.shifted
+    assert all(r.cmp.verdict == S.MACHINE for r in at5.rows)
+    assert {r.cmp.verdict for r in at15.rows} == {S.SLOWER if factor > 1 else S.FASTER}
+    assert all(r.cmp.verdict == S.SAME for r in at15.shift.rows)     # moved, significantly, but under 15%
+    text = compare.format_report(at15)
+    assert "Machine check: the control cases did not move" in text and "at least 15%" in text
+    assert "WARNING: MACHINE SHIFT" in compare.format_report(at5)
 
 
 def test_shift_of_syscall_cases_only_is_a_kernel_change():

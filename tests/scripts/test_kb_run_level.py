@@ -66,6 +66,26 @@ def test_moderation_pulls_each_case_towards_the_hosts_typical_drift():
     assert tau2 == pytest.approx((n.k0 - 1) * 2e-4) and df == n.d0
 
 
+@pytest.mark.parametrize("d0", [None, 20])
+@pytest.mark.parametrize("k0", [1.5, 3.0, 8.0])
+def test_k0_is_found_within_15_percent(k0, d0):
+    """1000 synthetic cases (seed 1), 3 degrees of freedom each: runs
+    exceed their reps' noise by k0 on every case (d0 = None), or by a ratio
+    that varies between cases as k0 d0 / chi2(d0) (the model's own prior,
+    d0 = 20). The estimate of k0 is within 15% of the truth (over 20 seeds
+    it fell within 9% without and 13% with the spread)."""
+    rng = np.random.default_rng(1)
+    sp = {}
+    for i in range(1000):
+        w = 1e-4 * math.exp(rng.normal(0, 0.5))
+        r = k0 if d0 is None else k0 * d0 / rng.chisquare(d0)
+        sp[f"c{i}"] = S.RunSpread(ss=r * w * rng.chisquare(3), dof=3, within=w)
+    n = S.RunNoise(sp)
+    assert abs(n.k0 / k0 - 1) <= 0.15, n.k0
+    if d0 is not None:
+        assert 10 < n.d0 < 60, n.d0
+
+
 def _series(values, unit):
     return S.Series.single([np.array([200 * math.exp(v)]) for v in values], "latency",
                            units=[unit] * len(values))
@@ -82,6 +102,11 @@ def test_run_noise_widens_a_comparison_by_the_runs_of_each_side():
     assert math.log(wide.hi / wide.lo) > 2 * math.log(plain.hi / plain.lo)
     assert wide.p > plain.p and wide.mde > plain.mde
     assert wide.df < plain.df                          # the run part has 5 df
+    # the variance of the difference is se_a^2 + se_b^2 + tau2 (1/1 + 1/1):
+    # one run a side, each counts the run effect whole
+    se_plain = math.log(plain.hi / plain.lo) / (2 * S.t_quantile(0.05, plain.df))
+    se_wide = math.log(wide.hi / wide.lo) / (2 * S.t_quantile(0.05, wide.df))
+    assert se_wide ** 2 == pytest.approx(se_plain ** 2 + 2 * 0.03 ** 2, rel=1e-9)
     none = S.compare(a, b, n_boot=300, run_noise=(0.0, 5.0))
     assert not none.run_level and none.lo == plain.lo and none.hi == plain.hi
 
@@ -111,8 +136,8 @@ def _estimates(run, unit, rng):
 def test_single_run_comparisons_cover_with_the_hosts_run_level():
     """One run a side, true ratio 1.10 on every case: with the run level
     measured from 4 earlier runs of another kernel on the host, the 95%
-    interval covers the truth in 90%..99% of the cases; without it, far
-    less (the reps of one run cannot show the run's own offset)."""
+    interval covers the truth in 92%..97% of the 240 cases; without it, in
+    50%..70% (the reps of one run cannot show the run's own offset)."""
     rng = np.random.default_rng(11)
     cover = {"host": 0, "none": 0}
     total = 0
@@ -128,8 +153,9 @@ def test_single_run_comparisons_cover_with_the_hosts_run_level():
                 c = S.compare(a, b, n_boot=200, seed=trial, run_noise=rn)
                 cover[mode] += c.lo <= 1.10 <= c.hi
             total += 1
-    assert 0.90 <= cover["host"] / total <= 0.99, cover
-    assert cover["none"] / total < 0.75, cover
+    # src/REFERENCE.md quotes these bounds (at this seed: 94.6% and 62.1% of 240)
+    assert 0.92 <= cover["host"] / total <= 0.97, cover
+    assert 0.50 <= cover["none"] / total <= 0.70, cover
 
 
 # ------------------------------------------------------------ the command line

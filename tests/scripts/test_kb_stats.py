@@ -107,6 +107,86 @@ def test_bh_adjust():
     assert math.isnan(q[3]) and q[4] == 0.5
 
 
+def test_bh_adjust_on_fixed_inputs():
+    """Benjamini-Hochberg by hand: p sorted, p * m / rank, then the running
+    minimum from the largest p down (step-up), capped at 1; nan not counted.
+    m = 6: 0.005 -> 0.03, 0.01 -> 0.03, 0.03 -> 0.06 but 0.0492 above it,
+    0.04 -> 0.06 -> 0.0492, 0.041 -> 0.0492, 0.5 -> 0.5."""
+    q = S.bh_adjust([0.01, 0.04, 0.03, 0.005, 0.5, math.nan, 0.041])
+    expected = [0.03, 0.0492, 0.0492, 0.03, 0.5, math.nan, 0.0492]
+    for got, want in zip(q, expected):
+        assert (math.isnan(got) and math.isnan(want)) or got == pytest.approx(want, rel=1e-12), (q, expected)
+    assert list(S.bh_adjust([0.6, 0.9])) == pytest.approx([0.9, 0.9])     # 1.2 capped by the step-up
+    assert list(S.bh_adjust([0.9, 0.6])) == pytest.approx([0.9, 0.9])
+    assert list(S.bh_adjust([0.7])) == [0.7]
+
+
+# t quantiles from a printed table (two-sided 5%: t(0.975); 80% power: t(0.80)):
+# df 4: 2.776445, 0.940965; df 10: 2.228139, 0.879058; df 30: 2.042272, 0.853767;
+# the normal's: 1.959964, 0.841621.
+T_TABLE = {4: (2.776445, 0.940965), 10: (2.228139, 0.879058), 30: (2.042272, 0.853767),
+           math.inf: (1.959964, 0.841621)}
+
+
+@pytest.mark.parametrize("df", sorted(T_TABLE))
+def test_mde_equals_the_textbook_formula_on_fixed_inputs(df):
+    """mde = exp((t(0.975, df) + t(0.80, df)) * se) - 1, the quantiles from
+    the table above, not from the code: se 0.02 at df 10 gives
+    exp(3.107197 * 0.02) - 1 = 6.41%."""
+    t975, t80 = T_TABLE[df]
+    for se in (0.005, 0.02, 0.05, 0.2):
+        want = math.exp((t975 + t80) * se) - 1
+        assert S.detectable_change(se, df) == pytest.approx(want, rel=2e-6), (se, df)
+    if df == 10:
+        assert S.detectable_change(0.02, 10) == pytest.approx(0.064116, abs=1e-6)
+    assert math.isnan(S.detectable_change(math.nan, df)) and math.isnan(S.detectable_change(0.02, 0))
+
+
+def test_a_comparisons_mde_is_the_formula_of_its_own_se_and_df():
+    """compare's mde on fixed reps: the se behind its interval (the ends are
+    d +- t(0.975) se) put into the textbook formula (the t quantiles are the
+    code's here: the table above checks them at whole df)."""
+    rng = np.random.default_rng(4)
+    a = series([[100 * math.exp(x)] for x in rng.normal(0, 0.03, 10)])
+    b = series([[104 * math.exp(x)] for x in rng.normal(0, 0.03, 10)])
+    c = S.compare(a, b, n_boot=400)
+    assert 5 < c.df < 30
+    # t(0.975) and t(0.80) at its (fractional) df: two-sided 5% and 40%
+    t975, t80 = S.t_quantile(0.05, c.df), S.t_quantile(0.40, c.df)
+    se = math.log(c.hi / c.lo) / (2 * t975)
+    assert c.mde == pytest.approx(math.exp((t975 + t80) * se) - 1, rel=1e-5)
+
+
+def _beta_mass(a, b, lo, hi, steps=2000):
+    """The Beta(a, b) probability of [lo, hi] by Simpson's rule, independent
+    of stats.betainc: with x = t^(1/a) the density's x^(a-1) cancels and
+    what is integrated, (1 - t^(1/a))^(b-1) / (a B(a, b)), is smooth on
+    [lo^a, hi^a] for b >= 1."""
+    logc = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) - math.log(a)
+    t0, t1 = lo ** a, hi ** a
+    h = (t1 - t0) / steps
+
+    def f(t):
+        x = t ** (1 / a)
+        return 0.0 if x >= 1 else math.exp(logc + (b - 1) * math.log1p(-x))
+    total = f(t0) + f(t1) + sum((4 if i % 2 else 2) * f(t0 + i * h) for i in range(1, steps))
+    return total * h / 3
+
+
+@pytest.mark.parametrize("n", [5, 8, 13])
+def test_harrell_davis_weights_against_the_beta_integral(n):
+    """Harrell-Davis for the 20th percentile of n values: weight i is the
+    Beta(0.2 (n+1), 0.8 (n+1)) probability of ((i-1)/n, i/n]; and the low
+    estimate is those weights times the sorted values."""
+    a, b = 0.2 * (n + 1), 0.8 * (n + 1)
+    want = [_beta_mass(a, b, i / n, (i + 1) / n) for i in range(n)]
+    got = S.hd_weights(n, 0.2)
+    assert len(got) == n and sum(got) == pytest.approx(1.0)
+    assert list(got) == pytest.approx(want, abs=1e-5)        # the (n + 1) slip moves them by 0.01-0.02
+    y = np.log(np.arange(3.0, 3.0 + 2 * n, 2)[::-1])            # given unsorted
+    assert S.estimate(y, "low") == pytest.approx(float(np.dot(want, np.sort(y))), abs=1e-6)
+
+
 @pytest.mark.parametrize("ratio,metric,text", [
     (0.8, "latency", "20.0% faster"), (1.25, "latency", "25.0% slower"),
     (1.1, "bandwidth", "10.0% faster"), (0.9, "bandwidth", "10.0% slower"),

@@ -2,6 +2,7 @@
 second (bytes_per_op * iters / elapsed_ns * 1000), lmbench's is 2^20; every
 bandwidth table header of summarize says which."""
 import json
+import re
 
 from kb_helpers import BASE_DIR, one_run
 from kbench import load, summary
@@ -53,3 +54,19 @@ def test_every_direction_text_of_a_bandwidth_names_its_unit():
     from kbench import stats
     assert stats.direction_text("bandwidth") == "higher is better; MB/s = 10^6 B/s"
     assert stats.direction_text("latency") == "lower is better"
+
+
+def test_latency_values_carry_their_unit(capsys):
+    """summarize's values: about 3 significant figures and the unit that
+    fits, by hand (a microsecond value is never labelled ns)."""
+    for v, text in ((262.4, "262 ns"), (62.0, "62.0 ns"), (1.5, "1.50 ns"), (1070.0, "1.07 µs"),
+                    (72000.0, "72.0 µs"), (820000.0, "820 µs"), (13.2e6, "13.2 ms"), (2.5e9, "2.50 s")):
+        assert summary.fmt_value(v, "latency") == text, v
+    assert summary.fmt_value(float("nan"), "latency") == "-"
+    assert summary.fmt_value(980.0, "bandwidth") == "980 MB/s"
+    # in the table: the base fixture's fork (about 72 µs) and null call (about 62 ns)
+    assert summarize_main([str(BASE_DIR)]) == 0
+    out = capsys.readouterr().out
+    fork = next(ln for ln in out.splitlines() if "fork" in ln and "µs" in ln)
+    assert not re.search(r"\d ns", fork), fork
+    assert re.search(r"\b(6\d|7\d|8\d)\.\d µs\b", fork), fork

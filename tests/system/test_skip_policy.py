@@ -73,3 +73,61 @@ def test_a_listed_skip_passes_where_the_machine_lacks_it(suite):
 def test_no_skip_says_so(suite):
     p = run(suite, "-k", "ok")
     assert p.returncode == 0 and "no test skipped" in p.stdout, p.stdout
+
+
+# ---- what hides a test besides pytest.skip in its body: a whole module
+# skipped at collection, and xfails (expected failures, xfail-marked tests
+# that pass). Each goes through the same policy.
+
+def module(*body):
+    """A test module's text: `import pytest` and the given lines."""
+    return "\n".join(("import pytest",) + body) + "\n"
+
+
+NEVER_COLLECTED = ("def test_never_collected():", "    pass")
+MODULE_SKIP = module('pytest.skip("no reason this machine lacks", allow_module_level=True)', *NEVER_COLLECTED)
+IMPORT_SKIP = module('pytest.importorskip("kbench_no_such_module")', *NEVER_COLLECTED)
+XFAILS = module('@pytest.mark.xfail(reason="known to fail")', "def test_marked():", "    assert False",
+                "def test_called():", '    pytest.xfail("gave up")',
+                '@pytest.mark.xfail(reason="thought to fail")', "def test_passes_anyway():", "    pass")
+LISTED_XFAIL = module('@pytest.mark.xfail(reason="one CPU: no cross-CPU placement")', "def test_xfail_cross():",
+                      "    assert False")
+
+
+def suite_of(suite, files):
+    (suite / "tests" / "test_ipc.py").unlink()
+    for name, text in files.items():
+        (suite / "tests" / name).write_text(text)
+    return suite
+
+
+@pytest.mark.parametrize("text", [MODULE_SKIP, IMPORT_SKIP], ids=["allow_module_level", "importorskip"])
+def test_a_module_skipped_at_collection_goes_through_the_policy(suite, text):
+    p = run(suite_of(suite, {"test_gone.py": text, "test_fine.py": "def test_ok():\n    pass\n"}))
+    assert p.returncode == 1, p.stdout
+    assert re.search(r"^tests/test_gone.py: skipped at collection \(.+\), and tests/conftest.py MAY_SKIP does not "
+                     r"list it$", p.stdout, re.M), p.stdout
+    assert "1 passed, 1 skipped" in p.stdout
+
+
+def test_unlisted_xfails_fail_the_run(suite):
+    p = run(suite_of(suite, {"test_x.py": XFAILS}))
+    assert p.returncode == 1, p.stdout
+    for line in ("tests/test_x.py::test_marked: xfailed (known to fail), and tests/conftest.py MAY_SKIP does not "
+                 "list it",
+                 "tests/test_x.py::test_called: xfailed (gave up), and tests/conftest.py MAY_SKIP does not list it",
+                 "tests/test_x.py::test_passes_anyway: xpassed (thought to fail), and tests/conftest.py MAY_SKIP "
+                 "does not list it"):
+        assert line in p.stdout, p.stdout
+
+
+def test_a_listed_xfail_passes_only_where_the_machine_lacks_it(suite):
+    suite_of(suite, {"test_ipc.py": LISTED_XFAIL})
+    p = run(suite, cpus={sorted(os.sched_getaffinity(0))[0]})
+    assert p.returncode == 0, p.stdout
+    assert "1 skipped, each for something this machine lacks" in p.stdout
+    if len(os.sched_getaffinity(0)) >= 2:
+        p = run(suite)
+        assert p.returncode == 1, p.stdout
+        assert ("tests/test_ipc.py::test_xfail_cross: xfailed (one CPU: no cross-CPU placement), though this "
+                "machine has two CPUs") in p.stdout

@@ -187,12 +187,12 @@ def test_no_complete_run_leaves_the_results_root_as_it_was(tmp_path, fake_static
 
 
 def test_hanging_guest_is_killed_at_the_limit(tmp_path, fake_static):
-    t0 = time.monotonic()
+    # The fake guest hangs for ever: vm-run ending at all (within the 30 s
+    # the test waits) is the kill; its message says which limit did it.
     r, out, _ = fake_run(tmp_path, fake_static, "hang", "--limit", "2", timeout=30)
     assert r.returncode == 3, r.stderr
     assert "the guest did not finish within --limit 2 s: killed" in r.stderr
     assert "guest: kbench-run: rep 1/2 done" in r.stderr       # relayed while it ran
-    assert time.monotonic() - t0 < 25
     assert entries(out) == ["keep"]
 
 

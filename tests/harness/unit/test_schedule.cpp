@@ -1,0 +1,112 @@
+// test_schedule.cpp — kbench-run's plan (src/driver/schedule.cpp, plan.cpp):
+// the per-rep shuffle is uniform, a budget round's shuffle is its own, and
+// controls sit exactly every `control_every` cases. Pure functions of their
+// inputs at fixed seeds: deterministic. (The driver's code, linked into the
+// one Catch2 runner with the harness's.)
+#include <catch2/catch.hpp>
+#include <algorithm>
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "driver/plan.hpp"
+#include "driver/schedule.hpp"
+
+using kbench::driver::first_pass;
+using kbench::driver::Invocation;
+using kbench::driver::rep_order;
+using kbench::driver::round_plan;
+
+TEST_CASE("rep_order: a permutation of 0..n-1, the same for the same seed and rep", "[schedule]") {
+  for (std::size_t n : {0, 1, 2, 5, 17}) {
+    auto o = rep_order(n, 42, 3);
+    REQUIRE(o.size() == n);
+    CHECK(o == rep_order(n, 42, 3));
+    std::sort(o.begin(), o.end());
+    for (std::size_t i = 0; i < n; ++i) CHECK(o[i] == i);
+  }
+}
+
+// The 6 orders of 3 cases over 5000 reps (seed 1), by Pearson's chi-square
+// against 1/6 each (5 degrees of freedom). Alpha 0.001: a uniform shuffle
+// fails at a random seed once in 1000 (critical value 20.515). Against the
+// textbook biased shuffle (swap each of the n places with any of the n, not
+// of the i left: orders 4/27 or 5/27) the noncentrality is N/81 = 61.7, so
+// the power is 0.9999 (Poisson mixture of central chi-squares; 200 000
+// simulated multinomials agree); at N = 3600 it would be 0.994. The
+// shuffle's other slips give more: bound n with n-1 swaps makes orders 1/9
+// or 2/9 (noncentrality N/6), Sattolo's off-by-one only the 2 cycles.
+TEST_CASE("rep_order: every order of 3 cases equally often (chi-square, power 0.9999 against the biased shuffle)",
+          "[schedule]") {
+  const int reps = 5000;
+  std::map<std::vector<std::size_t>, int> count;
+  for (int rep = 0; rep < reps; ++rep) ++count[rep_order(3, 1, rep)];
+  REQUIRE(count.size() == 6);
+  const double expected = reps / 6.0;
+  double chi2 = 0;
+  for (const auto& [order, n] : count) chi2 += (n - expected) * (n - expected) / expected;
+  INFO("chi-square " << chi2);
+  CHECK(chi2 < 20.515);
+}
+
+namespace {
+
+std::vector<std::size_t> cases_of(const std::vector<Invocation>& plan, int group) {
+  std::vector<std::size_t> out;
+  for (const auto& inv : plan)
+    if (!inv.control && inv.group == group) out.push_back(inv.case_index);
+  return out;
+}
+
+std::string shape(const std::vector<Invocation>& plan) {
+  std::string s;
+  for (const auto& inv : plan) s += inv.control ? 'C' : 'm';
+  return s;
+}
+
+}  // namespace
+
+// A round's stream must not be a first-pass rep's: round r ordered as rep r
+// would line the two up. Over 40 seeds x 3 rounds, 6 cases (720 orders), a
+// round equals rep r's order by chance 1 in 720 (0.17 expected in 120).
+TEST_CASE("round_plan: a budget round's order is not the first-pass rep's of the same number", "[plan]") {
+  const std::vector<std::size_t> measured{10, 11, 12, 13, 14, 15};
+  const std::vector<int> next_rep(measured.size(), 9);
+  int same = 0;
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    const auto pass = first_pass(measured, {}, 4, seed, 0);
+    for (int round = 1; round <= 3; ++round) {
+      const auto r = round_plan(measured, next_rep, {}, seed, round, 0, 0);
+      REQUIRE(cases_of(r, round).size() == measured.size());
+      same += cases_of(r, round) == cases_of(pass, round);
+    }
+  }
+  CHECK(same <= 2);
+}
+
+TEST_CASE("first_pass: a control before every block of control_every cases and after the last", "[plan]") {
+  const std::vector<std::size_t> measured{0, 1, 2, 3, 4, 5, 6};
+  const std::vector<std::size_t> controls{100, 101};
+  CHECK(shape(first_pass(measured, controls, 1, 5, 3)) == "CmmmCmmmCmC");
+  CHECK(shape(first_pass(measured, controls, 1, 5, 2)) == "CmmCmmCmmCmC");
+  CHECK(shape(first_pass(measured, controls, 1, 5, 1)) == "CmCmCmCmCmCmCmC");
+  CHECK(shape(first_pass(measured, controls, 1, 5, 7)) == "CmmmmmmmC");
+  CHECK(shape(first_pass(measured, controls, 1, 5, 10)) == "CmmmmmmmC");
+  CHECK(shape(first_pass(measured, controls, 1, 5, 0)) == "mmmmmmm");
+  CHECK(shape(first_pass(measured, {}, 1, 5, 3)) == "mmmmmmm");
+  CHECK(kbench::driver::control_slots_per_rep(7, 3) == 4);
+  CHECK(kbench::driver::control_slots_per_rep(7, 2) == 5);
+  // two reps: the controls cycle through the list, slots numbered on across reps
+  const auto two = first_pass(measured, controls, 2, 5, 3);
+  CHECK(shape(two) == "CmmmCmmmCmCCmmmCmmmCmC");
+  std::vector<int> slots;
+  std::vector<std::size_t> which;
+  for (const auto& inv : two)
+    if (inv.control) {
+      slots.push_back(inv.rep);
+      which.push_back(inv.case_index);
+    }
+  CHECK(slots == std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7});
+  CHECK(which == std::vector<std::size_t>{100, 101, 100, 101, 100, 101, 100, 101});
+}
