@@ -630,7 +630,13 @@ def planned_mde(parts, k, level=LEVEL):
     if total <= 0:
         return 0.0
     den = sum(v * v / d for v, d in ((pa, dfa * k / ka), (pb, dfb * k / kb), (pr, dfr)) if v > 0 and d > 0)
-    return detectable_change(math.sqrt(total), total * total / den if den > 0 else math.inf, level)
+    df = total * total / den if den > 0 else math.inf
+    # A plan, not a verdict: its degrees of freedom to 3 significant digits
+    # (the t quantiles move less than 0.1%), so that the quantiles of the
+    # many cases and run counts a page plans for are mostly memoised.
+    if math.isfinite(df) and df > 0:
+        df = float(f"{df:.3g}")
+    return detectable_change(math.sqrt(total), df, level)
 
 
 def planned_medians(parts_list, ks, level=LEVEL):

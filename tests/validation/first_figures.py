@@ -38,15 +38,35 @@ def load_label(d, label):
     return got[0] if len(got) == 1 else None
 
 
+_ESTIMATES = {}
+_PRIORS = {}
+
+
+def estimates(r, opts):
+    """compare.run_estimates, once per run and estimator (a run's own
+    estimates do not depend on the runs it is compared with)."""
+    key = (r.run_id, opts.estimator)
+    if key not in _ESTIMATES:
+        _ESTIMATES[key] = compare.run_estimates(r, opts)
+    return _ESTIMATES[key]
+
+
 def make_prior(aa_runs, inflate, max_df):
+    key = (frozenset(r.run_id for r in aa_runs), inflate, max_df)
+    if key not in _PRIORS:
+        _PRIORS[key] = _make_prior(aa_runs, inflate, max_df)
+    return _PRIORS[key]
+
+
+def _make_prior(aa_runs, inflate, max_df):
     opts = compare.Options()
     groups = {}
     for r in aa_runs:
         groups.setdefault((r.host, r.kernel, (r.meta or {}).get("suite_version")), []).append(r)
-    ests = [[compare.run_estimates(r, opts) for r in rs] for rs in groups.values() if len(rs) >= 2]
+    ests = [[estimates(r, opts) for r in rs] for rs in groups.values() if len(rs) >= 2]
     med = compare.Options(estimator="median")
     memory = {n for r in aa_runs for n, c in r.cases.items() if compare.domain_of(c) == "memory"}
-    bulk = [[{k: v for k, v in compare.run_estimates(r, med).items() if k in memory} for r in rs]
+    bulk = [[{k: v for k, v in estimates(r, med).items() if k in memory} for r in rs]
             for rs in groups.values() if len(rs) >= 2]
     taus = drift.estimate(stats.run_spreads(ests), inflate=inflate, max_df=max_df,
                           bulk=stats.run_spreads(bulk) if BULK else None)
@@ -120,8 +140,28 @@ def main():
         return make_prior(old_aa + [aa[n] for n in aa if n not in names], a.inflate, a.max_df)
 
     print("== A/A, one run a side, no history (the prior from the other A/A runs)")
+    clean, total = 0, 0
     for x, y in itertools.combinations(aa, 2):
-        print(f"{x}/{y}: " + describe(run(x, aa[x], y, aa[y], prior_without(x, y))))
+        rep = run(x, aa[x], y, aa[y], prior_without(x, y))
+        n = sum(1 for r in rep.rows if r.cmp.comparable and r.cmp.significant)
+        clean, total = clean + (n == 0), total + n
+        print(f"{x}/{y}: " + describe(rep))
+    print(f"A/A: {clean} of {len(list(itertools.combinations(aa, 2)))} pairs flag nothing; {total} cases "
+          f"flagged in all")
+    shipped = drift.load_prior()
+    made_from = set(shipped.source.get("run_ids", [])) if isinstance(getattr(shipped, "source", None), dict) else set()
+    fresh = [n for n in aa if aa[n].run_id not in made_from]
+    if len(fresh) >= 2:
+        print(f"== A/A with the built-in prior (scripts/kbench/drift_prior.json), pairs of runs it was not made "
+              f"from: {', '.join(fresh)}")
+        clean, total, n_pairs = 0, 0, 0
+        for x, y in itertools.combinations(fresh, 2):
+            rep = run(x, aa[x], y, aa[y], shipped)
+            n = sum(1 for r in rep.rows if r.cmp.comparable and r.cmp.significant)
+            clean, total, n_pairs = clean + (n == 0), total + n, n_pairs + 1
+            print(f"{x}/{y}: " + describe(rep))
+        print(f"A/A, built-in prior: {clean} of {n_pairs} pairs flag nothing; {total} cases flagged in all")
+
     def pairs(title, bases, others, prior_of):
         print(title)
         for t in others:
