@@ -61,18 +61,21 @@ def run_steps(tmp_path, suite, fakes, **params):
     then the job's, as shell variables; set -e."""
     d = yaml.safe_load((LAB / "kbench.yaml").read_text())
     values = dict(d["params"], KBENCH_DIR=str(suite), OUT=str(tmp_path / "out"), **params)
-    script = "".join(f"{k}='{v or ''}'\n" for k, v in values.items()) + "set -e\n" + "\n".join(d["run"]["steps"]) + "\n"
-    return subprocess.run(["/bin/sh", "-c", script], capture_output=True, text=True, timeout=60,
-                          env={"PATH": f"{fakes}:/usr/bin:/bin"})
+    script = ("".join(f"{k}='{v or ''}'\n" for k, v in values.items()) + "set -e\nset -x\n"
+              + "\n".join(d["run"]["steps"]) + "\n")
+    # stderr (the -x trace) in the output, as both are on a console.
+    return subprocess.run(["/bin/sh", "-c", script], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          timeout=60, env={"PATH": f"{fakes}:/usr/bin:/bin"})
 
 
 def test_the_steps_send_the_run_back_and_fetch_keeps_it(tmp_path):
     suite, fakes = fake_suite(tmp_path)
     r = run_steps(tmp_path, suite, fakes)
-    assert r.returncode == 0, r.stderr                    # kbench-run's 1 does not stop the script
+    assert r.returncode == 0, r.stdout                    # kbench-run's 1 does not stop the script
     lines = r.stdout.splitlines()
     assert "<LAVA_SIGNAL_TESTCASE TEST_CASE_ID=lat_syscall.null RESULT=pass MEASUREMENT=90.0000 UNITS=ns/op>" in lines
     assert "kbench-run exit status 1" in lines
+    assert "+ echo KBENCH-DATA-BEGIN" in lines and "+ base64 /tmp/kbench-run.tgz" in lines   # traces, not data
     assert "KBENCH-DATA-BEGIN" in lines and lines[-1].startswith("KBENCH-DATA-END ")
     # The console as lava-run logs it: one JSON object a line, the shell's
     # trace of the markers too.
@@ -105,8 +108,8 @@ def test_the_steps_send_the_run_back_and_fetch_keeps_it(tmp_path):
 def test_fetch_refuses_a_damaged_transfer(tmp_path):
     suite, fakes = fake_suite(tmp_path)
     lines = run_steps(tmp_path, suite, fakes).stdout.splitlines()
-    i = lines.index("KBENCH-DATA-BEGIN")
-    lines[i + 1] = lines[i + 1][:-4] + ("AAAA" if not lines[i + 1].endswith("AAAA") else "BBBB")
+    i = lines.index("+ base64 /tmp/kbench-run.tgz") + 1            # the first line of data
+    lines[i] = lines[i][:-4] + ("AAAA" if not lines[i].endswith("AAAA") else "BBBB")
     (tmp_path / "console.txt").write_text("\n".join(lines) + "\n")
     out = tmp_path / "results"
     f = subprocess.run([sys.executable, str(FETCH), str(tmp_path / "console.txt"), "--out", str(out)],
