@@ -7,6 +7,7 @@
 #   make report     summary tables, charts and the HTML page from results/
 #   make STATIC=1   link everything statically (binaries under build/static/)
 #   make vm-run KERNEL=X   the suite on another kernel in a QEMU guest, no reboot
+#   make test-lava  a real LAVA job of the suite on a QEMU guest (scripts/lab/lava)
 #   make install PREFIX=/usr/local DESTDIR=
 #
 # A new benchmark is one new file: src/bench/NAME.cpp becomes build/bin/NAME.
@@ -265,6 +266,19 @@ RECORD ?=
 .PHONY: bisect-step
 bisect-step:
 	$(PYTHON) scripts/bisect-step --tree '$(TREE)' --only '$(ONLY)' $(if $(RECORD),--record '$(RECORD)') $(ARGS)
+
+# ---- In a CI lab -------------------------------------------------------------
+#   make test-lava   a real LAVA dispatcher (Debian's lava-dispatcher, installed
+#                    with apt-get when missing, as root) runs the kbench job
+#                    (scripts/lab/lava) on a QEMU guest of a Debian cloud kernel:
+#                    a quick subset and a planted failure, checked in LAVA's
+#                    results; the run comes back (scripts/lab/lava/lava-local;
+#                    downloads a kernel: not in make test). LAVA_TEST_KERNEL=
+#                    chooses the package.
+LAVA_TEST_KERNEL ?= linux-image-cloud-amd64
+.PHONY: test-lava
+test-lava:
+	KBENCH_LAVA_TEST_KERNEL='$(LAVA_TEST_KERNEL)' $(PYTHON) -m pytest -q -s -rs -p no:cacheprovider tests/system/lava_check.py
 
 # Summary tables, charts (plots/) and results/index.html from every run under results/.
 report:

@@ -23,7 +23,8 @@ dpkg-query -W -f '${Status}' busybox-static 2>/dev/null | grep -q 'ok installed'
 if [ ! -x "$PYTHON" ]; then
   missing="$missing python3"
 fi
-for mod in pytest:python3-pytest numpy:python3-numpy matplotlib:python3-matplotlib; do
+# yaml: the LAVA files' tests (tests/system/test_lab_lava.py) read them as LAVA does.
+for mod in pytest:python3-pytest numpy:python3-numpy matplotlib:python3-matplotlib yaml:python3-yaml; do
   name=${mod%%:*}
   pkg=${mod#*:}
   if [ ! -x "$PYTHON" ] || ! "$PYTHON" -c "import $name" >/dev/null 2>&1; then

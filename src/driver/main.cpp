@@ -29,6 +29,7 @@
 #include "driver/scaling.hpp"
 #include "harness/internal/affinity.hpp"
 #include "driver/json_value.hpp"
+#include "driver/lava.hpp"
 #include "driver/meta.hpp"
 #include "driver/options.hpp"
 #include "driver/plan.hpp"
@@ -495,6 +496,11 @@ int run_invocations(const Options& o, const std::vector<Case>& cases, const Disc
   finish_meta(run, clock.spent(), rounds, sig);
   const bool failed = print_outcome(o, run, found);
   if (sig) print_interrupted(sig, invoker.ran(), to_run, run.dir);
+  if (o.lava)
+    say("lava: " + std::to_string(report_lava(lava_results(cases, found.failures, run.runs_path(),
+                                                            run.samples_path()),
+                                               stdout)) +
+        " test cases reported");
   say("results in " + run.dir);
   std::printf("%s\n", run.dir.c_str());
   std::fflush(stdout);

@@ -51,8 +51,12 @@ const char kUsage[] =
     "  --scaling[=REGEX] also run the cases matching REGEX (default: a small set) as 1, 2, 4,\n"
     "                   ... and all-CPU copies at once (binaries' --copies; README: Scaling)\n"
     "  --list           print the cases that would run and a rough time estimate\n"
-    "  --resume RUNDIR  finish an interrupted run (only --bin-dir/--no-table may be added)\n"
+    "  --resume RUNDIR  finish an interrupted run (only --bin-dir/--no-table/--lava may be added)\n"
     "  --no-table       do not print the summary table at the end\n"
+    "  --lava           at the end, report every case to LAVA: a test case (its value and\n"
+    "                   unit, or fail/skip) per case, a test set per benchmark, through\n"
+    "                   lava-test-case/lava-test-set when on PATH, else their signal lines\n"
+    "                   on stdout (before the run directory, still the last line)\n"
     "  --help           this text\n";
 
 long long parse_integer(const std::string& opt, const std::string& v, long long lo, long long hi) {
@@ -223,6 +227,9 @@ Options parse_options(const std::vector<std::string>& args) {
     } else if (name == "--no-table") {
       no_value();
       o.table = false;
+    } else if (name == "--lava") {
+      no_value();
+      o.lava = true;
     } else if (name == "--help" || name == "-h") {
       o.help = true;
     } else if (name.rfind("-", 0) == 0) {
@@ -234,7 +241,7 @@ Options parse_options(const std::vector<std::string>& args) {
   }
   if (!o.resume.empty()) {
     for (const auto& g : given) {
-      if (g != "--resume" && g != "--bin-dir" && g != "--no-table" && g != "--help")
+      if (g != "--resume" && g != "--bin-dir" && g != "--no-table" && g != "--lava" && g != "--help")
         throw UsageError{g + " cannot be combined with --resume: the run keeps its recorded options"};
     }
   }

@@ -30,6 +30,7 @@ struct Options {
   bool list = false;
   std::string resume;                // run directory to resume; "" = new run
   bool table = true;
+  bool lava = false;                 // --lava: report every case to LAVA at the end (lava.hpp)
   bool help = false;
   std::optional<double> budget_s;    // total time; extra reps where they narrow intervals most
   int pin_cpu = -1;                  // one-party cases' CPU; -1 = chosen (last allowed)

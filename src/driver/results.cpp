@@ -225,15 +225,13 @@ std::map<std::string, std::string> case_statuses(const std::string& runs_path,
   return out;
 }
 
-namespace {
-
-// "lat_pipe: skipped: CPU 1 is not ..." -> "CPU 1 is not ..." for a case of
-// bench lat_pipe; any other text unchanged.
 std::string bare_reason(const std::string& reason, const std::string& bench) {
   for (const std::string& prefix : {bench + ": skipped: ", "exit 77: " + bench + ": skipped: "})
     if (!bench.empty() && reason.rfind(prefix, 0) == 0) return reason.substr(prefix.size());
   return reason;
 }
+
+namespace {
 
 std::string count_text(int n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);

@@ -56,6 +56,10 @@ int repair_samples(const std::string& samples_path, const std::map<CaseRep, std:
 std::map<std::string, std::string> case_statuses(const std::string& runs_path,
                                                  std::map<std::string, std::string>* reasons);
 
+// "lat_pipe: skipped: CPU 1 is not ..." -> "CPU 1 is not ..." for a case of
+// bench lat_pipe; any other text unchanged.
+std::string bare_reason(const std::string& reason, const std::string& bench);
+
 // The end-of-run lines for every case that was not simply ok, in the
 // order failed (also timeout, crashed), skipped, ran without a feature:
 //   "failed: CASE: REASON (1 of 2 invocations; 1 ok)"

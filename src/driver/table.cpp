@@ -30,9 +30,7 @@ struct CaseData {
 
 }  // namespace
 
-void print_table(std::FILE* out, const std::string& samples_path,
-                 const std::map<std::string, std::string>& statuses,
-                 const std::map<std::string, std::string>& reasons) {
+std::map<std::string, CaseEstimate> case_estimates(const std::string& samples_path) {
   std::map<std::string, CaseData> data;
   std::string text;
   try {
@@ -67,6 +65,28 @@ void print_table(std::FILE* out, const std::string& samples_path,
       if (x.is_string() && x.text() == "unavailable") d.without.insert(k);
   }
 
+  std::map<std::string, CaseEstimate> out;
+  for (const auto& [name, d] : data) {
+    if (d.reps.empty()) continue;
+    std::vector<double> rep_medians;
+    for (const auto& [rep, values] : d.reps) rep_medians.push_back(median_of(values));
+    CaseEstimate& e = out[name];
+    e.value = median_of(rep_medians);
+    const auto [lo, hi] = std::minmax_element(rep_medians.begin(), rep_medians.end());
+    e.rep_lo = *lo;
+    e.rep_hi = *hi;
+    e.reps = rep_medians.size();
+    e.bandwidth = d.bandwidth;
+    e.control = d.control;
+    e.without = d.without;
+  }
+  return out;
+}
+
+void print_table(std::FILE* out, const std::string& samples_path,
+                 const std::map<std::string, std::string>& statuses,
+                 const std::map<std::string, std::string>& reasons) {
+  const std::map<std::string, CaseEstimate> data = case_estimates(samples_path);
   std::map<std::string, int> names;
   for (const auto& [n, d] : data) names[n] = 1;
   for (const auto& [n, s] : statuses) names[n] = 1;
@@ -93,7 +113,7 @@ void print_table(std::FILE* out, const std::string& samples_path,
     auto it = data.find(name);
     auto st = statuses.find(name);
     const std::string status = st == statuses.end() ? "" : st->second;
-    if (it == data.end() || it->second.reps.empty()) {
+    if (it == data.end()) {
       auto r = reasons.find(name);
       std::fprintf(out, "%-*s  %12s  %s%s%s\n", int(width), name.c_str(), "-",
                    status.empty() ? "no samples" : status.c_str(),
@@ -101,17 +121,14 @@ void print_table(std::FILE* out, const std::string& samples_path,
                    r != reasons.end() ? r->second.c_str() : "");
       continue;
     }
-    std::vector<double> rep_medians;
-    for (const auto& [rep, values] : it->second.reps) rep_medians.push_back(median_of(values));
-    const double head = median_of(rep_medians);
-    const auto [lo, hi] = std::minmax_element(rep_medians.begin(), rep_medians.end());
-    const std::string spread = number(*lo) + ".." + number(*hi);
+    const CaseEstimate& e = it->second;
+    const std::string spread = number(e.rep_lo) + ".." + number(e.rep_hi);
     std::string without;
-    for (const auto& k : it->second.without) without += (without.empty() ? "  (without " : ", ") + k;
+    for (const auto& k : e.without) without += (without.empty() ? "  (without " : ", ") + k;
     if (!without.empty()) without += ")";
     std::fprintf(out, "%-*s  %12s  %-23s  %-5s  %zu%s%s\n", int(width), name.c_str(),
-                 number(head).c_str(), spread.c_str(), it->second.bandwidth ? "MB/s" : "ns/op",
-                 rep_medians.size(), status == "failed" ? "  (some invocations failed)" : "", without.c_str());
+                 number(e.value).c_str(), spread.c_str(), e.unit(), e.reps,
+                 status == "failed" ? "  (some invocations failed)" : "", without.c_str());
     any_bandwidth = any_bandwidth || it->second.bandwidth;
   }
   if (any_bandwidth) std::fprintf(out, "MB/s = 10^6 bytes per second (lmbench's MB/s are 2^20).\n");

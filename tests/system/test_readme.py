@@ -52,12 +52,14 @@ def test_driver_option_table_is_the_help(readme, driver):
 
 def test_every_option_in_the_readme_exists(readme, bin_dir, driver, root):
     known = _opts(_help([str(bin_dir / "lat_syscall")])) | _opts(_help([str(driver)]))
-    for script in ("summarize", "compare", "plot", "report", "vm-run", "drift-prior", "bisect-step"):
+    for script in ("summarize", "compare", "plot", "report", "vm-run", "drift-prior", "bisect-step",
+                   "lab/lava/lava-local", "lab/lava/kbench-lava-fetch"):
         known |= _opts(_help([sys.executable, str(root / "scripts" / script)]))
     # the test suite's own pytest options (tests/conftest.py)
     known |= set(re.findall(r'addoption\("(--[a-z][a-z0-9-]*)"', (root / "tests" / "conftest.py").read_text()))
-    # options of other tools the README quotes (chromium, pytest, perf)
-    foreign = {"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--print-to-pdf"}
+    # options of other tools the README quotes (chromium, pytest, perf, apt-get, LAVA)
+    foreign = {"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--print-to-pdf",
+               "--no-install-recommends", "--result", "--measurement", "--units"}  # apt-get, lava-test-case
     unknown = _opts(readme) - known - foreign
     assert not unknown, f"README mentions options no kbench program accepts: {sorted(unknown)}"
 
