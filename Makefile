@@ -134,7 +134,7 @@ unit-tests: $(UNIT_BIN)
 # The tests install what they need (Catch2, pytest, matplotlib, numpy,
 # strace...) before building anything that includes Catch2. Then both builds
 # (this one and the ASan one) at once, then every part of both passes at once
-# (tests/parallel.py: each part's output as it ends): the unit tests, pytest
+# (tests/parallel.py: each part's output as it ends): the unit tests, the planted bugs (tests/mutants/run), pytest
 # in parts (PYTEST_PARTS there), and the ASan+UBSan pass (test-asan's, in
 # parts too). pytest -rs prints every skip with its reason; a skip of a test
 # this machine can run fails the run (tests/conftest.py, MAY_SKIP). The
@@ -146,7 +146,8 @@ test: check-deps
 	  --job "ASan+UBSan pass ($(ASAN_BUILD))" '$(ASAN_PASS)' \
 	  --job "pytest tests/scripts" "$(PYTEST) tests/scripts" \
 	  --pytest "$(PYTEST)" \
-	  --job "unit tests" "$(UNIT_BIN)"
+	  --job "unit tests" "$(UNIT_BIN)" \
+	  --job "planted bugs (tests/mutants/run)" "KBENCH_BUILD=$(BUILD) $(PYTHON) tests/mutants/run"
 
 check-deps:
 	@PYTHON=$(PYTHON) tests/ensure-deps.sh

@@ -130,7 +130,7 @@ def build(a, commit):
         raise Usage(f"{a.tree}: no .config (copy your config there, or give --build CMD or --kernel IMAGE)")
     say(f"building {commit[:12] or 'the tree'}: {cmd}")
     t0 = time.monotonic()
-    r = subprocess.run(cmd, shell=True, cwd=a.tree, capture_output=True, text=True)
+    r = subprocess.run(["/bin/sh", "-c", cmd], cwd=a.tree, capture_output=True, text=True)
     if r.returncode != 0:
         raise BuildFailed(f"the build failed (exit {r.returncode}: {cmd}):\n{tail(r.stdout + r.stderr)}")
     image = Path(a.tree) / a.image
@@ -153,7 +153,7 @@ def measure(a, image, reps, dest):
         env = dict(os.environ, KBENCH_BISECT_IMAGE=str(image), KBENCH_BISECT_ARGS=shlex.join(run_args),
                    KBENCH_BISECT_OUT=str(dest))
         say(f"running: {a.run_cmd}")
-        r = subprocess.run(a.run_cmd, shell=True, cwd=a.tree, env=env, capture_output=True, text=True)
+        r = subprocess.run(["/bin/sh", "-c", a.run_cmd], cwd=a.tree, env=env, capture_output=True, text=True)
         if r.returncode != 0:
             raise Abort(f"--run failed (exit {r.returncode}): {tail(r.stderr or r.stdout, 5)}")
     else:

@@ -616,7 +616,7 @@ def plot_main(argv=None):
 def _report(argv):
     from datetime import datetime, timezone
 
-    from . import html
+    from . import html, trends
     ap = _Parser(prog="report", description=(
         "Find every run under DIRs (default: results/) and write one self-contained HTML page (its charts "
         "embedded: it works copied alone anywhere) with the summary tables (coloured against the baseline), "
@@ -652,7 +652,9 @@ def _report(argv):
                        generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    page = html.render(model, out)
+    # report --series and --bisect: where it changed, the trends, the bisection's steps, first
+    page = html.render(model, out, front_css=trends.CSS,
+                       front=lambda m, ids: trends.html_section(m, ids) + trends.bisect_section(m.bisect))
     tmp = out.with_name(out.name + ".tmp")
     tmp.write_text(page, encoding="utf-8")
     tmp.replace(out)

@@ -773,15 +773,17 @@ def _charts(m):
     return out
 
 
-def render(m, out_path):
-    """The page as a string; links are relative to out_path's directory."""
-    from . import trends
+def render(m, out_path, front=None, front_css=""):
+    """The page as a string; links are relative to out_path's directory.
+    front(m, ids): the parts of sections that go first, above the
+    scoreboard (report --series and --bisect: kbench.trends, given by the
+    caller, which imports this module), with their style front_css."""
     out_dir = Path(out_path).parent
     _HEADLINES.clear()
     kernels = ", ".join(esc(g.label) for g in m.groups)
     parts = ["<!DOCTYPE html>", "<html lang='en'><head><meta charset='utf-8'>",
              "<meta name='viewport' content='width=device-width, initial-scale=1'>",
-             f"<title>kbench: {kernels}</title>", f"<style>{CSS}{trends.CSS}</style></head><body>",
+             f"<title>kbench: {kernels}</title>", f"<style>{CSS}{front_css}</style></head><body>",
              "<h1>kbench: operating-system latency and bandwidth by kernel</h1>",
              f"<p>Kernels: {kernels}.  Baseline: <b>{esc(m.baseline.label)}</b>."
              + (f"  Generated {esc(m.generated)}." if m.generated else "") + "</p>",
@@ -812,8 +814,8 @@ def render(m, out_path):
                      f"({len(m.warnings)})</summary><ul>"
                      + "".join(f"<li>{esc(w)}</li>" for w in m.warnings) + "</ul></details>")
     ids = case_ids(m)
-    parts += trends.html_section(m, ids)      # report --series: where it changed, the trends
-    parts += trends.bisect_section(m.bisect)  # report --bisect: the bisection's steps
+    if front is not None:
+        parts += front(m, ids)
     parts += _scoreboard(m)
     parts += _summary_tables(m, ids)
     parts += _charts(m)
