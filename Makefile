@@ -132,21 +132,32 @@ $(UNIT_BIN): $(UNIT_OBJ) $(DRIVER_LIB) $(HARNESS_LIB)
 unit-tests: $(UNIT_BIN)
 
 # The tests install what they need (Catch2, pytest, matplotlib, numpy,
-# strace...) before building anything that includes Catch2. Then both builds
-# (this one and the ASan one) at once, then every part of both passes at once
-# (tests/parallel.py: each part's output as it ends): the unit tests, the planted bugs (tests/mutants/run), pytest
-# in parts (PYTEST_PARTS there), and the ASan+UBSan pass (test-asan's, in
-# parts too). pytest -rs prints every skip with its reason; a skip of a test
-# this machine can run fails the run (tests/conftest.py, MAY_SKIP). The
-# sessions write no .pytest_cache (several run at once).
+# strace...: tests/ensure-deps.sh) while both builds (this one and the ASan
+# one) compile what needs none of it; what includes Catch2 is built after.
+# Then every part of both passes at once (tests/parallel.py: each part's
+# output as it ends). Each test runs once:
+#   - the ASan+UBSan pass (test-asan's, in parts): every pytest test that runs
+#     something of the build (the build_dir fixture), the unit tests, the fuzz
+#     corpus and a quick driver run, all against build/asan;
+#   - the plain pass: pytest tests/scripts (pure Python), the tests that run
+#     nothing of the build (the Makefile, the README, scripts/vm-run, make
+#     quick) or run it under strace (LeakSanitizer cannot: --no-asan-share),
+#     and this build's own unit tests and quick driver run;
+#   - the planted bugs (tests/mutants/run), against this build.
+# pytest -rs prints every skip with its reason; a skip of a test this
+# machine can run fails the run (tests/conftest.py, MAY_SKIP). The sessions
+# write no .pytest_cache (several run at once).
 PYTEST = KBENCH_BUILD=$(BUILD) $(PYTHON) -m pytest -q -rs -p no:cacheprovider
-test: check-deps
-	+$(MAKE) --no-print-directory all unit-tests asan-build
+test:
+	+@PYTHON=$(PYTHON) tests/ensure-deps.sh & deps=$$!; \
+	  $(MAKE) --no-print-directory all asan-objects; built=$$?; \
+	  wait $$deps || exit 1; exit $$built
+	+$(MAKE) --no-print-directory unit-tests asan-build
 	$(PYTHON) tests/parallel.py \
 	  --job "ASan+UBSan pass ($(ASAN_BUILD))" '$(ASAN_PASS)' \
 	  --job "pytest tests/scripts" "$(PYTEST) tests/scripts" \
-	  --pytest "$(PYTEST)" \
-	  --job "unit tests" "$(UNIT_BIN)" \
+	  --job "pytest, what the ASan pass does not run" "$(PYTEST) --no-asan-share tests --ignore=tests/scripts" \
+	  --job "this build: unit tests, quick driver run" "tests/system/sanitizer-pass.sh binaries $(BUILD)" \
 	  --job "planted bugs (tests/mutants/run)" "KBENCH_BUILD=$(BUILD) $(PYTHON) tests/mutants/run"
 
 check-deps:
@@ -354,9 +365,13 @@ $(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(DRIVER_LIB) $(HARNESS_LIB)
 	$(Q)$(CXX) $(CXXFLAGS) -fsanitize=fuzzer $(LDFLAGS) $(KB_LDFLAGS) -o $@ $^
 
 ASAN_PASS = PYTHON=$(PYTHON) KBENCH_TEST_CXXFLAGS="$(ASAN_CXXFLAGS)" tests/system/sanitizer-pass.sh asan $(ASAN_BUILD)
-.PHONY: asan-build
+.PHONY: asan-build asan-objects
 asan-build:
 	+$(SAN_MAKE) BUILD=$(ASAN_BUILD) CXXFLAGS="$(ASAN_CXXFLAGS)" all unit-tests fuzz-replay
+# the part of it that needs no Catch2 (make test builds it while the test
+# packages install)
+asan-objects:
+	+$(SAN_MAKE) BUILD=$(ASAN_BUILD) CXXFLAGS="$(ASAN_CXXFLAGS)" all fuzz-replay
 
 test-asan: check-deps
 	+$(MAKE) --no-print-directory asan-build

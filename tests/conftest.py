@@ -25,12 +25,25 @@ def pytest_addoption(parser):
                      help="only the tests that run something of the build (those that use the build_dir "
                           "fixture): the sanitizer pass, where the others (the Makefile, the README, "
                           "scripts/vm-run, the scripts) would only run again what the plain pass ran")
+    parser.addoption("--no-asan-share", action="store_true",
+                     help="the plain pass of make test: not the tests that the ASan+UBSan pass runs (those "
+                          "that use the build_dir fixture), except those whose names say strace "
+                          "(LeakSanitizer cannot run under ptrace, so only the plain pass runs them)")
+
+
+def uses_the_build(item):
+    return "build_dir" in getattr(item, "fixturenames", ())
 
 
 def pytest_collection_modifyitems(config, items):
-    if not config.getoption("--build-tests-only"):
+    if config.getoption("--build-tests-only") and config.getoption("--no-asan-share"):
+        raise pytest.UsageError("--build-tests-only and --no-asan-share exclude each other")
+    if config.getoption("--build-tests-only"):
+        keep = [item for item in items if uses_the_build(item)]
+    elif config.getoption("--no-asan-share"):
+        keep = [item for item in items if not uses_the_build(item) or "strace" in item.name]
+    else:
         return
-    keep = [item for item in items if "build_dir" in getattr(item, "fixturenames", ())]
     if len(keep) < len(items):
         config.hook.pytest_deselected(items=[item for item in items if item not in keep])
         items[:] = keep

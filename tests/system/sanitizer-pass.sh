@@ -10,6 +10,11 @@
 #                                     which run no C++) and a quick driver run
 #                                     (one case per binary)
 #   sanitizer-pass.sh tsan BUILD B..  every --list case of the binaries B once
+#   sanitizer-pass.sh binaries BUILD  the unit tests, the fuzz corpus (when
+#                                     BUILD has its replays) and the quick
+#                                     driver run alone: a part of the asan
+#                                     pass, and make test's check of the
+#                                     plain build
 #
 # The asan parts run at once (tests/parallel.py: most of a pytest session
 # waits on the driver), each reported as it ends: the binaries (unit tests,
@@ -27,13 +32,13 @@
 # run here, and what they check (the calls the kernel sees) is no
 # sanitizer's business.
 set -u
-mode=${1:?usage: sanitizer-pass.sh asan|tsan BUILD [BINARIES]}
-build=${2:?usage: sanitizer-pass.sh asan|tsan BUILD [BINARIES]}
+mode=${1:?usage: sanitizer-pass.sh asan|tsan|binaries BUILD [BINARIES]}
+build=${2:?usage: sanitizer-pass.sh asan|tsan|binaries BUILD [BINARIES]}
 shift 2
 PYTHON=${PYTHON:-/usr/bin/python3}
 root=$(pwd)
 logs=$root/$build/san-logs
-if [ "$mode" != asan-binaries ]; then  # a part of the asan pass: set up by the pass
+if [ "$mode" != binaries ]; then  # a part of a pass: set up by the pass
   rm -rf "$logs"
   mkdir -p "$logs"
   chmod 1777 "$logs"  # the unprivileged tests (uid 65534) report here too
@@ -47,8 +52,9 @@ status=0
 step() { printf '== %s: %s\n' "$mode" "$*" >&2; }
 fail() { printf '== %s: FAILED: %s\n' "$mode" "$*" >&2; status=1; }
 
-if [ "$mode" = asan-binaries ]; then
-  # One part of the asan pass (its environment set by it).
+if [ "$mode" = binaries ]; then
+  # One part of the asan pass (its environment set by it), or of make test's
+  # plain pass (BUILD: the plain build).
   step "unit tests"
   "$build/tests/unit_tests" || fail "unit tests"
 
@@ -80,7 +86,7 @@ elif [ "$mode" = asan ]; then
   export KBENCH_BUILD="$build" PYTHON
   pytest='"$PYTHON" -m pytest -q -rs -p no:cacheprovider --build-tests-only'
   "$PYTHON" tests/parallel.py \
-    --job "the binaries: unit tests, fuzz corpus, quick driver run" "tests/system/sanitizer-pass.sh asan-binaries $build" \
+    --job "the binaries: unit tests, fuzz corpus, quick driver run" "tests/system/sanitizer-pass.sh binaries $build" \
     --pytest "$pytest -k 'not strace'" \
     || fail "a part of the pass"
 elif [ "$mode" = tsan ]; then

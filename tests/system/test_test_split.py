@@ -1,0 +1,79 @@
+"""make test runs each test once: the ASan+UBSan pass takes the tests that
+run something of the build (the build_dir fixture) except those under
+strace (`--build-tests-only -k 'not strace'`); the plain pass takes the rest
+(`--no-asan-share`). Checked on a small suite collected with the real
+conftest, and on the commands the Makefile and the sanitizer pass give."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+TESTS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(TESTS_DIR)
+
+SUITE = '''
+def test_runs_a_binary(build_dir):
+    pass
+
+def test_reads_the_makefile():
+    pass
+
+def test_strace_sees_the_calls(build_dir):
+    pass
+
+def test_strace_of_nothing_built():
+    pass
+'''
+ALL = {"test_runs_a_binary", "test_reads_the_makefile", "test_strace_sees_the_calls",
+       "test_strace_of_nothing_built"}
+
+
+@pytest.fixture
+def suite(tmp_path):
+    (tmp_path / "tests" / "bench").mkdir(parents=True)
+    shutil.copy(os.path.join(TESTS_DIR, "conftest.py"), tmp_path / "tests")
+    shutil.copy(os.path.join(TESTS_DIR, "bench", "bench_runner.py"), tmp_path / "tests" / "bench")
+    (tmp_path / "tests" / "test_split.py").write_text(SUITE)
+    return tmp_path
+
+
+def collected(suite, *args):
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "--collect-only", "-p", "no:cacheprovider", "tests"]
+                       + list(args), cwd=suite, capture_output=True, text=True, timeout=120)
+    return p, {m.group(1) for m in re.finditer(r"::(test_\w+)$", p.stdout, re.M)}
+
+
+def test_the_two_passes_share_the_tests_out_once_each(suite):
+    p, everything = collected(suite)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert everything == ALL
+    p, asan = collected(suite, "--build-tests-only", "-k", "not strace")
+    assert p.returncode == 0, p.stdout + p.stderr
+    p, plain = collected(suite, "--no-asan-share")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert asan == {"test_runs_a_binary"}
+    assert plain == {"test_reads_the_makefile", "test_strace_sees_the_calls", "test_strace_of_nothing_built"}
+    assert asan | plain == everything and not asan & plain
+
+
+def test_the_two_options_together_are_refused(suite):
+    p, _ = collected(suite, "--build-tests-only", "--no-asan-share")
+    assert p.returncode != 0
+    assert "exclude each other" in p.stdout + p.stderr
+    assert "Traceback" not in p.stdout + p.stderr
+
+
+def test_make_test_and_the_sanitizer_pass_use_the_split():
+    with open(os.path.join(ROOT, "Makefile")) as f:
+        makefile = f.read()
+    recipe = makefile[makefile.index("\ntest:"):]
+    recipe = recipe[:recipe.index("\n\n")]
+    assert "--no-asan-share tests --ignore=tests/scripts" in recipe
+    assert '"$(PYTEST) tests/scripts"' in recipe
+    assert "$(ASAN_PASS)" in recipe
+    with open(os.path.join(ROOT, "tests", "system", "sanitizer-pass.sh")) as f:
+        san = f.read()
+    assert "--build-tests-only" in san and "-k 'not strace'" in san
