@@ -78,7 +78,7 @@ UNIT_OBJ    := $(patsubst tests/%.cpp,$(BUILD)/obj/tests/%.o,$(UNIT_SRC))
 UNIT_BIN    := $(BUILD)/tests/unit_tests
 
 .SECONDARY:
-.PHONY: all run quick test unit-tests report clean install check-deps
+.PHONY: all run quick test unit-tests unit-objects report clean install check-deps
 all: $(BENCH_BIN) $(DRIVER_BIN) $(HELPER_BIN)
 
 # V=1 shows the full commands.
@@ -130,10 +130,14 @@ $(UNIT_BIN): $(UNIT_OBJ) $(DRIVER_LIB) $(HARNESS_LIB)
 	$(Q)$(CXX) $(CXXFLAGS) $(LDFLAGS) $(KB_LDFLAGS) -o $@ $(UNIT_OBJ) $(DRIVER_LIB) $(HARNESS_LIB)
 
 unit-tests: $(UNIT_BIN)
+# the unit tests' objects alone (make test compiles them once Catch2 is
+# installed, beside the rest of the build)
+unit-objects: $(UNIT_OBJ)
 
 # The tests install what they need (Catch2, pytest, matplotlib, numpy,
 # strace...: tests/ensure-deps.sh) while both builds (this one and the ASan
-# one) compile what needs none of it; what includes Catch2 is built after.
+# one) compile what needs none of it; the unit tests' objects (Catch2)
+# compile as soon as it is installed, beside them, then everything links.
 # Then every part of both passes at once (tests/parallel.py: each part's
 # output as it ends). Each test runs once:
 #   - the ASan+UBSan pass (test-asan's, in parts): every pytest test that runs
@@ -149,8 +153,8 @@ unit-tests: $(UNIT_BIN)
 # write no .pytest_cache (several run at once).
 PYTEST = KBENCH_BUILD=$(BUILD) $(PYTHON) -m pytest -q -rs -p no:cacheprovider
 test:
-	+@PYTHON=$(PYTHON) tests/ensure-deps.sh & deps=$$!; \
-	  $(MAKE) --no-print-directory all asan-objects; built=$$?; \
+	+@{ PYTHON=$(PYTHON) tests/ensure-deps.sh && $(MAKE) --no-print-directory unit-objects asan-unit-objects; } & \
+	  deps=$$!; $(MAKE) --no-print-directory all asan-objects; built=$$?; \
 	  wait $$deps || exit 1; exit $$built
 	+$(MAKE) --no-print-directory unit-tests asan-build
 	$(PYTHON) tests/parallel.py \
@@ -365,13 +369,15 @@ $(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(DRIVER_LIB) $(HARNESS_LIB)
 	$(Q)$(CXX) $(CXXFLAGS) -fsanitize=fuzzer $(LDFLAGS) $(KB_LDFLAGS) -o $@ $^
 
 ASAN_PASS = PYTHON=$(PYTHON) KBENCH_TEST_CXXFLAGS="$(ASAN_CXXFLAGS)" tests/system/sanitizer-pass.sh asan $(ASAN_BUILD)
-.PHONY: asan-build asan-objects
+.PHONY: asan-build asan-objects asan-unit-objects
 asan-build:
 	+$(SAN_MAKE) BUILD=$(ASAN_BUILD) CXXFLAGS="$(ASAN_CXXFLAGS)" all unit-tests fuzz-replay
 # the part of it that needs no Catch2 (make test builds it while the test
 # packages install)
 asan-objects:
 	+$(SAN_MAKE) BUILD=$(ASAN_BUILD) CXXFLAGS="$(ASAN_CXXFLAGS)" all fuzz-replay
+asan-unit-objects:
+	+$(SAN_MAKE) BUILD=$(ASAN_BUILD) CXXFLAGS="$(ASAN_CXXFLAGS)" unit-objects
 
 test-asan: check-deps
 	+$(MAKE) --no-print-directory asan-build
