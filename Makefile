@@ -169,7 +169,7 @@ check-deps:
 
 # Planted bugs the tests must catch (tests/mutants/run: each mutant in a
 # scratch copy of the tree, against the tests named for it; any survivor
-# fails). Not part of make test, which is at its time budget: CI runs it.
+# fails). make test runs it as one of its parts; this target runs it alone.
 # MUTANTS="NAME ..." runs only those.
 MUTANTS ?=
 .PHONY: test-mutants

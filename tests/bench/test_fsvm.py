@@ -133,7 +133,10 @@ def test_lat_pagefault_file_faults_counted(bin_dir, tmp_path):
     for s in samples:
         assert s["iters"] == pages
         assert pages // per_pmd <= s["minflt"] <= pages + 20, s["minflt"]
-        assert s["majflt"] == 0  # the file is in the page cache
+        # The file is in the page cache: read from disk, each readahead window
+        # would be a major fault, hundreds for 64 MB. A loaded machine may
+        # still see a stray one (1 of 16384 pages seen, under ASan in make test).
+        assert s["majflt"] <= pages // 1024, s["majflt"]
     assert left_in(tmp_path) == []
 
 
