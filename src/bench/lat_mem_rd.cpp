@@ -51,6 +51,10 @@ class Chase final : public kbench::Fixture {
       // A random cycle: the walk goes through every line before it repeats.
       kbench::link_random_cycle(base, n, stride);
     }
+    // Every page read once before the samples: a random walk's short
+    // samples would otherwise meet pages for the first time, which on a VM
+    // can cost 20x a load (README: lat_mem_rd on a VM).
+    kbench::read_every_page(base, size);
     cur_ = at(0);
   }
 

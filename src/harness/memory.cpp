@@ -110,4 +110,11 @@ void** link_random_cycle(char* base, std::size_t n, std::size_t stride) {
   return reinterpret_cast<void**>(base);
 }
 
+void read_every_page(const char* base, std::size_t bytes) {
+  const std::size_t ps = page_size();
+  std::uintptr_t sum = 0;
+  for (std::size_t off = 0; off < bytes; off += ps) sum += *reinterpret_cast<const volatile unsigned char*>(base + off);
+  do_not_optimize(sum);
+}
+
 }  // namespace kbench

@@ -42,6 +42,14 @@ void require_memory(std::uint64_t bytes, const std::string& what);
 // it repeats and no prefetcher can guess the next one. Returns the first.
 void** link_random_cycle(char* base, std::size_t n, std::size_t stride);
 
+// Reads one word of every page of [base, base + bytes). On a VM the first
+// read of a page after it was written can cost microseconds (seen: 4-9 us a
+// page on a 2-vCPU Firecracker guest, at some times and not others; no fault
+// the guest counts), so a walk that meets each page for the first time in its
+// timed samples measures that instead of the memory. Costs about 3 ms per 64
+// MB when the pages are ready, 70-150 ms when they are not.
+void read_every_page(const char* base, std::size_t bytes);
+
 // Follows a chain of pointers `iters` times from `cur` (each element holds
 // the address of the next) and leaves `cur` where it stopped, so the next
 // call goes on from there: dependent loads, one per step, for the
