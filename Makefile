@@ -232,7 +232,7 @@ quick: all
 	$(call run_suite,--quick --out $(QUICK_OUT),$(QUICK_SAY))
 
 # ---- Another kernel without rebooting ----------------------------------------
-#   make vm-run KERNEL=X [RUN_ARGS=...] [LABEL=...] [CPUS=N] [MEM=2G]
+#   make vm-run KERNEL=X [RUN_ARGS=...] [LABEL=...] [CPUS=N] [MEM=2G] [KERNEL_ARGS=...]
 #                    X = a kernel image (bzImage, vmlinuz), a Debian kernel
 #                    .deb, or a Debian kernel package name (apt-get download,
 #                    never installed): the static suite in a QEMU guest of
@@ -249,7 +249,7 @@ VM_OUT ?= results
 VM_TEST_KERNEL ?= linux-image-cloud-amd64
 .PHONY: vm-run test-vm
 vm-run:
-	$(PYTHON) scripts/vm-run --out '$(VM_OUT)' --mem '$(MEM)' $(if $(CPUS),--cpus '$(CPUS)') $(if $(LABEL),--label '$(LABEL)') '$(KERNEL)' -- $(RUN_ARGS)
+	$(PYTHON) scripts/vm-run --out '$(VM_OUT)' --mem '$(MEM)' $(if $(CPUS),--cpus '$(CPUS)') $(if $(LABEL),--label '$(LABEL)') $(if $(KERNEL_ARGS),--append '$(KERNEL_ARGS)') '$(KERNEL)' -- $(RUN_ARGS)
 
 test-vm:
 	KBENCH_VM_TEST_KERNEL='$(VM_TEST_KERNEL)' $(PYTHON) -m pytest -q -rs -p no:cacheprovider tests/system/vm_check.py

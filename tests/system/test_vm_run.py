@@ -72,6 +72,8 @@ def fake_deb(tmp_path, release="6.9.0-fake", package="linux-image-6.9.0-fake"):
     (("Not A Package",), "not a file and not a Debian package name"),
     (("--bogus", "k"), "unrecognized arguments: --bogus"),
     (("k", "--", "--quick", "--out", "x"), "kbench-run --out cannot be given to the guest"),
+    (("--append", "nopti\nquiet", "k"), "--append (KERNEL_ARGS=) must be one line of kernel options"),
+    (("--append", "nopti console=tty0", "k"), "--append console=tty0: vm-run sets console=, panic= and"),
 ])
 def test_usage_errors_exit_2(args, message):
     r = vm_run(*args)
@@ -171,6 +173,20 @@ def test_complete_run_is_moved_into_place(tmp_path, fake_static):
     assert "invocations: 2: 1 ok, 1 skipped" in r.stderr
     assert "  skipped: lat_pipe rt @cross: needs two CPUs" in r.stderr
     assert "  ran without thp: lat_pagefault anon (1 samples)" in r.stderr
+    # no --append: the guest's command line is vm-run's own (the probe's is its own too)
+    assert guest[guest.index("-append") + 1] == "console=ttyS0 panic=-1 loglevel=4"
+
+
+def test_append_adds_kernel_options_to_the_guest_only(tmp_path, fake_static):
+    r, out, calls = fake_run(tmp_path, fake_static, "complete", "--append", " init_on_free=1  nopti ")
+    assert r.returncode == 0, r.stderr
+    probe, guest = calls
+    assert guest[guest.index("-append") + 1] == "console=ttyS0 panic=-1 loglevel=4 init_on_free=1  nopti"
+    assert "init_on_free" not in probe[probe.index("-append") + 1]
+    assert ", kernel options init_on_free=1  nopti); console log:" in r.stderr
+    img = fake_image(tmp_path / "bzImage")
+    r = vm_run("--dry-run", "--append", "mitigations=off", img)
+    assert r.returncode == 0 and "kernel command line: console=ttyS0 panic=-1 loglevel=4 mitigations=off\n" in r.stdout
 
 
 @pytest.mark.parametrize("mode,message", [
