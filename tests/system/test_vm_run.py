@@ -116,6 +116,34 @@ def test_detects_a_deb_and_plans_its_modules(tmp_path):
     assert "modules to load: virtio virtio_blk loop" in out
 
 
+def test_ext4s_crypto_soft_dependency_is_loaded_before_it(tmp_path):
+    """Debian's generic and rt kernels: ext4 a module with "softdep=pre:
+    crypto-crc32c" (an alias of the crypto API, no module of that name),
+    the checksum in crc32c_generic.ko; without it the guest's ext4 cannot
+    mount ("Cannot load crc32c driver") and every case ran on tmpfs."""
+    deb = fake_deb(tmp_path)
+    root = tmp_path / "pkg"
+    mods = root / "lib" / "modules" / "6.9.0-fake"
+    (mods / "modules.builtin").write_text("kernel/drivers/virtio/virtio_pci.ko\n")
+    (mods / "kernel" / "fs" / "ext4").mkdir(parents=True)
+    (mods / "kernel" / "crypto").mkdir()
+    (mods / "kernel" / "fs" / "ext4" / "ext4.ko").write_bytes(
+        module("softdep=pre: crypto-crc32c", "alias=fs-ext4", "depends=jbd2"))
+    (mods / "kernel" / "fs" / "jbd2.ko").write_bytes(module("depends="))
+    (mods / "kernel" / "crypto" / "crc32c_generic.ko").write_bytes(module("alias=crypto-crc32c", "depends="))
+    deb.unlink()
+    subprocess.run(["dpkg-deb", "--root-owner-group", "-b", str(root), str(deb)], check=True, capture_output=True)
+    r = vm_run("--dry-run", deb)
+    assert r.returncode == 0, r.stderr
+    assert "ext4: module" in r.stdout.splitlines()
+    assert "modules to load: virtio virtio_blk jbd2 crc32c_generic ext4 loop" in r.stdout.splitlines()
+    # the older form, "pre: crc32c", finds the same module
+    (mods / "kernel" / "fs" / "ext4" / "ext4.ko").write_bytes(module("softdep=pre: crc32c", "depends=jbd2"))
+    subprocess.run(["dpkg-deb", "--root-owner-group", "-b", str(root), str(deb)], check=True, capture_output=True)
+    r = vm_run("--dry-run", deb)
+    assert "modules to load: virtio virtio_blk jbd2 crc32c_generic ext4 loop" in r.stdout.splitlines(), r.stdout
+
+
 def test_detects_a_package_name_without_downloading():
     r = vm_run("--dry-run", "linux-image-6.1.0-99-cloud-amd64")
     assert r.returncode == 0, r.stderr
