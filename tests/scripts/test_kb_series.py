@@ -195,26 +195,6 @@ def test_page_where_it_changed_on_top_and_a_trend_per_cell(planted, tmp_path, ca
     assert_clean_exit(rc, capsys.readouterr()[1], 1, "none.jsonl: No such file or directory")
 
 
-def add_control(run_dir, factor, seed):
-    """A control case in a synthetic run (its samples.jsonl): ctl_machine
-    alu, 1.2 ns an operation times factor (the machine's speed), 0.5% noise."""
-    import numpy as np
-    rng = np.random.default_rng(seed)
-    samples = run_dir / "samples.jsonl"
-    reps = sorted({json.loads(x)["rep_idx"] for x in samples.read_text().splitlines()})
-    lines = []
-    for rep in reps:
-        for k in range(3):
-            v = 1.2 * factor * math.exp(rng.normal(0, 0.005))
-            lines.append(json.dumps({
-                "schema": 1, "run_id": run_dir.name, "bench": "ctl_machine", "variant": "alu", "params": "",
-                "placement": "pinned", "case": "ctl_machine alu", "metric": "latency", "control": True,
-                "rep_idx": rep, "sample_idx": k, "iters": 1000000, "elapsed_ns": int(v * 1e6), "ns_per_op": v,
-                "cpu": 0, "t_start_ns": 10_000_000_000 + rep * 1_000_000_000 + k}))
-    with samples.open("a") as f:
-        f.write("\n".join(lines) + "\n")
-
-
 def test_a_machine_shift_between_the_kernels_around_a_change_cannot_tell(gen, tmp_path, capsys):
     """The controls 4.5% slower at each of two steps (under the 5% of a
     shift: both steps judged), 9% between the kernel before a change and
@@ -227,7 +207,7 @@ def test_a_machine_shift_between_the_kernels_around_a_change_cannot_tell(gen, tm
         for r in range(2):
             d = gen.make_run(root, "h", k, seed=300 + 10 * i + r, reps=5, samples=3, cases="small",
                              run_id=f"r{i}{r}", scale={STAYS: 1.15} if i >= 1 else {}, failures=False)
-            add_control(d, machine[i], 700 + 10 * i + r)
+            gen.add_control(d, machine[i], 700 + 10 * i + r)
     out_csv = tmp_path / "ch.csv"
     rc = summarize_main(["--series", str(root), "--csv", str(out_csv)])
     text, err = capsys.readouterr()
