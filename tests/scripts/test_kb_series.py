@@ -185,6 +185,11 @@ def test_page_where_it_changed_on_top_and_a_trend_per_cell(planted, tmp_path, ca
     groups = load.group_runs(load.load_runs([planted], load.Warnings()))
     cells = sum(1 for t in tables.build_tables(groups) for col in t.columns if any(col.cells.values()))
     assert text.count("<svg class='trend'") == cells
+    # the kernels by number under each chart's points, the key above them
+    assert "Kernels, left to right: <b>1</b> h/6.1.0; <b>2</b> h/6.2.0; <b>3</b> h/6.3.0; <b>4</b> h/6.4.0; " \
+           "<b>5</b> h/6.5.0." in text
+    for svg in re.findall(r"<svg class='trend'.*?</svg>", text):
+        assert re.findall(r"text-anchor='middle' class='m'>(\d+)</text>", svg) == ["1", "2", "3", "4", "5"]
     marks = re.findall(r"fill='(#[0-9a-f]{6})'><title>([^<]*)</title>", text)
     assert sorted((c, t.split(":")[0]) for c, t in marks if c != "#333") == [
         ("#2b7bba", "h/6.3.0"), ("#f2711c", "h/6.2.0"), ("#f2711c", "h/6.3.0")]
@@ -219,3 +224,17 @@ def test_a_machine_shift_between_the_kernels_around_a_change_cannot_tell(gen, tm
     line = text[text.index("== Where it changed"):].splitlines()[3]
     assert re.search(r"cannot tell: the control cases ran 9\.\d% slower on h/6\.3\.0 than on h/6\.1\.0, a machine "
                      r"shift \(h/6\.3\.0 against h/6\.1\.0: 1[3-7]\.\d% slower, 1\.\d+\.\.1\.\d+, not judged\)$", line), line
+
+
+def test_trend_chart_has_two_y_ticks_at_least_and_numbers_every_kernel_it_can():
+    """An emulated series' open/close: 5.8..18.9 µs, where a round step of
+    10 left one tick (10.0) and no scale; 20 kernels: every other number."""
+    from kbench import trends
+    pts = [(13.8e3, 12.8e3, 14.9e3, None), (15.2e3, 14.0e3, 16.6e3, None), (17.9e3, 17.0e3, 18.9e3, None),
+           (6.80e3, 6.38e3, 7.25e3, None), (7.27e3, 5.81e3, 9.09e3, None)]
+    svg = trends.trend_svg("open/close", "latency", "µs", 1000.0, pts, [f"h/k{i}" for i in range(5)])
+    ticks = re.findall(r"text-anchor='end'>([0-9.]+)</text>", svg)
+    assert ticks == ["5.00", "10.0", "15.0"]
+    many = [(100.0 + i, 99.0 + i, 101.0 + i, None) for i in range(20)]
+    svg = trends.trend_svg("x", "latency", "ns", 1.0, many, [f"h/k{i}" for i in range(20)])
+    assert re.findall(r"class='m'>(\d+)</text>", svg) == ["1", "3", "5", "7", "9", "11", "13", "15", "17", "20"]
