@@ -8,6 +8,7 @@
 #   make STATIC=1   link everything statically (binaries under build/static/)
 #   make vm-run KERNEL=X   the suite on another kernel in a QEMU guest, no reboot
 #   make test-lava  a real LAVA job of the suite on a QEMU guest (scripts/lab/lava)
+#   make test-series-vm  a series of Debian kernels and a git bisect run in QEMU guests
 #   make install PREFIX=/usr/local DESTDIR=
 #
 # A new benchmark is one new file: src/bench/NAME.cpp becomes build/bin/NAME.
@@ -253,6 +254,17 @@ vm-run:
 
 test-vm:
 	KBENCH_VM_TEST_KERNEL='$(VM_TEST_KERNEL)' $(PYTHON) -m pytest -q -rs -p no:cacheprovider tests/system/vm_check.py
+
+#   make test-series-vm  a series of four Debian kernel packages and a git bisect
+#                    run over two of them (the cloud kernel, then the PREEMPT_RT
+#                    one), each booted by scripts/vm-run (tests/system/
+#                    series_vm_check.py; downloads the kernels, about ten minutes
+#                    under emulation: not in make test). SERIES_KERNELS= the
+#                    packages, comma-separated.
+SERIES_KERNELS ?=
+.PHONY: test-series-vm
+test-series-vm:
+	$(if $(SERIES_KERNELS),KBENCH_SERIES_KERNELS='$(SERIES_KERNELS)') $(PYTHON) -m pytest -q -rs -p no:cacheprovider tests/system/series_vm_check.py
 
 # ---- Find the commit ---------------------------------------------------------
 #   make bisect-step TREE=~/linux ONLY='^lat_syscall stat$$' [RECORD=good|bad] [ARGS=...]
