@@ -42,18 +42,25 @@ def kernel_repo(tmp_path):
     images.mkdir()
     image(images / "fast.img", "6.9.0-fast", 1.0)
     image(images / "slow.img", "6.9.0-slow", FACTOR)
-    repo = tmp_path / "linux"
+    repo, commits, env = choice_repo(tmp_path / "linux", ["slow" if i >= 5 else "fast" for i in range(8)])
+    return repo, images, commits, env
+
+
+def choice_repo(repo, choices):
+    """A scratch kernel tree: one commit per choice, each writing it to the
+    file `choice` (what the fake build copies). (repo, commit hashes, the
+    environment git needs to commit)."""
     repo.mkdir()
     env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t",
                GIT_COMMITTER_EMAIL="t@t")
     sh("git", "init", "-q", "-b", "master", cwd=repo)
     commits = []
-    for i in range(8):
-        (repo / "choice").write_text("slow" if i >= 5 else "fast")
+    for i, choice in enumerate(choices):
+        (repo / "choice").write_text(str(choice))
         sh("git", "add", "choice", cwd=repo)
         sh("git", "commit", "-q", "-m", f"commit {i}", "--allow-empty", cwd=repo, env=env)
         commits.append(sh("git", "rev-parse", "HEAD", cwd=repo).stdout.strip())
-    return repo, images, commits, env
+    return repo, commits, env
 
 
 def step_args(static, images, work):
