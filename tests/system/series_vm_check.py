@@ -20,7 +20,9 @@ last commit, then git bisect run scripts/bisect-step must end on commit 4.
 The case that tells them apart is lat_pipe rt @same (about twice as slow
 on the rt kernel in an emulated guest); the rt kernel also moves the
 control cases there (ctl_machine copy up to 50% slower), so the steps run
-with --shift-threshold 60."""
+with --shift-threshold 60, and the built-in prior of the drift between
+runs (without it, an inconclusive step's retry can widen the interval
+past use: see test_git_bisect_run_on_debian_kernel_images)."""
 import json
 import os
 import random
@@ -124,7 +126,9 @@ def test_git_bisect_run_on_debian_kernel_images(tmp_path, static):
     good, bad = image_of(GOOD_PKG, images), image_of(BAD_PKG, images)
     repo, commits, env = choice_repo(tmp_path / "linux", [bad if i >= 4 else good for i in range(6)])
     work = tmp_path / "bisect"
-    args = [sys.executable, ROOT / "scripts" / "bisect-step", "--only", PIPE, "--reps", "10", "--no-prior",
+    # the built-in prior, not --no-prior: a retry pools two runs of the commit, and without the prior
+    # their run level rests on one degree of freedom (one step's interval was 0.022..62.5 so)
+    args = [sys.executable, ROOT / "scripts" / "bisect-step", "--only", PIPE, "--reps", "10",
             "--shift-threshold", "60", "--work", work, "--build", "cp \"$(cat choice)\" out.img", "--image",
             "out.img", "--vm-args", f"--static {static} --limit 1200"]
     for rev, which in ((commits[0], "good"), (commits[-1], "bad")):
@@ -139,7 +143,8 @@ def test_git_bisect_run_on_debian_kernel_images(tmp_path, static):
     assert [s["verdict"] for s in steps[:2]] == ["record good", "record bad"]
     assert steps[0]["kernel"] != steps[1]["kernel"]
     for s in steps[2:]:
-        assert s["verdict"] == ("bad" if commits.index(s["commit"]) >= 4 else "good"), s
+        # a step may be inconclusive (skip: git tests a neighbour), never wrong
+        assert s["verdict"] in ("skip", "bad" if commits.index(s["commit"]) >= 4 else "good"), s
     page = tmp_path / "bisect.html"
     r = run(sys.executable, ROOT / "scripts" / "report", "--bisect", work / "bisect-log.jsonl", "--out", page,
             "--no-samples", work)
