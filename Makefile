@@ -258,8 +258,8 @@ test-vm:
 #   make test-series-vm  a series of four Debian kernel packages and a git bisect
 #                    run over two of them (the cloud kernel, then the PREEMPT_RT
 #                    one), each booted by scripts/vm-run (tests/system/
-#                    series_vm_check.py; downloads the kernels, about ten minutes
-#                    under emulation: not in make test). SERIES_KERNELS= the
+#                    series_vm_check.py; downloads the kernels, four to five
+#                    minutes under emulation: not in make test). SERIES_KERNELS= the
 #                    packages, comma-separated.
 SERIES_KERNELS ?=
 .PHONY: test-series-vm

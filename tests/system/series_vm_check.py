@@ -2,7 +2,7 @@
 (issue 29), each kernel booted by scripts/vm-run in a QEMU guest (emulated
 where KVM cannot run it). Not part of make test: it downloads four kernel
 packages (apt-get download, never installed) and boots a dozen guests
-(about ten minutes under emulation on a 2-vCPU VM).
+(four to five minutes under emulation on a 2-vCPU VM).
 
 The series: KBENCH_SERIES_KERNELS (comma-separated package names; default
 two 6.1 cloud kernels, the 6.1 PREEMPT_RT kernel and a 6.12 cloud kernel),
@@ -17,7 +17,8 @@ kernel image taken from those packages (a "build" that copies it), the
 cloud kernel before commit 4 and the rt kernel of the same version from
 it on; the references recorded with bisect-step --record at the first and
 last commit (two runs each), then git bisect run scripts/bisect-step must
-end on commit 4.
+end on commit 4 (or, when a step there stayed inconclusive and git skipped
+it, on a list of at most three that holds it), no step judged wrongly.
 The case that tells them apart is lat_pipe rt @same (about twice as slow
 on the rt kernel in an emulated guest); the rt kernel also moves the
 control cases there (ctl_machine copy up to 50% slower), so the steps run
@@ -141,7 +142,15 @@ def test_git_bisect_run_on_debian_kernel_images(tmp_path, static):
     run("git", "checkout", "-q", "master", cwd=repo)
     run("git", "bisect", "start", commits[-1], commits[0], cwd=repo, env=env)
     r = run("git", "bisect", "run", *args, cwd=repo, env=env, timeout=3600)
-    assert f"{commits[4]} is the first bad commit" in r.stdout, r.stdout + r.stderr
+    # The planted commit, or, when a step near it stayed inconclusive (skipped: an emulated guest's
+    # pipe drifts by 20-40% between boots), a short list that holds it; never a commit beside it alone.
+    found = re.search(r"^([0-9a-f]{40}) is the first bad commit", r.stdout, re.M)
+    if found:
+        assert found.group(1) == commits[4], r.stdout + r.stderr
+    else:
+        assert "The first bad commit could be any of:" in r.stdout, r.stdout + r.stderr
+        listed = re.findall(r"^([0-9a-f]{40})$", r.stdout.split("could be any of:", 1)[1], re.M)
+        assert commits[4] in listed and len(listed) <= 3, r.stdout
     steps = [json.loads(x) for x in (work / "bisect-log.jsonl").read_text().splitlines()]
     assert [s["verdict"] for s in steps[:4]] == ["record good", "record bad"] * 2
     assert steps[0]["kernel"] != steps[1]["kernel"]
