@@ -8,6 +8,7 @@
 #   make STATIC=1   link everything statically (binaries under build/static/)
 #   make vm-run KERNEL=X   the suite on another kernel in a QEMU guest, no reboot
 #   make test-lava  a real LAVA job of the suite on a QEMU guest (scripts/lab/lava)
+#   make test-series-vm  a series of Debian kernels and a git bisect run in QEMU guests
 #   make install PREFIX=/usr/local DESTDIR=
 #
 # A new benchmark is one new file: src/bench/NAME.cpp becomes build/bin/NAME.
@@ -247,7 +248,7 @@ quick: all
 	$(call run_suite,--quick --out $(QUICK_OUT),$(QUICK_SAY))
 
 # ---- Another kernel without rebooting ----------------------------------------
-#   make vm-run KERNEL=X [RUN_ARGS=...] [LABEL=...] [CPUS=N] [MEM=2G]
+#   make vm-run KERNEL=X [RUN_ARGS=...] [LABEL=...] [CPUS=N] [MEM=2G] [KERNEL_ARGS=...]
 #                    X = a kernel image (bzImage, vmlinuz), a Debian kernel
 #                    .deb, or a Debian kernel package name (apt-get download,
 #                    never installed): the static suite in a QEMU guest of
@@ -264,10 +265,21 @@ VM_OUT ?= results
 VM_TEST_KERNEL ?= linux-image-cloud-amd64
 .PHONY: vm-run test-vm
 vm-run:
-	$(PYTHON) scripts/vm-run --out '$(VM_OUT)' --mem '$(MEM)' $(if $(CPUS),--cpus '$(CPUS)') $(if $(LABEL),--label '$(LABEL)') '$(KERNEL)' -- $(RUN_ARGS)
+	$(PYTHON) scripts/vm-run --out '$(VM_OUT)' --mem '$(MEM)' $(if $(CPUS),--cpus '$(CPUS)') $(if $(LABEL),--label '$(LABEL)') $(if $(KERNEL_ARGS),--append '$(KERNEL_ARGS)') '$(KERNEL)' -- $(RUN_ARGS)
 
 test-vm:
 	KBENCH_VM_TEST_KERNEL='$(VM_TEST_KERNEL)' $(PYTHON) -m pytest -q -rs -p no:cacheprovider tests/system/vm_check.py
+
+#   make test-series-vm  a series of four Debian kernel packages and a git bisect
+#                    run over two of them (the cloud kernel, then the PREEMPT_RT
+#                    one), each booted by scripts/vm-run (tests/system/
+#                    series_vm_check.py; downloads the kernels, four to five
+#                    minutes under emulation: not in make test). SERIES_KERNELS= the
+#                    packages, comma-separated.
+SERIES_KERNELS ?=
+.PHONY: test-series-vm
+test-series-vm:
+	$(if $(SERIES_KERNELS),KBENCH_SERIES_KERNELS='$(SERIES_KERNELS)') $(PYTHON) -m pytest -q -rs -p no:cacheprovider tests/system/series_vm_check.py
 
 # ---- Find the commit ---------------------------------------------------------
 #   make bisect-step TREE=~/linux ONLY='^lat_syscall stat$$' [RECORD=good|bad] [ARGS=...]

@@ -237,10 +237,12 @@ def _quick_prefix(group):
     return load.quick_note(group.label, len(group.runs)) + "\n" if group.quick else ""
 
 
-def _add_series_options(ap):
+def _add_series_options(ap, page=False):
     ap.add_argument("--series", action="store_true",
                     help="a series: the kernels in release order (6.1 < 6.6-rc1 < 6.6 < 6.12), each compared "
-                         "with the one before it, and where each case changed (with --csv/--json: the changes)")
+                         "with the one before it, and where each case changed " + (
+                             "(on top of the page, then a trend chart per summary-table cell)" if page else
+                             "(with --csv/--json: the changes)"))
     ap.add_argument("--order", metavar="K1,K2,...",
                     help="the series in this order (kernels or HOST/KERNEL labels; the others are left out); "
                          "implies --series")
@@ -624,7 +626,7 @@ def _report(argv):
     ap.add_argument("--out", default=str(ROOT / "results" / "index.html"), help="the page (default results/index.html)")
     ap.add_argument("--plots", default=None, metavar="DIR", help="also write the charts as files (--formats) to DIR "
                     "(default: none; the page does not need them)")
-    _add_series_options(ap)
+    _add_series_options(ap, page=True)
     ap.add_argument("--bisect", action="append", default=[], metavar="LOG",
                     help="also show a bisection's steps from the log scripts/bisect-step wrote (repeatable)")
     _add_chart_options(ap)

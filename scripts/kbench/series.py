@@ -17,8 +17,10 @@ apart, that case alone compared like a step, outside the series'
 adjustment: a second look at a step already found, not a search): judged
 the same way,
 it stayed; otherwise, when the next step went back, the two steps are one
-change that went back; otherwise it did not stay.  A change at the last
-kernel has no kernel after it to tell.
+change that went back; otherwise, when the control cases moved between
+those two kernels (a machine shift: that look judges nothing), it cannot
+be told; otherwise it did not stay.  A change at the last kernel has no
+kernel after it to tell.
 """
 import csv
 import json
@@ -100,9 +102,11 @@ class Change:
     metric: str
     index: int            # the kernel where it changed (its index in the series)
     cmp: object           # the step's stats.Comparison
-    stayed: str           # "yes", "no", "back" (the next step went back), "unknown" (the last kernel)
+    stayed: str           # "yes", "no", "back" (the next step went back), "unknown" (the last kernel),
+    #                       "unjudged" (a machine shift between the kernel before and the kernel after)
     stay_cmp: object = None   # the kernel after against the kernel before (None at the last kernel)
     back: object = None       # the step that went back (stats.Comparison), with stayed "back"
+    stay_shift: object = None  # compare.MachineShift of that look, with stayed "unjudged"
 
     @property
     def size(self):
@@ -175,6 +179,10 @@ def analyse(groups, opts, sides=None, tabs=None, warn=None):
                 elif nxt is not None and _went_back(r.cmp, nxt):
                     ch.stayed, ch.back = "back", nxt
                     taken.add((r.case, i + 1))
+                elif ch.stay_cmp.verdict == stats.MACHINE:
+                    # the control cases moved between the kernel before and the kernel after: the look
+                    # that would tell judged nothing, which is no evidence that the change went away
+                    ch.stayed, ch.stay_shift = "unjudged", shifts[i]
                 else:
                     ch.stayed = "no"
             changes.append(ch)
@@ -231,6 +239,12 @@ def stayed_words(ch, result):
         return f"stayed ({told})"
     if ch.stayed == "back":
         return f"went back at {after} ({ch.back.change_text}); {told}"
+    if ch.stayed == "unjudged":
+        sh = ch.stay_shift
+        ran = (f"the control cases ran {sh.change_text}" if sh.shifted else
+               f"the memory control ran {sh.memory_change_text}")
+        return (f"cannot tell: {ran} on {after} than on {before}, a machine shift "
+                f"({after} against {before}: {s.change_text}, {s.ci_text}, not judged)")
     return f"did not stay ({told}, {s.verdict if s is not None else 'missing'})"
 
 

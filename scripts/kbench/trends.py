@@ -51,8 +51,7 @@ def trend_svg(title, metric, unit, div, points, labels):
     out = [f"<svg class='trend' width='{W}' height='{H}' viewBox='0 0 {W} {H}' role='img' "
            f"aria-label='{esc(title)} per kernel'><title>{esc(title)}</title>",
            f"<text x='{W / 2:.0f}' y='12' text-anchor='middle' class='t'>{esc(title)}</text>"]
-    from .strips import _ticks
-    for t in _ticks(lo_ax, hi_ax, 3):
+    for t in axis_ticks(lo_ax, hi_ax):
         yy = TOP + ph * (hi_ax - t) / (hi_ax - lo_ax)
         out.append(f"<line x1='{LEFT}' x2='{W - RIGHT}' y1='{yy:.1f}' y2='{yy:.1f}' class='g'/>"
                    f"<text x='{LEFT - 3}' y='{yy + 3:.1f}' text-anchor='end'>{stats.fmt_num(t)}</text>")
@@ -81,16 +80,34 @@ def trend_svg(title, metric, unit, div, points, labels):
                        f"y2='{TOP + ph}' stroke='{colour}' class='st'/>")
         out.append(f"<circle cx='{x(i):.1f}' cy='{y(v):.1f}' r='{3.2 if colour else 2.2}' "
                    f"fill='{colour or '#333'}'><title>{esc(tip)}</title></circle>")
-    first, last = labels[0], labels[-1]
-    out.append(f"<text x='{LEFT}' y='{TOP + ph + 11}' class='m'>{esc(_short(first))}</text>"
-               f"<text x='{W - RIGHT}' y='{TOP + ph + 11}' text-anchor='end' class='m'>{esc(_short(last))}</text>")
+    # the kernels by their number in the key above the charts (a name would not fit under each point)
+    for i in x_labelled(n):
+        out.append(f"<text x='{x(i):.1f}' y='{TOP + ph + 11}' text-anchor='middle' class='m'>{i + 1}</text>")
     out.append("</svg>")
     return "".join(out)
 
 
-def _short(label, n=16):
-    label = label.split("/", 1)[-1]
-    return label if len(label) <= n else label[:n - 1] + "…"
+def axis_ticks(lo, hi):
+    """Round values for the y axis, two at least: three asked for, more
+    when the round step leaves one (5.8..19.9 µs: 10 alone, so 5, 10, 15)."""
+    from .strips import _ticks
+    for n in (3, 4, 5, 6):
+        got = [t for t in _ticks(lo, hi, n) if lo <= t <= hi]
+        if len(got) >= 2:
+            return got
+    return [lo, hi] if hi > lo else [lo]
+
+
+def x_labelled(n, most=10):
+    """The points whose number is written under the axis: all of up to
+    `most` kernels, else every k-th and the last."""
+    k = max(1, math.ceil(n / most))
+    return [i for i in range(0, n, k) if i <= n - 1 - k] + [n - 1] if n else []
+
+
+def kernel_key(labels):
+    """The key of the charts' numbers: 1 = the first kernel, ..."""
+    return "Kernels, left to right: " + "; ".join(f"<b>{i}</b> {esc(x)}" for i, x in enumerate(labels, start=1)) + "."
 
 
 def changes_section(res, opts, ids):
@@ -142,7 +159,8 @@ def trends_section(res, opts):
            "<p class='note'>One chart per summary-table cell: its value on each kernel of the series, left to "
            f"right, with its {opts.level * 100:.0f}% interval (the reps' noise and the drift of a run, as the "
            "comparisons count it); a step judged slower is marked orange, faster blue, FAILED dark red, between "
-           "the two kernels (hover a point for its value and the step).  × = not measured.</p>"]
+           "the two kernels (hover a point for its value and the step).  × = not measured.</p>",
+           f"<p class='note key'>{kernel_key(labels)}</p>"]
     for ti, t in enumerate(res.tables):
         charts = []
         for ci, col in enumerate(t.columns):

@@ -287,3 +287,24 @@ def main(argv):
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
+
+
+def add_control(run_dir, factor, seed, variant="alu", ns=1.2):
+    """Append a control case to a run made by make_run (its samples.jsonl):
+    ctl_machine VARIANT, NS an operation times factor (the machine's
+    speed), 0.5% noise, three samples in each of the run's reps."""
+    rng = np.random.default_rng(seed)
+    run_dir = pathlib.Path(run_dir)
+    samples = run_dir / "samples.jsonl"
+    reps = sorted({json.loads(x)["rep_idx"] for x in samples.read_text().splitlines() if x.strip()})
+    lines = []
+    for rep in reps:
+        for k in range(3):
+            v = ns * factor * math.exp(rng.normal(0, 0.005))
+            lines.append(json.dumps({
+                "schema": 1, "run_id": run_dir.name, "bench": "ctl_machine", "variant": variant, "params": "",
+                "placement": "pinned", "case": f"ctl_machine {variant}", "metric": "latency", "control": True,
+                "rep_idx": rep, "sample_idx": k, "iters": 1000000, "elapsed_ns": int(v * 1e6), "ns_per_op": v,
+                "cpu": 0, "t_start_ns": 10_000_000_000 + rep * 1_000_000_000 + k}))
+    with samples.open("a", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")

@@ -161,6 +161,9 @@ def test_report_single_kernel_and_baseline_option(tmp_path, fixture_runs, capsys
 def test_entry_points_help(name):
     p = subprocess.run([str(SCRIPTS / name), "--help"], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0 and "usage:" in p.stdout
+    # every option the help mentions is one the script has (report's --series wrote of --csv/--json)
+    opts = set(re.findall(r"^\s+(--[a-z][a-z-]*)", p.stdout, re.M))
+    assert set(re.findall(r"--[a-z][a-z-]*[a-z]", p.stdout)) - {"--help"} <= opts
 
 
 def test_entry_point_bad_input_says_what_is_wrong(tmp_path):

@@ -185,6 +185,11 @@ def test_page_where_it_changed_on_top_and_a_trend_per_cell(planted, tmp_path, ca
     groups = load.group_runs(load.load_runs([planted], load.Warnings()))
     cells = sum(1 for t in tables.build_tables(groups) for col in t.columns if any(col.cells.values()))
     assert text.count("<svg class='trend'") == cells
+    # the kernels by number under each chart's points, the key above them
+    assert "Kernels, left to right: <b>1</b> h/6.1.0; <b>2</b> h/6.2.0; <b>3</b> h/6.3.0; <b>4</b> h/6.4.0; " \
+           "<b>5</b> h/6.5.0." in text
+    for svg in re.findall(r"<svg class='trend'.*?</svg>", text):
+        assert re.findall(r"text-anchor='middle' class='m'>(\d+)</text>", svg) == ["1", "2", "3", "4", "5"]
     marks = re.findall(r"fill='(#[0-9a-f]{6})'><title>([^<]*)</title>", text)
     assert sorted((c, t.split(":")[0]) for c, t in marks if c != "#333") == [
         ("#2b7bba", "h/6.3.0"), ("#f2711c", "h/6.2.0"), ("#f2711c", "h/6.3.0")]
@@ -193,3 +198,43 @@ def test_page_where_it_changed_on_top_and_a_trend_per_cell(planted, tmp_path, ca
     assert "<td class='num'>1.151</td><td class='num'>1.100..1.200</td>" in bis
     rc = report_main([str(planted), "--bisect", str(tmp_path / "none.jsonl"), "--out", str(page)])
     assert_clean_exit(rc, capsys.readouterr()[1], 1, "none.jsonl: No such file or directory")
+
+
+def test_a_machine_shift_between_the_kernels_around_a_change_cannot_tell(gen, tmp_path, capsys):
+    """The controls 4.5% slower at each of two steps (under the 5% of a
+    shift: both steps judged), 9% between the kernel before a change and
+    the kernel after it: the look that says whether it stayed judges
+    nothing, so the change is "cannot tell", not "did not stay" (as four
+    emulated Debian kernels showed, the control cases 8% apart)."""
+    root = tmp_path / "results"
+    machine = [1.0, 1.045, 1.045 ** 2, 1.045 ** 2]
+    for i, k in enumerate(["6.1.0", "6.2.0", "6.3.0", "6.4.0"]):
+        for r in range(2):
+            d = gen.make_run(root, "h", k, seed=300 + 10 * i + r, reps=5, samples=3, cases="small",
+                             run_id=f"r{i}{r}", scale={STAYS: 1.15} if i >= 1 else {}, failures=False)
+            gen.add_control(d, machine[i], 700 + 10 * i + r)
+    out_csv = tmp_path / "ch.csv"
+    rc = summarize_main(["--series", str(root), "--csv", str(out_csv)])
+    text, err = capsys.readouterr()
+    assert_clean_exit(rc, err, 0)
+    assert "MACHINE SHIFT" not in text                  # no step has one
+    rows = list(csv.DictReader(out_csv.open()))
+    assert [(r["case"], r["kernel"], r["verdict"], r["stayed"], r["after_verdict"]) for r in rows] == [
+        ("lat_syscall stat", "h/6.2.0", stats.SLOWER, "unjudged", stats.MACHINE)]
+    line = text[text.index("== Where it changed"):].splitlines()[3]
+    assert re.search(r"cannot tell: the control cases ran 9\.\d% slower on h/6\.3\.0 than on h/6\.1\.0, a machine "
+                     r"shift \(h/6\.3\.0 against h/6\.1\.0: 1[3-7]\.\d% slower, 1\.\d+\.\.1\.\d+, not judged\)$", line), line
+
+
+def test_trend_chart_has_two_y_ticks_at_least_and_numbers_every_kernel_it_can():
+    """An emulated series' open/close: 5.8..18.9 µs, where a round step of
+    10 left one tick (10.0) and no scale; 20 kernels: every other number."""
+    from kbench import trends
+    pts = [(13.8e3, 12.8e3, 14.9e3, None), (15.2e3, 14.0e3, 16.6e3, None), (17.9e3, 17.0e3, 18.9e3, None),
+           (6.80e3, 6.38e3, 7.25e3, None), (7.27e3, 5.81e3, 9.09e3, None)]
+    svg = trends.trend_svg("open/close", "latency", "µs", 1000.0, pts, [f"h/k{i}" for i in range(5)])
+    ticks = re.findall(r"text-anchor='end'>([0-9.]+)</text>", svg)
+    assert ticks == ["5.00", "10.0", "15.0"]
+    many = [(100.0 + i, 99.0 + i, 101.0 + i, None) for i in range(20)]
+    svg = trends.trend_svg("x", "latency", "ns", 1.0, many, [f"h/k{i}" for i in range(20)])
+    assert re.findall(r"class='m'>(\d+)</text>", svg) == ["1", "3", "5", "7", "9", "11", "13", "15", "17", "20"]

@@ -42,18 +42,25 @@ def kernel_repo(tmp_path):
     images.mkdir()
     image(images / "fast.img", "6.9.0-fast", 1.0)
     image(images / "slow.img", "6.9.0-slow", FACTOR)
-    repo = tmp_path / "linux"
+    repo, commits, env = choice_repo(tmp_path / "linux", ["slow" if i >= 5 else "fast" for i in range(8)])
+    return repo, images, commits, env
+
+
+def choice_repo(repo, choices):
+    """A scratch kernel tree: one commit per choice, each writing it to the
+    file `choice` (what the fake build copies). (repo, commit hashes, the
+    environment git needs to commit)."""
     repo.mkdir()
     env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t",
                GIT_COMMITTER_EMAIL="t@t")
     sh("git", "init", "-q", "-b", "master", cwd=repo)
     commits = []
-    for i in range(8):
-        (repo / "choice").write_text("slow" if i >= 5 else "fast")
+    for i, choice in enumerate(choices):
+        (repo / "choice").write_text(str(choice))
         sh("git", "add", "choice", cwd=repo)
         sh("git", "commit", "-q", "-m", f"commit {i}", "--allow-empty", cwd=repo, env=env)
         commits.append(sh("git", "rev-parse", "HEAD", cwd=repo).stdout.strip())
-    return repo, images, commits, env
+    return repo, commits, env
 
 
 def step_args(static, images, work):
@@ -171,3 +178,27 @@ def test_bad_use_stops_the_bisection(tmp_path, gen):
     refs = references(tmp_path, gen)
     r = sh(sys.executable, BISECT, *refs[:-6], "--only", r"^lat_syscall null$", "--kernel", kernel, check=False)
     assert r.returncode == 129 and "do not differ in the cases of --only" in r.stderr
+
+
+def test_references_across_a_machine_shift_say_so_and_the_threshold_lets_them_differ(tmp_path, gen):
+    """The controls 50% slower on bad (as a PREEMPT_RT kernel's ctl_machine
+    copy in an emulated guest): compare judges nothing across a machine
+    shift, and bisect-step says that (not "do not differ") and how to go
+    on; --shift-threshold above it bisects."""
+    refs = references(tmp_path, gen)
+    for side, factor, seed in (("good", 1.0, 11), ("bad", 1.5, 12)):
+        run_dir, = (p.parent for p in (tmp_path / side).rglob("meta.json"))
+        gen.add_control(run_dir, factor, seed, "copy", 30000.0)
+    kernel = fake_image(tmp_path / "bzImage", "6.9.0-hw")
+    run = ["--kernel", kernel, "--run", fixture_run_cmd(tmp_path, 1.0)]
+    r = sh(sys.executable, BISECT, *refs, *run, check=False)
+    assert r.returncode == 129, r.stderr
+    import re
+    assert re.match(r"bisect-step: the control cases moved between the good and bad references \(ctl_machine copy "
+                    r"(49|50)\.\d% slower on bad\): a machine shift, so no case is judged between them\.", r.stderr)
+    assert "give --shift-threshold above 50 (55 would do)" in r.stderr and "do not differ" not in r.stderr
+    assert not (tmp_path / "work" / "bisect-log.jsonl").exists()       # nothing measured
+    r = sh(sys.executable, BISECT, *refs, *run, "--shift-threshold", "55", check=False)
+    assert r.returncode == 0 and "closer to good (exit 0)" in r.stderr, r.stderr
+    r = sh(sys.executable, BISECT, *refs, *run, "--shift-threshold", "-1", check=False)
+    assert r.returncode == 129 and "--shift-threshold must be a percentage from 0 to 1000, not -1" in r.stderr

@@ -72,6 +72,8 @@ def fake_deb(tmp_path, release="6.9.0-fake", package="linux-image-6.9.0-fake"):
     (("Not A Package",), "not a file and not a Debian package name"),
     (("--bogus", "k"), "unrecognized arguments: --bogus"),
     (("k", "--", "--quick", "--out", "x"), "kbench-run --out cannot be given to the guest"),
+    (("--append", "nopti\nquiet", "k"), "--append (KERNEL_ARGS=) must be one line of kernel options"),
+    (("--append", "nopti console=tty0", "k"), "--append console=tty0: vm-run sets console=, panic= and"),
 ])
 def test_usage_errors_exit_2(args, message):
     r = vm_run(*args)
@@ -112,6 +114,34 @@ def test_detects_a_deb_and_plans_its_modules(tmp_path):
     assert "ext4: built in" in out and "loop: module" in out and "ipv6: missing" in out
     # dependencies first; loop from its .ko.xz
     assert "modules to load: virtio virtio_blk loop" in out
+
+
+def test_ext4s_crypto_soft_dependency_is_loaded_before_it(tmp_path):
+    """Debian's generic and rt kernels: ext4 a module with "softdep=pre:
+    crypto-crc32c" (an alias of the crypto API, no module of that name),
+    the checksum in crc32c_generic.ko; without it the guest's ext4 cannot
+    mount ("Cannot load crc32c driver") and every case ran on tmpfs."""
+    deb = fake_deb(tmp_path)
+    root = tmp_path / "pkg"
+    mods = root / "lib" / "modules" / "6.9.0-fake"
+    (mods / "modules.builtin").write_text("kernel/drivers/virtio/virtio_pci.ko\n")
+    (mods / "kernel" / "fs" / "ext4").mkdir(parents=True)
+    (mods / "kernel" / "crypto").mkdir()
+    (mods / "kernel" / "fs" / "ext4" / "ext4.ko").write_bytes(
+        module("softdep=pre: crypto-crc32c", "alias=fs-ext4", "depends=jbd2"))
+    (mods / "kernel" / "fs" / "jbd2.ko").write_bytes(module("depends="))
+    (mods / "kernel" / "crypto" / "crc32c_generic.ko").write_bytes(module("alias=crypto-crc32c", "depends="))
+    deb.unlink()
+    subprocess.run(["dpkg-deb", "--root-owner-group", "-b", str(root), str(deb)], check=True, capture_output=True)
+    r = vm_run("--dry-run", deb)
+    assert r.returncode == 0, r.stderr
+    assert "ext4: module" in r.stdout.splitlines()
+    assert "modules to load: virtio virtio_blk jbd2 crc32c_generic ext4 loop" in r.stdout.splitlines()
+    # the older form, "pre: crc32c", finds the same module
+    (mods / "kernel" / "fs" / "ext4" / "ext4.ko").write_bytes(module("softdep=pre: crc32c", "depends=jbd2"))
+    subprocess.run(["dpkg-deb", "--root-owner-group", "-b", str(root), str(deb)], check=True, capture_output=True)
+    r = vm_run("--dry-run", deb)
+    assert "modules to load: virtio virtio_blk jbd2 crc32c_generic ext4 loop" in r.stdout.splitlines(), r.stdout
 
 
 def test_detects_a_package_name_without_downloading():
@@ -171,6 +201,20 @@ def test_complete_run_is_moved_into_place(tmp_path, fake_static):
     assert "invocations: 2: 1 ok, 1 skipped" in r.stderr
     assert "  skipped: lat_pipe rt @cross: needs two CPUs" in r.stderr
     assert "  ran without thp: lat_pagefault anon (1 samples)" in r.stderr
+    # no --append: the guest's command line is vm-run's own (the probe's is its own too)
+    assert guest[guest.index("-append") + 1] == "console=ttyS0 panic=-1 loglevel=4"
+
+
+def test_append_adds_kernel_options_to_the_guest_only(tmp_path, fake_static):
+    r, out, calls = fake_run(tmp_path, fake_static, "complete", "--append", " init_on_free=1  nopti ")
+    assert r.returncode == 0, r.stderr
+    probe, guest = calls
+    assert guest[guest.index("-append") + 1] == "console=ttyS0 panic=-1 loglevel=4 init_on_free=1  nopti"
+    assert "init_on_free" not in probe[probe.index("-append") + 1]
+    assert ", kernel options init_on_free=1  nopti); console log:" in r.stderr
+    img = fake_image(tmp_path / "bzImage")
+    r = vm_run("--dry-run", "--append", "mitigations=off", img)
+    assert r.returncode == 0 and "kernel command line: console=ttyS0 panic=-1 loglevel=4 mitigations=off\n" in r.stdout
 
 
 @pytest.mark.parametrize("mode,message", [
