@@ -300,20 +300,34 @@ quick: all
 #                    that kernel (KVM when it runs, else emulation, loudly),
 #                    the run back in results/vm-<host>/<kernel>/ (scripts/vm-run;
 #                    VM_OUT= another results root).
+#   make vm-run KERNEL=X ARCH=arm64
+#                    an arm64 kernel (Image, a linux-image-*-arm64 package or
+#                    .deb) under qemu-system-aarch64 -M virt, emulated on an
+#                    x86_64 host, with the aarch64 static suite (build/arm64);
+#                    an arm64 package name or .deb says it without ARCH=.
 #   make test-vm     boots one Debian cloud kernel package with a quick subset
 #                    and checks the run end to end (downloads a kernel: not in
 #                    make test). VM_TEST_KERNEL= chooses the package.
+#   make test-vm-arm64  the same for one Debian arm64 kernel package, emulated
+#                    (VM_TEST_KERNEL_ARM64=; about 10 minutes here).
 KERNEL ?=
 CPUS   ?=
 MEM    ?= 2G
 VM_OUT ?= results
 VM_TEST_KERNEL ?= linux-image-cloud-amd64
-.PHONY: vm-run test-vm
+VM_TEST_KERNEL_ARM64 ?= linux-image-cloud-arm64
+.PHONY: vm-run test-vm test-vm-arm64
 vm-run:
-	$(PYTHON) scripts/vm-run --out '$(VM_OUT)' --mem '$(MEM)' $(if $(CPUS),--cpus '$(CPUS)') $(if $(LABEL),--label '$(LABEL)') '$(KERNEL)' -- $(RUN_ARGS)
+	$(PYTHON) scripts/vm-run --out '$(VM_OUT)' --mem '$(MEM)' $(if $(KB_ARCH),--arch '$(KB_ARCH)') $(if $(CPUS),--cpus '$(CPUS)') $(if $(LABEL),--label '$(LABEL)') '$(KERNEL)' -- $(RUN_ARGS)
 
 test-vm:
 	KBENCH_VM_TEST_KERNEL='$(VM_TEST_KERNEL)' $(PYTHON) -m pytest -q -rs -p no:cacheprovider tests/system/vm_check.py
+
+# qemu-aarch64 (user mode) lists the arm64 suite's cases on this machine, to
+# check the guest's list against.
+test-vm-arm64:
+	@command -v qemu-aarch64-static >/dev/null 2>&1 || scripts/install-packages.sh kbench qemu-user-static
+	KBENCH_VM_TEST_KERNEL='$(VM_TEST_KERNEL_ARM64)' KBENCH_VM_TEST_ARCH=arm64 $(PYTHON) -m pytest -q -rs -p no:cacheprovider tests/system/vm_check.py
 
 # ---- Find the commit ---------------------------------------------------------
 #   make bisect-step TREE=~/linux ONLY='^lat_syscall stat$$' [RECORD=good|bad] [ARGS=...]
