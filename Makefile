@@ -6,6 +6,7 @@
 #   make test       install missing test tools, build, run every test
 #   make report     summary tables, charts and the HTML page from results/
 #   make STATIC=1   link everything statically (binaries under build/static/)
+#   make STATIC=1 ARCH=arm64   the same for arm64, cross-built (build/arm64/)
 #   make vm-run KERNEL=X   the suite on another kernel in a QEMU guest, no reboot
 #   make test-lava  a real LAVA job of the suite on a QEMU guest (scripts/lab/lava)
 #   make install PREFIX=/usr/local DESTDIR=

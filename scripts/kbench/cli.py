@@ -227,9 +227,6 @@ def _summarize(argv):
         groups = load.group_runs(runs, _warn)
     from .compare import Options
     noise = _measured_run_noise(runs, a, Options(estimator=a.estimator, prior=_prior(a)))
-    arch = load.arch_warning([(g.label, g.meta) for g in groups])
-    if arch:
-        print(arch + "\n")
     print("\n\n".join(_quick_prefix(g) + summary.format_group(g, a.estimator, a.cases, noise) for g in groups))
     _write_csv(a.csv, lambda gs, f: summary.write_csv(gs, f, noise), groups)
     return 0

@@ -968,6 +968,10 @@ def group_runs(runs, warn=None):
         warn(f"left out {len(left_out)} quick run(s) found among full runs of the same kernel "
              f"({QUICK_NOTE}; never pooled with full runs; give a quick run's directory alone to see it): "
              + _run_list(left_out))
+    # First: of everything two runs can differ in, the architecture weighs most.
+    w = arch_warning([(g.label, r.meta) for g in groups.values() for r in g.runs])
+    if w and warn:
+        warn(w)
     for g in groups.values():
         g.cases = pool_cases(g.runs, warn)
         _condition_warnings(g, warn)
@@ -1132,7 +1136,9 @@ def arch_warning(items):
     when they share one.  ITEMS: [(label, meta)]."""
     archs = {}
     for label, meta in items:
-        archs.setdefault(arch_of(meta) or "not recorded", []).append(label)
+        labels = archs.setdefault(arch_of(meta) or "not recorded", [])
+        if label not in labels:
+            labels.append(label)
     if len(archs) < 2:
         return None
     which = "; ".join(f"{a}: {', '.join(labels)}" for a, labels in archs.items())

@@ -319,10 +319,11 @@ std::optional<std::string> arm_core(const std::string& block) {
     std::snprintf(ids, sizeof ids, "0x%02lx/0x%03lx r%lup%lu", *i, *p, *v, *r);
   else
     std::snprintf(ids, sizeof ids, "0x%02lx/0x%03lx", *i, *p);
+  // Implementer 0 is reserved for software use (QEMU's -cpu max says it).
   const char* vendor = arm_implementer(*i);
   const char* name = arm_part(*i, *p);
-  std::string text = vendor ? vendor : "implementer";
-  text += name ? std::string(" ") + name : " part";
+  std::string text = vendor ? vendor : "arm64";
+  text += name ? std::string(" ") + name : " CPU";
   return text + " (" + ids + ")";
 }
 

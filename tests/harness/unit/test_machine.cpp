@@ -67,8 +67,8 @@ TEST_CASE("cpu_model_of: a Raspberry Pi's board lines do not hide its cores", "[
 TEST_CASE("cpu_model_of: an unknown implementer or part is named by its numbers", "[machine]") {
   // QEMU's -cpu max: implementer 0 (reserved for software use).
   REQUIRE(cpu_model_of(arm64_block(0, "0x00", "0x0", "0x051", 0)) ==
-          std::string("implementer part (0x00/0x051 r0p0)"));
-  REQUIRE(cpu_model_of(arm64_block(0, "0x41", "0x1", "0xfff", 2)) == std::string("ARM part (0x41/0xfff r1p2)"));
+          std::string("arm64 CPU (0x00/0x051 r0p0)"));
+  REQUIRE(cpu_model_of(arm64_block(0, "0x41", "0x1", "0xfff", 2)) == std::string("ARM CPU (0x41/0xfff r1p2)"));
 }
 
 TEST_CASE("cpu_model_of: other layouts and nothing at all", "[machine]") {
