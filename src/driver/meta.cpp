@@ -411,13 +411,28 @@ JsonValue virtualization(const std::optional<std::string>& cpuinfo) {
   if (dmi_vm && vendor && *vendor == "Microsoft Corporation" &&
       !(product && product->find("Virtual") != std::string::npos))
     dmi_vm = false;
-  const bool vm = (flag && *flag) || hyp_type || dmi_vm;
+  // A device-tree machine (arm64 booted without UEFI: no DMI, and arm64's
+  // /proc/cpuinfo has no hypervisor flag): QEMU's virt machine says so in
+  // its root node's compatible strings (NUL-separated).
+  std::optional<std::string> dt;
+  if (auto c = read_file("/sys/firmware/devicetree/base/compatible")) {
+    std::string joined;
+    for (std::size_t b = 0; b < c->size();) {
+      const std::size_t e = std::min(c->find('\0', b), c->size());
+      if (e > b) joined += (joined.empty() ? "" : " ") + c->substr(b, e - b);
+      b = e + 1;
+    }
+    if (!joined.empty()) dt = joined;
+  }
+  const bool dt_vm = dt && (" " + *dt + " ").find(" linux,dummy-virt ") != std::string::npos;
+  const bool vm = (flag && *flag) || hyp_type || dmi_vm || dt_vm;
   JsonValue v = JsonValue::object();
-  v.set("vm", (flag || hyp_type || vendor || product) ? JsonValue::boolean(vm) : JsonValue());
+  v.set("vm", (flag || hyp_type || vendor || product || dt) ? JsonValue::boolean(vm) : JsonValue());
   v.set("hypervisor_flag", flag ? JsonValue::boolean(*flag) : JsonValue());
   v.set("hypervisor_type", JsonValue::string_or_null(hyp_type));
   v.set("sys_vendor", JsonValue::string_or_null(vendor));
   v.set("product_name", JsonValue::string_or_null(product));
+  v.set("dt_compatible", JsonValue::string_or_null(dt));
   return v;
 }
 
@@ -638,7 +653,9 @@ std::vector<std::string> start_warnings(const JsonValue& meta) {
   if (const JsonValue* v = meta.find("virtualization"); v && v->find("vm") && v->find("vm")->as_bool()) {
     std::string what = v->get_string("hypervisor_type")
                            .value_or(v->get_string("sys_vendor")
-                                         .value_or("hypervisor flag in /proc/cpuinfo"));
+                                         .value_or(v->get_string("dt_compatible")
+                                                       ? "device tree " + *v->get_string("dt_compatible")
+                                                       : "hypervisor flag in /proc/cpuinfo"));
     w.push_back("running in a virtual machine (" + what +
                 "): timings include the hypervisor's noise");
   }
