@@ -34,8 +34,8 @@ def test_summarize_shows_the_machine_and_names_the_architectures_first(tmp_path,
     _two(gen, tmp_path)
     assert summarize_main([str(tmp_path)]) == 0
     cap = capsys.readouterr()
-    warnings = [line for line in cap.err.splitlines() if line.startswith("WARNING")]
-    assert warnings[0].startswith(BANNER), warnings
+    warnings = [line for line in cap.err.splitlines() if "WARNING" in line]
+    assert warnings and warnings[0].startswith("warning: " + BANNER), cap.err
     assert "not one kernel against another" in warnings[0]
     text = " ".join(cap.out.split())                # the machine line is wrapped at 100 columns
     assert ("machine: aarch64, ARM Neoverse-N1 (0x41/0xd0c r3p1), 2 CPUs, 64 KB pages, "
@@ -52,7 +52,7 @@ def test_compare_names_the_architecture_first_and_loudly(tmp_path, gen, capsys):
     i = out.index("WARNING: the two sides differ in more than the kernel:")
     assert out[i + 1] == "  arch: x86_64  ->  aarch64  (A DIFFERENT ARCHITECTURE: not the kernel's change alone)"
     listed = [re.match(r"  (\S+):", line).group(1) for line in out[i + 1:] if re.match(r"  \S+: .*  ->  ", line)]
-    assert listed[:3] == ["arch", "build_arch", "page_size"] and "cpu_model" in listed
+    assert listed[0] == "arch" and {"build_arch", "page_size", "cpu_model"} <= set(listed[1:]), listed
 
 
 def test_the_page_shows_the_architectures_as_an_alarm(tmp_path, gen):
