@@ -310,7 +310,7 @@ quick: all
 #                    and checks the run end to end (downloads a kernel: not in
 #                    make test). VM_TEST_KERNEL= chooses the package.
 #   make test-vm-arm64  the same for one Debian arm64 kernel package, emulated
-#                    (VM_TEST_KERNEL_ARM64=; about 10 minutes here).
+#                    (VM_TEST_KERNEL_ARM64=; 14 s here once the kernel is downloaded).
 KERNEL ?=
 CPUS   ?=
 MEM    ?= 2G
