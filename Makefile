@@ -6,6 +6,7 @@
 #   make test       install missing test tools, build, run every test
 #   make report     summary tables, charts and the HTML page from results/
 #   make STATIC=1   link everything statically (binaries under build/static/)
+#   make STATIC=1 ARCH=arm64   the same for arm64, cross-built (build/arm64/)
 #   make vm-run KERNEL=X   the suite on another kernel in a QEMU guest, no reboot
 #   make test-lava  a real LAVA job of the suite on a QEMU guest (scripts/lab/lava)
 #   make test-series-vm  a series of Debian kernels and a git bisect run in QEMU guests
@@ -25,23 +26,80 @@ VERSION  := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 KB_CXXFLAGS := -std=c++17 -Wall -Wextra -Werror -Isrc -MMD -MP -pthread
 KB_LDFLAGS  := -pthread
 
+# ---- Another architecture: a cross build -------------------------------------
+#   make STATIC=1 ARCH=arm64        aarch64 binaries with Debian's cross compiler
+#                                   (g++-aarch64-linux-gnu, installed when missing,
+#                                   as make test installs its tools) into build/arm64
+#   make STATIC=1 CROSS=PREFIX-     any cross toolchain: PREFIX-g++, PREFIX-gcc,
+#                                   PREFIX-ar; the directory is named after its target
+# ARCH counts only on make's command line: the ARCH=arm64 a kernel tree's
+# shell exports is ignored. Without STATIC=1 the binaries need the target's
+# shared libraries (build/arm64-shared). A cross build is for another machine
+# (make vm-run ARCH=arm64, a board): make run, quick, test and the sanitizer
+# builds run here and refuse it.
+ARCH  := $(if $(filter command line override,$(origin ARCH)),$(ARCH))
+CROSS ?=
+ifneq ($(ARCH),)
+KB_ARCH := $(or $(if $(filter arm64 aarch64,$(ARCH)),arm64),$(if $(filter x86_64 amd64,$(ARCH)),x86_64))
+ifeq ($(KB_ARCH),)
+$(error ARCH=$(ARCH): not an architecture kbench builds for (arm64, x86_64))
+endif
+ifneq ($(KB_ARCH),$(subst aarch64,arm64,$(shell uname -m)))
+CROSS := $(or $(CROSS),$(if $(filter arm64,$(KB_ARCH)),aarch64-linux-gnu-,x86_64-linux-gnu-))
+endif
+endif
+ifneq ($(CROSS),)
+# The compilers follow CROSS unless given on the command line themselves.
+ifneq ($(origin CXX),command line)
+override CXX := $(CROSS)g++
+endif
+ifneq ($(origin CC),command line)
+override CC := $(CROSS)gcc
+endif
+ifneq ($(origin AR),command line)
+override AR := $(CROSS)ar
+endif
+KB_TARGET := $(shell $(CXX) -dumpmachine 2>/dev/null)
+KB_ARCH   := $(or $(KB_ARCH),$(subst aarch64,arm64,$(firstword $(subst -, ,$(or $(KB_TARGET),$(CROSS))))))
+KB_CROSS_GOALS := $(filter run quick test unit-tests test-asan test-tsan asan-build fuzz fuzz-replay test-mutants,$(MAKECMDGOALS))
+ifneq ($(KB_CROSS_GOALS),)
+$(error make $(KB_CROSS_GOALS) runs on this machine ($(shell uname -m)): no ARCH= or CROSS= with it; a cross build is make STATIC=1 ARCH=$(KB_ARCH), run with make vm-run ARCH=$(KB_ARCH) or on the board)
+endif
+# Debian's cross compiler when it is missing (not under make -n, -q, nor for clean).
+ifeq ($(findstring n,$(firstword -$(MAKEFLAGS)))$(findstring q,$(firstword -$(MAKEFLAGS))),)
+ifneq ($(filter-out clean,$(or $(MAKECMDGOALS),all)),)
+ifeq ($(shell command -v $(CXX) >/dev/null 2>&1 && command -v $(CC) >/dev/null 2>&1 && echo ok),)
+KB_CROSS_PKG := $(if $(filter aarch64-linux-gnu-,$(CROSS)),g++-aarch64-linux-gnu gcc-aarch64-linux-gnu,$(if $(filter x86_64-linux-gnu-,$(CROSS)),g++-x86-64-linux-gnu gcc-x86-64-linux-gnu))
+ifeq ($(KB_CROSS_PKG),)
+$(error $(CXX) or $(CC) missing: install the $(CROSS) cross toolchain)
+endif
+$(info kbench: $(CXX) missing: installing Debian's $(KB_CROSS_PKG))
+ifneq ($(shell scripts/install-packages.sh kbench $(KB_CROSS_PKG) >&2 && echo ok),ok)
+$(error the cross compiler could not be installed: apt-get install $(KB_CROSS_PKG))
+endif
+KB_TARGET := $(shell $(CXX) -dumpmachine 2>/dev/null)
+endif
+endif
+endif
+endif
+
 ifeq ($(STATIC),1)
-BUILD      ?= build/static
+BUILD      ?= build/$(if $(CROSS),$(KB_ARCH),static)
 KB_LDFLAGS += -static
 else
-BUILD      ?= build
+BUILD      ?= build$(if $(CROSS),/$(KB_ARCH)-shared)
 endif
 
 # Baked into the binaries so meta.json can say how they were built.
 BUILD_INFO := -DKBENCH_VERSION='"$(VERSION)"' \
-              -DKBENCH_COMPILER='"$(shell $(CXX) --version | head -n1)"' \
+              -DKBENCH_COMPILER='"$(shell $(CXX) --version 2>/dev/null | head -n1)"' \
               -DKBENCH_CXXFLAGS='"$(strip $(CXXFLAGS) $(KB_CXXFLAGS) $(LDFLAGS) $(filter-out -pthread,$(KB_LDFLAGS)))"'
 
 # What BUILD_INFO and the flags were at the last build: when VERSION, the
 # compiler or the flags change, every object is rebuilt, so that meta.json and
 # the samples never name a version or flags the binaries were not built with.
 BUILD_STAMP      := $(BUILD)/build-info.txt
-BUILD_STAMP_TEXT := $(VERSION) | $(CXX) | $(CXXFLAGS) | $(LDFLAGS) | $(KB_LDFLAGS)
+BUILD_STAMP_TEXT := $(VERSION) | $(CXX) | $(CXXFLAGS) | $(LDFLAGS) | $(KB_LDFLAGS)$(if $(CROSS), | target $(or $(KB_TARGET),$(KB_ARCH)))
 # Not under make -n (or -q): a dry run writes nothing, not even the stamp.
 ifeq ($(findstring n,$(firstword -$(MAKEFLAGS)))$(findstring q,$(firstword -$(MAKEFLAGS))),)
 ifneq ($(file <$(BUILD_STAMP)),$(BUILD_STAMP_TEXT))
@@ -81,6 +139,10 @@ UNIT_BIN    := $(BUILD)/tests/unit_tests
 .SECONDARY:
 .PHONY: all run quick test unit-tests unit-objects report clean install check-deps
 all: $(BENCH_BIN) $(DRIVER_BIN) $(HELPER_BIN)
+
+# Written above when a real build parses this file; under make -n on a fresh
+# tree it is missing, and the dry run shows every command all the same.
+$(BUILD_STAMP): ;
 
 # V=1 shows the full commands.
 Q := $(if $(V),,@)
@@ -255,20 +317,32 @@ quick: all
 #                    that kernel (KVM when it runs, else emulation, loudly),
 #                    the run back in results/vm-<host>/<kernel>/ (scripts/vm-run;
 #                    VM_OUT= another results root).
+#   make vm-run KERNEL=X ARCH=arm64
+#                    an arm64 kernel (Image, a linux-image-*-arm64 package or
+#                    .deb) under qemu-system-aarch64 -M virt, emulated on an
+#                    x86_64 host, with the aarch64 static suite (build/arm64);
+#                    an arm64 package name or .deb says it without ARCH=.
 #   make test-vm     boots one Debian cloud kernel package with a quick subset
 #                    and checks the run end to end (downloads a kernel: not in
 #                    make test). VM_TEST_KERNEL= chooses the package.
+#   make test-vm-arm64  the same for one Debian arm64 kernel package, emulated
+#                    (VM_TEST_KERNEL_ARM64=; 14 s here once the kernel is downloaded).
 KERNEL ?=
 CPUS   ?=
 MEM    ?= 2G
 VM_OUT ?= results
 VM_TEST_KERNEL ?= linux-image-cloud-amd64
-.PHONY: vm-run test-vm
+VM_TEST_KERNEL_ARM64 ?= linux-image-cloud-arm64
+.PHONY: vm-run test-vm test-vm-arm64
 vm-run:
-	$(PYTHON) scripts/vm-run --out '$(VM_OUT)' --mem '$(MEM)' $(if $(CPUS),--cpus '$(CPUS)') $(if $(LABEL),--label '$(LABEL)') $(if $(KERNEL_ARGS),--append '$(KERNEL_ARGS)') '$(KERNEL)' -- $(RUN_ARGS)
+	$(PYTHON) scripts/vm-run --out '$(VM_OUT)' --mem '$(MEM)' $(if $(KB_ARCH),--arch '$(KB_ARCH)') $(if $(CPUS),--cpus '$(CPUS)') $(if $(LABEL),--label '$(LABEL)') $(if $(KERNEL_ARGS),--append '$(KERNEL_ARGS)') '$(KERNEL)' -- $(RUN_ARGS)
 
 test-vm:
 	KBENCH_VM_TEST_KERNEL='$(VM_TEST_KERNEL)' $(PYTHON) -m pytest -q -rs -p no:cacheprovider tests/system/vm_check.py
+
+# This machine's build lists the cases the guest's list is checked against.
+test-vm-arm64: all
+	KBENCH_VM_TEST_KERNEL='$(VM_TEST_KERNEL_ARM64)' KBENCH_VM_TEST_ARCH=arm64 $(PYTHON) -m pytest -q -rs -p no:cacheprovider tests/system/vm_check.py
 
 #   make test-series-vm  a series of four Debian kernel packages and a git bisect
 #                    run over two of them (the cloud kernel, then the PREEMPT_RT

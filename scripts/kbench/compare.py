@@ -18,7 +18,7 @@ from . import decl, stats
 from .counters import LABELS as COUNTER_LABELS, changes as counter_changes
 from .counters import fmt as counter_fmt, fmt_change as counter_fmt_change
 from .decl import case_sort_key, category_of, in_order
-from .load import failures, pool_cases, meta_text, quick_note
+from .load import arch_warning, failures, pool_cases, meta_text, quick_note
 
 # meta keys that describe the run itself, not the conditions it ran under:
 # never reported as a difference between the sides.
@@ -547,7 +547,7 @@ def flatten_meta(meta, skip=RUN_ONLY_KEYS):
 # machine's state, the build, and the options that change what is measured.
 # Only these are reported as differences (per-run bookkeeping such as
 # options.out or the start time never is).
-COMPARED_CONDITIONS = ("cpu_model", "cpu_count", "cpus_online", "mem_total_kb", "governor", "boost", "smt", "thp",
+COMPARED_CONDITIONS = ("arch", "build_arch", "page_size", "cpu_model", "cpu_count", "cpus_online", "mem_total_kb", "governor", "boost", "smt", "thp",
                        "mitigations", "clocksource", "aslr", "virtualization", "virt", "perf_event_paranoid",
                        "kernel_cmdline", "kernel_config", "compiler", "cxxflags", "suite_version", "quick",
                        "options.counters", "options.pin_cpu", "options.samples", "options.bench_args")
@@ -565,6 +565,7 @@ def meta_differences(base_meta, other_meta):
     a = {k: v for k, v in flatten_meta(base_meta).items() if _compared(k)}
     b = {k: v for k, v in flatten_meta(other_meta).items() if _compared(k)}
     keys = list(a) + [k for k in b if k not in a]
+    keys.sort(key=lambda k: k != "arch")        # the architecture first: it outweighs everything else
     return [(k, a.get(k, "(not recorded)"), b.get(k, "(not recorded)")) for k in keys if a.get(k) != b.get(k)]
 
 
@@ -834,6 +835,9 @@ def format_report(rep, changed_only=False, opts=None):
     out = []
     out.append(f"Comparing {rep.other.label} ({len(rep.other.runs)} run(s), {rep.other.n_reps} reps) "
                f"against baseline {rep.base.label} ({len(rep.base.runs)} run(s), {rep.base.n_reps} reps)")
+    arch = arch_warning([(rep.base.label, rep.base.meta), (rep.other.label, rep.other.meta)])
+    if arch:
+        out.append(arch)
     for side in (rep.base, rep.other):
         if side.quick:
             out.append(quick_note(side.label, len(side.runs)))
@@ -858,7 +862,9 @@ def format_report(rep, changed_only=False, opts=None):
         out.append("WARNING: the two sides differ in more than the kernel:")
         for k, a, b in rep.differences:
             out.append(f"  {k}: {a}  ->  {b}" + ("  (emulated timings are not comparable with native ones)"
-                                                  if k == "virt" and "emulated" in (a, b) else ""))
+                                                  if k == "virt" and "emulated" in (a, b) else
+                                                  "  (A DIFFERENT ARCHITECTURE: not the kernel's change alone)"
+                                                  if k == "arch" else ""))
     if rep.ran_differently:
         out.append("")
         out.append("Cases that ran differently on the two sides:")

@@ -796,7 +796,7 @@ def render(m, out_path, front=None, front_css=""):
                      "Besides the kernel, these differ: " + ", ".join(f"<code>{esc(k)}</code>" for k in diffs)
                      + " (see <a href='#meta'>the table</a>).</div>")
     parts += [f"<div class='alarm'>{esc(w[len('WARNING: '):])}</div>"      # vm-run's emulated guests
-              for w in m.warnings if w.startswith("WARNING: EMULATED")]
+              for w in m.warnings if w.startswith(("WARNING: EMULATED", "WARNING: DIFFERENT ARCHITECTURES"))]
     for g in m.groups[1:]:
         sh = m.shifts.get(g.key)
         if sh is not None and sh.shifted:

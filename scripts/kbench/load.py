@@ -840,7 +840,7 @@ IDENTITY_KEYS = ("kernel_version", "kernel_cmdline", "kernel_config")
 
 # Conditions under which runs of one kernel should have been measured alike:
 # pooled runs that differ in one of them are pooled, with a loud warning.
-CONDITION_KEYS = ("cpu_model", "cpu_count", "mem_total_kb", "governor", "boost", "smt", "thp", "mitigations",
+CONDITION_KEYS = ("arch", "build_arch", "page_size", "cpu_model", "cpu_count", "mem_total_kb", "governor", "boost", "smt", "thp", "mitigations",
                   "clocksource", "aslr", "virtualization", "virt", "compiler", "cxxflags", "suite_version")
 
 
@@ -968,6 +968,10 @@ def group_runs(runs, warn=None):
         warn(f"left out {len(left_out)} quick run(s) found among full runs of the same kernel "
              f"({QUICK_NOTE}; never pooled with full runs; give a quick run's directory alone to see it): "
              + _run_list(left_out))
+    # First: of everything two runs can differ in, the architecture weighs most.
+    w = arch_warning([(g.label, r.meta) for g in groups.values() for r in g.runs])
+    if w and warn:
+        warn(w)
     for g in groups.values():
         g.cases = pool_cases(g.runs, warn)
         _condition_warnings(g, warn)
@@ -1077,4 +1081,66 @@ def _cache_text(c):
     t = str(c.get("type", ""))
     kind = {"data": "d", "instruction": "i"}.get(t.lower(), "")
     line = f", {c['line_bytes']} B lines" if c.get("line_bytes") else ""
-    return f"L{c.get('level')}{kind} {meta_text(c.get('size_kb'))} KB{line}"
+    # arm64 without the firmware's cache description (a QEMU guest): levels, no sizes
+    size = f"{meta_text(c['size_kb'])} KB" if c.get("size_kb") is not None else "size not reported"
+    return f"L{c.get('level')}{kind} {size}{line}"
+
+
+def arch_of(meta):
+    """The machine's architecture a run was made on ("x86_64", "aarch64"),
+    None when meta.json does not say."""
+    a = (meta or {}).get("arch")
+    return a if isinstance(a, str) and a else None
+
+
+def machine_text(meta):
+    """One line for the machine a run was made on: architecture, CPU, CPUs,
+    page size, caches (what the summary shows above its tables)."""
+    meta = meta or {}
+    parts = [arch_of(meta) or "architecture not recorded"]
+    built = meta.get("build_arch")
+    if isinstance(built, str) and built and built != parts[0]:
+        parts[0] += f" (binaries built for {built})"
+    parts.append(meta_text(meta.get("cpu_model")) if meta.get("cpu_model") else "CPU model not recorded")
+    if meta.get("cpu_count") is not None:
+        parts.append(f"{meta_text(meta.get('cpu_count'))} CPUs")
+    page = meta.get("page_size")
+    if isinstance(page, int) and page > 0:
+        parts.append(f"{page // 1024} KB pages" if page % 1024 == 0 else f"{page} B pages")
+    elif page is not None:
+        parts.append(f"pages {meta_text(page)}")
+    cache = meta.get("cache")
+    if isinstance(cache, list) and cache and all(isinstance(c, dict) for c in cache):
+        parts.append("caches " + _caches_short(cache))
+    elif "cache" in meta:
+        parts.append("caches not reported" if cache is None else f"caches {meta_text(cache)}")
+    return ", ".join(parts)
+
+
+def _caches_short(cache):
+    """'L1d 48K L1i 32K L2 2M L3 ? (64 B lines)': '?' where the size is not reported."""
+    def size(kb):
+        if not isinstance(kb, int):
+            return "?"
+        return f"{kb // 1024}M" if kb >= 1024 and kb % 1024 == 0 else f"{kb}K"
+    words = []
+    for c in cache:
+        kind = {"data": "d", "instruction": "i"}.get(str(c.get("type", "")).lower(), "")
+        words.append(f"L{c.get('level')}{kind} {size(c.get('size_kb'))}")
+    lines = sorted({c.get("line_bytes") for c in cache if isinstance(c.get("line_bytes"), int)})
+    return " ".join(words) + (f" ({'/'.join(map(str, lines))} B lines)" if lines else "")
+
+
+def arch_warning(items):
+    """The loud line for runs or sides of more than one architecture, None
+    when they share one.  ITEMS: [(label, meta)]."""
+    archs = {}
+    for label, meta in items:
+        labels = archs.setdefault(arch_of(meta) or "not recorded", [])
+        if label not in labels:
+            labels.append(label)
+    if len(archs) < 2:
+        return None
+    which = "; ".join(f"{a}: {', '.join(labels)}" for a, labels in archs.items())
+    return (f"WARNING: DIFFERENT ARCHITECTURES ({which}): another CPU, another build of the kernel and of the "
+            f"suite; their figures are not one kernel against another")

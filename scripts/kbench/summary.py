@@ -3,7 +3,7 @@ import csv
 import math
 import textwrap
 
-from . import controls, counters, scaling, stats
+from . import controls, counters, load, scaling, stats
 from .compare import drift_basis, run_level_source
 from .decl import case_sort_key, category_of, in_order
 from .load import WAITING_SHARE, dominated_by_waiting, most_waiting
@@ -208,6 +208,7 @@ def format_group(group, estimator=None, all_cases=False, noise=None):
     out.append(title)
     if len(runs) == 1:
         out.append(f"  {runs[0].path}")
+    out.append(wrap("machine: " + load.machine_text(group.meta), "  "))
     for run in runs:
         if run.status in ("interrupted", "running"):
             out.append(wrap(f"note: run {run.run_id} is marked '{run.status}' in its meta.json: "

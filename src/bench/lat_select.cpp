@@ -28,6 +28,10 @@
 // Placement = unpinned unless --cpu.
 // Caveats   = needs about N (file) or 2N (tcp) descriptors plus a few: the
 //             soft limit is raised to the hard one if needed, else exit 77.
+//             The calls are libc's: with glibc 2.36 select() enters
+//             pselect6 on x86_64 and arm64; poll() and epoll_wait() enter
+//             poll and epoll_wait on x86_64, ppoll and epoll_pwait on arm64
+//             (which has only the generic system call table).
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>

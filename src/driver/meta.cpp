@@ -215,8 +215,9 @@ std::optional<long long> size_kb(const std::optional<std::string>& s) {
   }
 }
 
-JsonValue cache() {
-  const std::string dir = "/sys/devices/system/cpu/cpu0/cache";
+}  // namespace
+
+JsonValue cache_levels(const std::string& dir) {
   const auto names = list_dir(dir, "index");
   if (names.empty()) return JsonValue();
   JsonValue list = JsonValue::array();
@@ -231,6 +232,160 @@ JsonValue cache() {
   }
   return list;
 }
+
+namespace {
+
+// What an arm64 /proc/cpuinfo names a core by: the MIDR fields "CPU
+// implementer" and "CPU part" (hexadecimal), which the kernel prints per
+// processor. The names of the common ones (as the kernel's cputype.h
+// defines the numbers); any other is given by its numbers.
+const char* arm_implementer(unsigned long impl) {
+  switch (impl) {
+    case 0x41: return "ARM";
+    case 0x42: return "Broadcom";
+    case 0x43: return "Cavium";
+    case 0x46: return "Fujitsu";
+    case 0x48: return "HiSilicon";
+    case 0x4e: return "NVIDIA";
+    case 0x50: return "APM";
+    case 0x51: return "Qualcomm";
+    case 0x61: return "Apple";
+    case 0x6d: return "Microsoft";
+    case 0xc0: return "Ampere";
+    default: return nullptr;
+  }
+}
+
+const char* arm_part(unsigned long impl, unsigned long part) {
+  if (impl == 0x41) {
+    switch (part) {
+      case 0xd03: return "Cortex-A53";
+      case 0xd04: return "Cortex-A35";
+      case 0xd05: return "Cortex-A55";
+      case 0xd07: return "Cortex-A57";
+      case 0xd08: return "Cortex-A72";
+      case 0xd09: return "Cortex-A73";
+      case 0xd0a: return "Cortex-A75";
+      case 0xd0b: return "Cortex-A76";
+      case 0xd0c: return "Neoverse-N1";
+      case 0xd0d: return "Cortex-A77";
+      case 0xd40: return "Neoverse-V1";
+      case 0xd41: return "Cortex-A78";
+      case 0xd44: return "Cortex-X1";
+      case 0xd46: return "Cortex-A510";
+      case 0xd47: return "Cortex-A710";
+      case 0xd48: return "Cortex-X2";
+      case 0xd49: return "Neoverse-N2";
+      case 0xd4f: return "Neoverse-V2";
+      case 0xd80: return "Cortex-A520";
+      case 0xd81: return "Cortex-A720";
+      case 0xd82: return "Cortex-X4";
+      default: return nullptr;
+    }
+  }
+  if (impl == 0x61 && part == 0x022) return "M1 Icestorm";
+  if (impl == 0x61 && part == 0x023) return "M1 Firestorm";
+  if (impl == 0x48 && part == 0xd01) return "TaiShan v110";
+  if (impl == 0xc0 && part == 0xac3) return "AmpereOne";
+  if (impl == 0x43 && part == 0x0af) return "ThunderX2";
+  if (impl == 0x46 && part == 0x001) return "A64FX";
+  return nullptr;
+}
+
+std::optional<unsigned long> hex_field(const std::string& v) {
+  if (v.empty()) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long n = std::strtoul(v.c_str(), &end, 0);
+  if (errno != 0 || end == v.c_str() || *end != '\0') return std::nullopt;
+  return n;
+}
+
+// "ARM Cortex-A72 (0x41/0xd08 r0p3)" for one processor's block of lines,
+// nullopt when the block has no implementer and part.
+std::optional<std::string> arm_core(const std::string& block) {
+  const auto impl = cpuinfo_field(block, "CPU implementer");
+  const auto part = cpuinfo_field(block, "CPU part");
+  if (!impl || !part) return std::nullopt;
+  const auto i = hex_field(*impl);
+  const auto p = hex_field(*part);
+  if (!i || !p) return std::nullopt;
+  char ids[96];
+  const auto variant = cpuinfo_field(block, "CPU variant");
+  const auto revision = cpuinfo_field(block, "CPU revision");
+  const auto v = variant ? hex_field(*variant) : std::nullopt;
+  const auto r = revision ? hex_field(*revision) : std::nullopt;
+  if (v && r)
+    std::snprintf(ids, sizeof ids, "0x%02lx/0x%03lx r%lup%lu", *i, *p, *v, *r);
+  else
+    std::snprintf(ids, sizeof ids, "0x%02lx/0x%03lx", *i, *p);
+  // Implementer 0 is reserved for software use (QEMU's -cpu max says it).
+  const char* vendor = arm_implementer(*i);
+  const char* name = arm_part(*i, *p);
+  std::string text = vendor ? vendor : "arm64";
+  text += name ? std::string(" ") + name : " CPU";
+  return text + " (" + ids + ")";
+}
+
+}  // namespace
+
+std::optional<std::string> cpu_model_of(const std::string& cpuinfo) {
+  // x86 (and 32-bit arm) say "model name".
+  if (auto m = cpuinfo_field(cpuinfo, "model name"); m && !m->empty()) return m;
+  // arm64: one block per processor, each with its MIDR fields; a big.LITTLE
+  // machine has cores of two or three kinds, each named with its count.
+  std::vector<std::pair<std::string, int>> kinds;
+  std::istringstream in(cpuinfo);
+  std::string line, block;
+  auto flush = [&] {
+    if (auto core = arm_core(block)) {
+      auto it = std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) { return k.first == *core; });
+      if (it == kinds.end()) kinds.emplace_back(*core, 1);
+      else ++it->second;
+    }
+    block.clear();
+  };
+  while (std::getline(in, line)) {
+    if (trim(line).empty()) flush();
+    else block += line + "\n";
+  }
+  flush();
+  if (kinds.size() == 1) return kinds[0].first;
+  if (kinds.size() > 1) {
+    std::string all;
+    for (const auto& [core, n] : kinds) all += (all.empty() ? "" : " + ") + std::to_string(n) + "x " + core;
+    return all;
+  }
+  // Other architectures and old kernels: whatever names the CPU.
+  for (const char* key : {"cpu model", "cpu", "Processor", "Hardware", "Model"}) {
+    if (auto m = cpuinfo_field(cpuinfo, key); m && !m->empty()) return m;
+  }
+  return std::nullopt;
+}
+
+// The architecture the binaries were compiled for (meta.json build_arch):
+// a cross build names its target, whatever machine built it.
+const char* build_arch() {
+#if defined(__aarch64__)
+  return "aarch64";
+#elif defined(__x86_64__)
+  return "x86_64";
+#elif defined(__i386__)
+  return "i686";
+#elif defined(__arm__)
+  return "arm";
+#elif defined(__riscv) && __riscv_xlen == 64
+  return "riscv64";
+#elif defined(__powerpc64__)
+  return "ppc64";
+#elif defined(__s390x__)
+  return "s390x";
+#else
+  return "unknown";
+#endif
+}
+
+namespace {
 
 JsonValue virtualization(const std::optional<std::string>& cpuinfo) {
   std::optional<bool> flag;
@@ -256,13 +411,28 @@ JsonValue virtualization(const std::optional<std::string>& cpuinfo) {
   if (dmi_vm && vendor && *vendor == "Microsoft Corporation" &&
       !(product && product->find("Virtual") != std::string::npos))
     dmi_vm = false;
-  const bool vm = (flag && *flag) || hyp_type || dmi_vm;
+  // A device-tree machine (arm64 booted without UEFI: no DMI, and arm64's
+  // /proc/cpuinfo has no hypervisor flag): QEMU's virt machine says so in
+  // its root node's compatible strings (NUL-separated).
+  std::optional<std::string> dt;
+  if (auto c = read_file("/sys/firmware/devicetree/base/compatible")) {
+    std::string joined;
+    for (std::size_t b = 0; b < c->size();) {
+      const std::size_t e = std::min(c->find('\0', b), c->size());
+      if (e > b) joined += (joined.empty() ? "" : " ") + c->substr(b, e - b);
+      b = e + 1;
+    }
+    if (!joined.empty()) dt = joined;
+  }
+  const bool dt_vm = dt && (" " + *dt + " ").find(" linux,dummy-virt ") != std::string::npos;
+  const bool vm = (flag && *flag) || hyp_type || dmi_vm || dt_vm;
   JsonValue v = JsonValue::object();
-  v.set("vm", (flag || hyp_type || vendor || product) ? JsonValue::boolean(vm) : JsonValue());
+  v.set("vm", (flag || hyp_type || vendor || product || dt) ? JsonValue::boolean(vm) : JsonValue());
   v.set("hypervisor_flag", flag ? JsonValue::boolean(*flag) : JsonValue());
   v.set("hypervisor_type", JsonValue::string_or_null(hyp_type));
   v.set("sys_vendor", JsonValue::string_or_null(vendor));
   v.set("product_name", JsonValue::string_or_null(product));
+  v.set("dt_compatible", JsonValue::string_or_null(dt));
   return v;
 }
 
@@ -337,14 +507,8 @@ JsonValue machine_description() {
   m.set("boot_id", JsonValue::string_or_null(read_trimmed("/proc/sys/kernel/random/boot_id")));
   m.set("kernel_config", kernel_config(ids.kernel_release));
   m.set("arch", JsonValue::string(ids.arch));
-  std::optional<std::string> model;
-  if (cpuinfo) {
-    // x86 says "model name"; arm64 and others have no single field.
-    for (const char* key : {"model name", "Model", "Hardware", "cpu model", "cpu", "Processor"}) {
-      if ((model = cpuinfo_field(*cpuinfo, key))) break;
-    }
-  }
-  m.set("cpu_model", JsonValue::string_or_null(model));
+  m.set("build_arch", JsonValue::string(build_arch()));
+  m.set("cpu_model", JsonValue::string_or_null(cpuinfo ? cpu_model_of(*cpuinfo) : std::nullopt));
   const long conf = sysconf(_SC_NPROCESSORS_CONF);
   m.set("cpu_count", conf > 0 ? JsonValue::integer(conf) : JsonValue());
   m.set("cpus_online", JsonValue::string_or_null(read_trimmed("/sys/devices/system/cpu/online")));
@@ -369,7 +533,9 @@ JsonValue machine_description() {
   m.set("aslr", int_or_null(read_int("/proc/sys/kernel/randomize_va_space")));
   m.set("virtualization", virtualization(cpuinfo));
   m.set("perf_event_paranoid", int_or_null(read_int("/proc/sys/kernel/perf_event_paranoid")));
-  m.set("cache", cache());
+  m.set("cache", cache_levels("/sys/devices/system/cpu/cpu0/cache"));
+  const long page = sysconf(_SC_PAGESIZE);
+  m.set("page_size", page > 0 ? JsonValue::integer(page) : JsonValue());
   m.set("compiler", JsonValue::string(KBENCH_COMPILER));
   m.set("cxxflags", JsonValue::string(KBENCH_CXXFLAGS));
   m.set("suite_version", JsonValue::string(KBENCH_VERSION));
@@ -487,7 +653,9 @@ std::vector<std::string> start_warnings(const JsonValue& meta) {
   if (const JsonValue* v = meta.find("virtualization"); v && v->find("vm") && v->find("vm")->as_bool()) {
     std::string what = v->get_string("hypervisor_type")
                            .value_or(v->get_string("sys_vendor")
-                                         .value_or("hypervisor flag in /proc/cpuinfo"));
+                                         .value_or(v->get_string("dt_compatible")
+                                                       ? "device tree " + *v->get_string("dt_compatible")
+                                                       : "hypervisor flag in /proc/cpuinfo"));
     w.push_back("running in a virtual machine (" + what +
                 "): timings include the hypervisor's noise");
   }

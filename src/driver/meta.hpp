@@ -7,6 +7,7 @@
 // state is recorded and warned about, never enforced.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,19 @@ HostIds host_ids();
 // The static description of the machine and the build: host .. cxxflags in
 // meta.json's order (see README "Run directories").
 JsonValue machine_description();
+
+// The CPU's name from /proc/cpuinfo's text: x86's "model name"; on arm64,
+// which has none, the cores' implementer and part ("ARM Neoverse-N1
+// (0x41/0xd0c r3p1)", "4x ARM Cortex-A55 (...) + 4x ARM Cortex-A76 (...)"
+// on a big.LITTLE machine); else another field that names it.
+std::optional<std::string> cpu_model_of(const std::string& cpuinfo);
+// [{"level", "type", "size_kb", "line_bytes"}] of the index* directories of
+// DIR (/sys/devices/system/cpu/cpu0/cache); null when there are none. On
+// arm64 the sizes come from the firmware (device tree or ACPI PPTT): a
+// guest without them has levels and types with null sizes.
+JsonValue cache_levels(const std::string& dir);
+// The architecture the binaries were compiled for ("aarch64", "x86_64").
+const char* build_arch();
 
 // [1, 5, 15 minute load average] or null.
 JsonValue read_loadavg();

@@ -32,6 +32,34 @@ def test_the_definition_and_the_job_template():
     assert {"constants", "parameters", "actions", "timeouts"} <= set(device)
 
 
+def test_the_aarch64_job_is_the_x86_job_for_an_arm64_guest():
+    """kbench-qemu-aarch64-job.yaml (issue 31): the same actions, overlay and
+    test definition as the x86_64 template, for LAVA's qemu device type with
+    arch arm64 on the virt machine, its console on the PL011 (ttyAMA0), a
+    quick run marked emulated; its device description runs
+    qemu-system-aarch64 -M virt."""
+    x86 = yaml.safe_load((LAB / "kbench-qemu-job.yaml").read_text())
+    arm = yaml.safe_load((LAB / "kbench-qemu-aarch64-job.yaml").read_text())
+    assert arm["device_type"] == "qemu" and arm["context"]["arch"] == "arm64" and arm["context"]["machine"] == "virt"
+    assert [list(a) for a in arm["actions"]] == [list(a) for a in x86["actions"]] == [["deploy"], ["boot"], ["test"]]
+    deploy, boot, test = (next(a[k] for a in arm["actions"] if k in a) for k in ("deploy", "boot", "test"))
+    x86_deploy = next(a["deploy"] for a in x86["actions"] if "deploy" in a)
+    assert deploy["images"]["initrd"]["overlays"] == {
+        k: dict(v, url=deploy["images"]["initrd"]["overlays"][k]["url"]) if isinstance(v, dict) else v
+        for k, v in x86_deploy["images"]["initrd"]["overlays"].items()}
+    assert "console=ttyAMA0" in deploy["images"]["kernel"]["image_arg"]
+    assert "arm64" in deploy["images"]["kernel"]["url"] and "arm64" in deploy["images"]["initrd"]["overlays"]["kbench"]["url"]
+    assert boot["method"] == "qemu" and boot["prompts"] == ["/ # "]
+    params = test["definitions"][0]["parameters"]
+    assert test["definitions"][0]["path"] == "scripts/lab/lava/kbench.yaml"
+    definition = yaml.safe_load((LAB / "kbench.yaml").read_text())
+    assert set(params) <= set(definition["params"]) and params["QUICK"] == "true" and params["VIRT"] == "emulated"
+    device = yaml.safe_load((LAB / "qemu-aarch64-device.yaml").read_text())
+    qemu = device["actions"]["boot"]["methods"]["qemu"]["parameters"]
+    assert qemu["command"] == "qemu-system-aarch64" and "-M virt" in qemu["options"]
+    assert qemu["boot_options"]["console"].startswith("ttyAMA0") and device["available_architectures"] == ["arm64"]
+
+
 def fake_suite(tmp_path):
     """A kbench-run that writes a complete run under --out, prints a LAVA
     signal and its run directory, and exits 1 (a case failed)."""

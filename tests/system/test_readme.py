@@ -59,13 +59,14 @@ def test_every_option_in_the_readme_exists(readme, bin_dir, driver, root):
     known |= set(re.findall(r'addoption\("(--[a-z][a-z0-9-]*)"', (root / "tests" / "conftest.py").read_text()))
     # options of other tools the README quotes (chromium, pytest, perf, apt-get, LAVA)
     foreign = {"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--print-to-pdf",
-               "--no-install-recommends", "--result", "--measurement", "--units"}  # apt-get, lava-test-case
+               "--no-install-recommends", "--result", "--measurement", "--units",  # apt-get, lava-test-case
+               "--add-architecture"}                                              # dpkg
     unknown = _opts(readme) - known - foreign
     assert not unknown, f"README mentions options no kbench program accepts: {sorted(unknown)}"
 
 
 def test_every_make_target_in_the_readme_exists(readme, root):
-    targets = set(re.findall(r"\bmake ([a-z][a-z-]*)\b", readme))
+    targets = set(re.findall(r"\bmake ([a-z][a-z0-9-]*)\b", readme))
     assert {"run", "quick", "test", "report"} <= targets
     for t in sorted(targets):
         r = subprocess.run(["make", "-n", "-C", str(root), t], capture_output=True, text=True, timeout=120)

@@ -3,6 +3,7 @@ what KERNEL is (image, .deb, package name) and which modules go into the
 guest, and what a guest that never sends a complete run leaves behind
 (nothing), with a fake qemu-system-x86_64 (tests/fake_qemu/). The real
 guest: make test-vm (tests/system/vm_check.py)."""
+import gzip
 import json
 import lzma
 import os
@@ -38,17 +39,45 @@ def fake_image(path, release="6.9.0-test"):
     return path
 
 
+def fake_arm64_image(path, release="6.9.0-arm64-test", compress=True):
+    """Enough of an arm64 kernel Image: the magic 'ARM\\x64' at 0x38 and a
+    "Linux version" banner; gzip-compressed as Debian's vmlinuz-*-arm64."""
+    b = bytearray(0x2000)
+    b[0x38:0x3C] = b"ARM\x64"
+    text = f"Linux version {release} (builder@host) #1 SMP PREEMPT\0".encode()
+    b[0x1000:0x1000 + len(text)] = text
+    path.write_bytes(gzip.compress(bytes(b)) if compress else bytes(b))
+    return path
+
+
+def fake_static_elf(path, machine):
+    """A 64-bit little-endian ELF header of MACHINE (0x3E x86_64, 0xB7
+    aarch64) with no program header: static to vm-run's eye."""
+    h = bytearray(64)
+    h[:4] = b"\x7fELF"
+    h[4], h[5], h[6] = 2, 1, 1
+    h[16:18] = (2).to_bytes(2, "little")
+    h[18:20] = machine.to_bytes(2, "little")
+    h[0x36:0x38] = (56).to_bytes(2, "little")
+    path.write_bytes(bytes(h))
+    path.chmod(0o755)
+    return path
+
+
 def module(*info):
     return b"\x7fELF fake module\0" + b"\0".join(i.encode() for i in info) + b"\0"
 
 
-def fake_deb(tmp_path, release="6.9.0-fake", package="linux-image-6.9.0-fake"):
+def fake_deb(tmp_path, release="6.9.0-fake", package="linux-image-6.9.0-fake", arch="amd64"):
     root = tmp_path / "pkg"
     (root / "DEBIAN").mkdir(parents=True)
-    (root / "DEBIAN" / "control").write_text(f"Package: {package}\nVersion: 1\nArchitecture: amd64\n"
+    (root / "DEBIAN" / "control").write_text(f"Package: {package}\nVersion: 1\nArchitecture: {arch}\n"
                                              "Maintainer: t <t@t>\nDescription: fake kernel\n")
     (root / "boot").mkdir()
-    fake_image(root / "boot" / f"vmlinuz-{release}", release)
+    if arch == "arm64":
+        fake_arm64_image(root / "boot" / f"vmlinuz-{release}", release)
+    else:
+        fake_image(root / "boot" / f"vmlinuz-{release}", release)
     mods = root / "lib" / "modules" / release
     (mods / "kernel" / "drivers" / "block").mkdir(parents=True)
     (mods / "kernel" / "drivers" / "virtio").mkdir(parents=True)
@@ -56,7 +85,7 @@ def fake_deb(tmp_path, release="6.9.0-fake", package="linux-image-6.9.0-fake"):
     (mods / "kernel" / "drivers" / "virtio" / "virtio.ko").write_bytes(module("depends="))
     (mods / "kernel" / "drivers" / "block" / "loop.ko.xz").write_bytes(lzma.compress(module("depends=")))
     (mods / "modules.builtin").write_text("kernel/drivers/virtio/virtio_pci.ko\nkernel/fs/ext4/ext4.ko\n")
-    deb = tmp_path / f"{package}_1_amd64.deb"
+    deb = tmp_path / f"{package}_1_{arch}.deb"
     subprocess.run(["dpkg-deb", "--root-owner-group", "-b", str(root), str(deb)], check=True, capture_output=True)
     return deb
 
@@ -71,6 +100,9 @@ def fake_deb(tmp_path, release="6.9.0-fake", package="linux-image-6.9.0-fake"):
     (("missing.deb",), "missing.deb: no such file"),
     (("Not A Package",), "not a file and not a Debian package name"),
     (("--bogus", "k"), "unrecognized arguments: --bogus"),
+    (("--arch", "sparc", "k"), "--arch (ARCH=) must be x86_64 or arm64, not 'sparc'"),
+    (("--arch", "x86_64", "linux-image-6.1.0-99-arm64"),
+     "linux-image-6.1.0-99-arm64 is an arm64 kernel, not x86_64: give ARCH=arm64"),
     (("k", "--", "--quick", "--out", "x"), "kbench-run --out cannot be given to the guest"),
     (("--append", "nopti\nquiet", "k"), "--append (KERNEL_ARGS=) must be one line of kernel options"),
     (("--append", "nopti console=tty0", "k"), "--append console=tty0: vm-run sets console=, panic= and"),
@@ -85,7 +117,7 @@ def test_usage_errors_exit_2(args, message):
 def test_files_that_are_no_kernel(tmp_path):
     (tmp_path / "notes.txt").write_text("hello\n")
     r = vm_run(tmp_path / "notes.txt")
-    assert r.returncode == 2 and "not an x86 kernel image (no boot header 'HdrS')" in r.stderr
+    assert r.returncode == 2 and "not an x86 kernel image (no boot header 'HdrS') nor an arm64 Image" in r.stderr
     (tmp_path / "bad.deb").write_text("not an archive\n")
     r = vm_run(tmp_path / "bad.deb")
     assert r.returncode == 2 and "bad.deb: not a Debian package (no ar archive)" in r.stderr
@@ -148,6 +180,41 @@ def test_detects_a_package_name_without_downloading():
     r = vm_run("--dry-run", "linux-image-6.1.0-99-cloud-amd64")
     assert r.returncode == 0, r.stderr
     assert r.stdout == "kernel: Debian package linux-image-6.1.0-99-cloud-amd64 (apt-get download, not installed)\n"
+
+
+def test_detects_an_arm64_image_and_its_architecture(tmp_path):
+    """An arm64 Image, plain or gzip-compressed as Debian ships it: its
+    release from its banner, the guest qemu-system-aarch64 -M virt; ARCH=
+    may say the same but not the opposite."""
+    for compress in (True, False):
+        img = fake_arm64_image(tmp_path / f"Image{compress:d}", "6.14.0-arm-mine", compress)
+        r = vm_run("--dry-run", img)
+        assert r.returncode == 0, r.stderr
+        out = r.stdout.splitlines()
+        assert out[0] == f"kernel: image {img}: release 6.14.0-arm-mine, image {img.name}"
+        assert out[-1] == ("architecture: arm64: qemu-system-aarch64 -M virt -cpu max (emulated), console ttyAMA0, "
+                           "static suite build/arm64")
+        assert "disk: virtio (virtio_pci built in?, virtio_blk built in?)" in out
+    assert vm_run("--dry-run", "--arch", "aarch64", img).returncode == 0
+    r = vm_run("--dry-run", "--arch", "amd64", img)
+    assert r.returncode == 2 and f"{img} is an arm64 kernel, not x86_64: give ARCH=arm64" in r.stderr
+    r = vm_run("--dry-run", "--arch", "arm64", fake_image(tmp_path / "bzImage"))
+    assert r.returncode == 2 and "is an x86_64 kernel, not arm64: give ARCH=x86_64" in r.stderr
+
+
+def test_an_arm64_deb_and_package_name(tmp_path):
+    deb = fake_deb(tmp_path, "6.9.0-fake-arm64", "linux-image-6.9.0-fake-arm64", arch="arm64")
+    r = vm_run("--dry-run", deb)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.splitlines()
+    assert out[0] == f"kernel: deb {deb}: release 6.9.0-fake-arm64, image vmlinuz-6.9.0-fake-arm64"
+    # the virt machine has no IDE: virtio or nothing
+    assert "disk: virtio (virtio_pci built in, virtio_blk module)" in out
+    assert out[-1].startswith("architecture: arm64: qemu-system-aarch64 -M virt")
+    r = vm_run("--dry-run", "linux-image-6.1.0-99-cloud-arm64")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == ("kernel: Debian package linux-image-6.1.0-99-cloud-arm64 (apt-get download, not installed) "
+                        "for arm64: qemu-system-aarch64 -M virt\n")
 
 
 # ---------------------------------------------------------------- a fake guest
@@ -262,6 +329,43 @@ def test_sigterm_stops_the_guest(tmp_path, fake_static):
         assert not pathlib.Path(f"/proc/{pid}").exists() or \
             pathlib.Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
     assert list(out.iterdir()) == []
+
+
+def test_an_arm64_guest_sends_its_run_back_on_the_console(tmp_path, fake_static):
+    """arm64: qemu-system-aarch64 -M virt -cpu max (emulated on this machine,
+    no KVM probe), the console on ttyAMA0 and the only serial port, the run
+    back between the console's data markers, which are not relayed."""
+    out = tmp_path / "results"
+    log = tmp_path / "qemu-args.log"
+    busybox = fake_static_elf(tmp_path / "busybox", 0xB7)
+    deb = fake_deb(tmp_path, "6.9.0-fake-arm64", "linux-image-6.9.0-fake-arm64", arch="arm64")
+    r = vm_run("--static", fake_static, "--out", out, "--no-summary", "--disk-mb", "8", "--busybox", busybox,
+               deb, "--", "--quick",
+               env={"KBENCH_VM_QEMU": str(FAKE_QEMU), "FAKE_QEMU_MODE": "complete", "FAKE_QEMU_LOG": str(log)})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == f"{out / 'vm-fake' / '6.9.0-fake' / '20260101T000000Z-abcdef'}\n"
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(calls) == 1                                  # no KVM probe for another architecture
+    guest = calls[0]
+    assert guest[:2] == ["-M", "virt"] and guest[guest.index("-cpu") + 1] == "max,pauth-impdef=on"
+    assert guest[guest.index("-accel") + 1] == "tcg,thread=multi"
+    assert "console=ttyAMA0 " in guest[guest.index("-append") + 1]
+    assert guest.count("-serial") == 1 and len([a for a in guest if a.startswith("file:")]) == 1
+    assert "KVM runs only its own architecture" in r.stderr and "WARNING: EMULATED GUEST" in r.stderr
+    assert "guest: sending the run back on the console" in r.stderr
+    assert "KBENCH-DATA" not in r.stderr and "H4sI" not in r.stderr       # no archive on the terminal
+
+
+def test_an_arm64_guest_refuses_x86_binaries(tmp_path):
+    static = tmp_path / "static"
+    (static / "bin").mkdir(parents=True)
+    fake_static_elf(static / "bin" / "kbench-run", 0x3E)
+    busybox = fake_static_elf(tmp_path / "busybox", 0xB7)
+    r = vm_run("--static", static, "--out", tmp_path / "results", "--busybox", busybox,
+               fake_arm64_image(tmp_path / "Image"), env={"KBENCH_VM_QEMU": str(FAKE_QEMU)})
+    assert r.returncode == 1
+    assert f"{static} holds x86_64 binaries; an arm64 guest needs its own: make STATIC=1 ARCH=arm64" in r.stderr
+    assert "Traceback" not in r.stderr
 
 
 def test_reference_table_is_the_help():
