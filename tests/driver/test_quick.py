@@ -146,7 +146,7 @@ def assert_summary(proc):
     assert "has no numpy" not in proc.stderr
 
 
-INSTALL = "apt-get install -y python3-numpy python3-matplotlib"
+INSTALL = "apt-get install -y --no-install-recommends python3-numpy python3-matplotlib"
 
 
 def test_make_run_as_root_installs_numpy_and_prints_the_summary(build_dir, tmp_path):
@@ -203,7 +203,7 @@ def test_install_packages_without_apt_get_prints_the_command(tmp_path):
     proc = subprocess.run([str(ROOT / "scripts" / "install-packages.sh"), "who", "pkg-a", "pkg-b"],
                           capture_output=True, text=True, timeout=60, env=dict(os.environ, PATH=str(fake)))
     assert proc.returncode == 1
-    assert proc.stderr == "who: no apt-get here; install the equivalent of: apt-get install -y pkg-a pkg-b\n"
+    assert proc.stderr == "who: no apt-get here; install the equivalent of: apt-get install -y --no-install-recommends pkg-a pkg-b\n"
     proc = subprocess.run([str(ROOT / "scripts" / "install-packages.sh"), "who"], capture_output=True, text=True,
                           timeout=60)
     assert proc.returncode == 2 and proc.stderr.startswith("usage: install-packages.sh WHO PACKAGE...")

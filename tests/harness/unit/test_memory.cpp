@@ -31,7 +31,8 @@ TEST_CASE("read_every_page: reads each page of the buffer, and none beyond it") 
   kbench::read_every_page(base, pages * ps);
   const long faults = minor_faults() - before;
   CHECK(faults >= static_cast<long>(pages));
-  CHECK(faults <= static_cast<long>(pages) + 16);
+  // (no upper bound: under ASan each read also touches its shadow page; the
+  // page after the buffer is PROT_NONE, so a read beyond it would kill the test)
   // a second read of the same pages faults no more
   const long again = minor_faults();
   kbench::read_every_page(base, pages * ps);
