@@ -152,7 +152,7 @@ INSTALL = "apt-get install -y --no-install-recommends python3-numpy python3-matp
 def test_make_run_as_root_installs_numpy_and_prints_the_summary(build_dir, tmp_path):
     env, log = fresh_machine(tmp_path, uid=0)
     proc = make_run(build_dir, tmp_path, env)
-    assert apt_calls(log) == ["update -q", "install -y python3-numpy python3-matplotlib"]
+    assert apt_calls(log) == ["update -q", "install -y --no-install-recommends python3-numpy python3-matplotlib"]
     assert f"kbench: running: apt-get update && {INSTALL}" in proc.stderr
     assert_summary(proc)
 
@@ -160,7 +160,7 @@ def test_make_run_as_root_installs_numpy_and_prints_the_summary(build_dir, tmp_p
 def test_make_run_with_passwordless_sudo_installs_through_it(build_dir, tmp_path):
     env, log = fresh_machine(tmp_path, uid=1000, sudo="allows")
     proc = make_run(build_dir, tmp_path, env)
-    assert apt_calls(log) == ["update -q", "install -y python3-numpy python3-matplotlib"]
+    assert apt_calls(log) == ["update -q", "install -y --no-install-recommends python3-numpy python3-matplotlib"]
     assert f"kbench: running: sudo apt-get update && sudo {INSTALL}" in proc.stderr
     assert_summary(proc)
 
@@ -181,7 +181,7 @@ def test_make_run_that_may_not_install_prints_the_driver_table_and_the_install_c
 def test_make_run_whose_install_fails_prints_the_driver_table(build_dir, tmp_path):
     env, log = fresh_machine(tmp_path, uid=0, apt_fails=True)
     proc = make_run(build_dir, tmp_path, env)
-    assert apt_calls(log) == ["update -q", "install -y python3-numpy python3-matplotlib"]
+    assert apt_calls(log) == ["update -q", "install -y --no-install-recommends python3-numpy python3-matplotlib"]
     assert f"kbench: installation failed; run: apt-get update && {INSTALL}" in proc.stderr
     assert_driver_table_and_hint(proc)
 
