@@ -61,7 +61,7 @@ override AR := $(CROSS)ar
 endif
 KB_TARGET := $(shell $(CXX) -dumpmachine 2>/dev/null)
 KB_ARCH   := $(or $(KB_ARCH),$(subst aarch64,arm64,$(firstword $(subst -, ,$(or $(KB_TARGET),$(CROSS))))))
-KB_CROSS_GOALS := $(filter run quick test unit-tests test-asan test-tsan asan-build fuzz fuzz-replay test-mutants,$(MAKECMDGOALS))
+KB_CROSS_GOALS := $(filter run quick test unit-tests unit-objects test-asan test-tsan asan-build asan-objects asan-unit-objects fuzz fuzz-replay test-mutants,$(MAKECMDGOALS))
 ifneq ($(KB_CROSS_GOALS),)
 $(error make $(KB_CROSS_GOALS) runs on this machine ($(shell uname -m)): no ARCH= or CROSS= with it; a cross build is make STATIC=1 ARCH=$(KB_ARCH), run with make vm-run ARCH=$(KB_ARCH) or on the board)
 endif
