@@ -1077,9 +1077,13 @@ def meta_text(v):
     return json.dumps(v)
 
 
+def _cache_kind(c):
+    """'d', 'i' or '' (unified) for a cache entry of meta.json."""
+    return {"data": "d", "instruction": "i"}.get(str(c.get("type", "")).lower(), "")
+
+
 def _cache_text(c):
-    t = str(c.get("type", ""))
-    kind = {"data": "d", "instruction": "i"}.get(t.lower(), "")
+    kind = _cache_kind(c)
     line = f", {c['line_bytes']} B lines" if c.get("line_bytes") else ""
     # arm64 without the firmware's cache description (a QEMU guest): levels, no sizes
     size = f"{meta_text(c['size_kb'])} KB" if c.get("size_kb") is not None else "size not reported"
@@ -1125,7 +1129,7 @@ def _caches_short(cache):
         return f"{kb // 1024}M" if kb >= 1024 and kb % 1024 == 0 else f"{kb}K"
     words = []
     for c in cache:
-        kind = {"data": "d", "instruction": "i"}.get(str(c.get("type", "")).lower(), "")
+        kind = _cache_kind(c)
         words.append(f"L{c.get('level')}{kind} {size(c.get('size_kb'))}")
     lines = sorted({c.get("line_bytes") for c in cache if isinstance(c.get("line_bytes"), int)})
     return " ".join(words) + (f" ({'/'.join(map(str, lines))} B lines)" if lines else "")
