@@ -7,7 +7,8 @@
 #                                     BUILD (pytest --build-tests-only: not
 #                                     tests/scripts, not the tests of the
 #                                     Makefile, the README or scripts/vm-run,
-#                                     which run no C++) and a quick driver run
+#                                     which run no C++, nor those under
+#                                     strace) and a quick driver run
 #                                     (one case per binary)
 #   sanitizer-pass.sh tsan BUILD B..  every --list case of the binaries B once
 #   sanitizer-pass.sh binaries BUILD  the unit tests, the fuzz corpus (when
@@ -27,7 +28,8 @@
 # ignores log_path when linked with ASan (clang's honours it): its reports go
 # to stderr and the process exits 23, which no test accepts as a benchmark's
 # 0, 1, 2 or 77. Leak detection is on everywhere. The tests that run binaries
-# under strace (their names contain "strace") are the plain pass's only:
+# under strace (their names contain "strace": runs_under_strace in
+# tests/conftest.py, which --build-tests-only leaves out) are the plain pass's only:
 # LeakSanitizer cannot run under ptrace, they run cases that the other tests
 # run here, and what they check (the calls the kernel sees) is no
 # sanitizer's business.
@@ -87,7 +89,7 @@ elif [ "$mode" = asan ]; then
   pytest='"$PYTHON" -m pytest -q -rs -p no:cacheprovider --build-tests-only'
   "$PYTHON" tests/parallel.py \
     --job "the binaries: unit tests, fuzz corpus, quick driver run" "tests/system/sanitizer-pass.sh binaries $build" \
-    --pytest "$pytest -k 'not strace'" \
+    --pytest "$pytest" \
     || fail "a part of the pass"
 elif [ "$mode" = tsan ]; then
   [ $# -gt 0 ] || step "no binary uses threads: nothing to run"
