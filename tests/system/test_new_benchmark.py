@@ -69,8 +69,10 @@ def widget_build(tmp_path_factory, root, build_dir):
     shutil.copy2(build_dir / "build-info.txt", build / "build-info.txt")
     # the flags of the build under test (make test-asan passes its own)
     flags = os.environ.get("KBENCH_TEST_CXXFLAGS")
+    ldflags = os.environ.get("KBENCH_TEST_LDFLAGS")
     r = subprocess.run(["make", "-C", str(tree), "BUILD=build", "build/bin/lat_widget"]
-                       + ([f"CXXFLAGS={flags}"] if flags else []),
+                       + ([f"CXXFLAGS={flags}"] if flags else [])
+                       + ([f"LDFLAGS={ldflags}"] if ldflags is not None else []),
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "lat_widget.cpp" in r.stdout and "src/harness/" not in r.stdout  # only the new file compiled
