@@ -30,6 +30,9 @@ def pytest_addoption(parser):
                      help="the plain pass of make test: not the tests that the ASan+UBSan pass runs (those "
                           "that use the build_dir fixture), except those whose names say strace "
                           "(LeakSanitizer cannot run under ptrace, so only the plain pass runs them)")
+    parser.addoption("--shard", metavar="K/N",
+                     help="only the K-th of N parts of the tests, split by file (every N-th file of the "
+                          "sorted list, from the K-th): make test runs tests/scripts as two parts at once")
 
 
 def uses_the_build(item):
@@ -46,15 +49,36 @@ def in_the_asan_share(item):
     return uses_the_build(item) and not runs_under_strace(item)
 
 
+def shard(text):
+    """--shard K/N as (K, N), 1 <= K <= N; a usage error otherwise."""
+    try:
+        k, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        k = n = 0
+    if not 1 <= k <= n:
+        raise pytest.UsageError(f"--shard {text!r}: expected K/N with 1 <= K <= N, e.g. 1/2")
+    return k, n
+
+
+def in_the_shard(items, k, n):
+    """The items of every N-th test file, from the K-th, in the sorted order of
+    the files collected: a file's tests (and its module fixtures) stay in one
+    part, and every file is in exactly one of the N parts."""
+    files = sorted({str(item.path) for item in items})
+    mine = {f for i, f in enumerate(files) if i % n == k - 1}
+    return [item for item in items if str(item.path) in mine]
+
+
 def pytest_collection_modifyitems(config, items):
     if config.getoption("--build-tests-only") and config.getoption("--no-asan-share"):
         raise pytest.UsageError("--build-tests-only and --no-asan-share exclude each other")
+    keep = items
     if config.getoption("--build-tests-only"):
-        keep = [item for item in items if in_the_asan_share(item)]
+        keep = [item for item in keep if in_the_asan_share(item)]
     elif config.getoption("--no-asan-share"):
-        keep = [item for item in items if not in_the_asan_share(item)]
-    else:
-        return
+        keep = [item for item in keep if not in_the_asan_share(item)]
+    if config.getoption("--shard"):
+        keep = in_the_shard(keep, *shard(config.getoption("--shard")))
     if len(keep) < len(items):
         config.hook.pytest_deselected(items=[item for item in items if item not in keep])
         items[:] = keep

@@ -82,8 +82,40 @@ def test_make_test_and_the_sanitizer_pass_use_the_split():
     recipe = makefile[makefile.index("\ntest:"):]
     recipe = recipe[:recipe.index("\n\n")]
     assert "--no-asan-share tests --ignore=tests/scripts" in recipe
-    assert '"$(PYTEST) tests/scripts"' in recipe
+    # tests/scripts in two parts that hold each of its files once
+    assert '"$(PYTEST) --shard 1/2 tests/scripts"' in recipe
+    assert '"$(PYTEST) --shard 2/2 tests/scripts"' in recipe
     assert "$(ASAN_PASS)" in recipe
     with open(os.path.join(ROOT, "tests", "system", "sanitizer-pass.sh")) as f:
         san = f.read()
     assert "--build-tests-only" in san and "not strace" not in san
+
+
+def test_shards_hold_every_file_once_and_keep_a_file_whole(suite):
+    for i in range(5):
+        (suite / "tests" / f"test_more{i}.py").write_text("def test_a():\n    pass\n\ndef test_b(build_dir):\n    pass\n")
+    p, _ = collected(suite)
+    everything = set(re.findall(r"^(tests/\S+::test_\w+)$", p.stdout, re.M))
+    assert len(everything) == len(ALL) + 10
+    parts = []
+    for k in (1, 2, 3):
+        p = subprocess.run([sys.executable, "-m", "pytest", "-q", "--collect-only", "-p", "no:cacheprovider",
+                            "--shard", f"{k}/3", "tests"], cwd=suite, capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, p.stdout + p.stderr
+        parts.append(set(re.findall(r"^(tests/\S+::test_\w+)$", p.stdout, re.M)))
+    assert all(parts) and set().union(*parts) == everything and sum(map(len, parts)) == len(everything)
+    for part in parts:  # a file's tests are all in one part
+        files = {t.split("::")[0] for t in part}
+        assert all(t.split("::")[0] not in files for other in parts if other is not part for t in other)
+    # with the pass's own option: the same split of its share
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "--collect-only", "-p", "no:cacheprovider",
+                        "--shard", "1/2", "--no-asan-share", "tests"], cwd=suite, capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0 and "test_b" not in p.stdout, p.stdout + p.stderr
+
+
+@pytest.mark.parametrize("bad", ["0/2", "3/2", "x", "1/0", "1-2"])
+def test_a_bad_shard_is_a_usage_error(suite, bad):
+    p, _ = collected(suite, "--shard", bad)
+    assert p.returncode == 4, p.stdout + p.stderr  # pytest's usage error
+    assert "expected K/N" in p.stdout + p.stderr and "Traceback" not in p.stdout + p.stderr
