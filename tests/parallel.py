@@ -28,9 +28,11 @@ import time
 # The pytest parts of the C++ layers (tests/scripts, pure Python, is a part of
 # make test's plain pass of its own). Each is a list of pytest arguments; the
 # last is the rest of tests/, so that a new test file or directory is always
-# in some part. test_driver.py alone: the longest chain of driver runs.
+# in some part. test_driver.py alone: the longest chain of driver runs;
+# test_smoke.py alone: every case of every binary, the costliest test.
 PYTEST_PARTS = [
-    ["tests/bench", "tests/harness"],
+    ["tests/bench/test_smoke.py"],
+    ["tests/bench", "tests/harness", "--ignore=tests/bench/test_smoke.py"],
     ["tests/driver/test_driver.py"],
     ["tests/system"],
     ["tests", "--ignore=tests/scripts", "--ignore=tests/bench", "--ignore=tests/harness",

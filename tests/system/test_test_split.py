@@ -119,3 +119,28 @@ def test_a_bad_shard_is_a_usage_error(suite, bad):
     p, _ = collected(suite, "--shard", bad)
     assert p.returncode == 4, p.stdout + p.stderr  # pytest's usage error
     assert "expected K/N" in p.stdout + p.stderr and "Traceback" not in p.stdout + p.stderr
+
+
+def test_the_asan_pass_parts_hold_every_test_but_the_scripts_once(tmp_path):
+    """tests/parallel.py's PYTEST_PARTS: every test outside tests/scripts in
+    exactly one part, a new file or directory included."""
+    sys.path.insert(0, TESTS_DIR)
+    try:
+        from parallel import PYTEST_PARTS
+    finally:
+        sys.path.remove(TESTS_DIR)
+    files = ["bench/test_smoke.py", "bench/test_ipc.py", "harness/test_counters.py", "driver/test_driver.py",
+             "driver/test_quick.py", "system/test_faults.py", "scripts/test_kb_stats.py", "test_top.py",
+             "newdir/test_new.py"]
+    for f in files:
+        path = tmp_path / "tests" / f
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("def test_it():\n    pass\n")
+    everything = {"tests/" + f + "::test_it" for f in files if not f.startswith("scripts/")}
+    seen = []
+    for part in PYTEST_PARTS:
+        p = subprocess.run([sys.executable, "-m", "pytest", "-q", "--collect-only", "-p", "no:cacheprovider"]
+                           + part, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert p.returncode in (0, 5), p.stdout + p.stderr  # 5: a part that collects nothing here
+        seen += re.findall(r"^(tests/\S+::test_it)$", p.stdout, re.M)
+    assert sorted(seen) == sorted(everything)
