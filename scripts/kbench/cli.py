@@ -110,6 +110,11 @@ def _add_stats_options(ap):
                     help="how p is adjusted for the number of cases: tables (default) = the cases behind each "
                          "summary table are a family of their own, every other case another; two = the cases "
                          "behind all the tables one family, the others another; one = all cases together")
+    ap.add_argument("--flag-alone", action="store_true",
+                    help="call a case faster or slower even when it moved alone: by default a case outside the "
+                         "summary tables that changed significantly with one run on a side, while no other case "
+                         "of its binary changed the same way, is inconclusive ('moved alone': one run can jump "
+                         "that far for the whole run, one case at a time)")
     ap.add_argument("--estimator", choices=("low", "median"), default="low",
                     help="a case's value over its reps: low = Harrell-Davis 20th percentile of the reps' "
                          "times (default: noise only adds time), median = median of the rep medians")
@@ -148,7 +153,7 @@ def _options(a):
     from .compare import Options
     return Options(min_effect=a.min_effect, n_boot=a.boot, seed=a.seed, min_reps=a.min_reps,
                    adjust=not a.no_adjust, estimator=a.estimator, shift_threshold=a.shift_threshold,
-                   prior=_prior(a), families=a.families)
+                   prior=_prior(a), families=a.families, alone=not a.flag_alone)
 
 
 def _open_out(path):
@@ -198,6 +203,11 @@ def _summarize(argv):
                     "('-' for stdout)")
     ap.add_argument("--per-run", action="store_true", help="one table per run instead of per kernel")
     ap.add_argument("--cases", action="store_true", help="also list every case (reps, value, spread, mde)")
+    ap.add_argument("--flag-alone", action="store_true",
+                    help="call a case faster or slower even when it moved alone: by default a case outside the "
+                         "summary tables that changed significantly with one run on a side, while no other case "
+                         "of its binary changed the same way, is inconclusive ('moved alone': one run can jump "
+                         "that far for the whole run, one case at a time)")
     ap.add_argument("--estimator", choices=("low", "median"), default="low",
                     help="the headline over reps: low = Harrell-Davis 20th percentile of the reps' times "
                          "(default), median = median of the rep medians")
@@ -701,6 +711,11 @@ def _drift_prior(argv):
     ap.add_argument("--machine", default="", help="what the runs were made on, in words (kept in the file)")
     ap.add_argument("--inflate", type=float, default=drift.DEFAULT_INFLATE, metavar="X",
                     help=f"widen each case's variance by X (default {drift.DEFAULT_INFLATE:g}: conservative)")
+    ap.add_argument("--flag-alone", action="store_true",
+                    help="call a case faster or slower even when it moved alone: by default a case outside the "
+                         "summary tables that changed significantly with one run on a side, while no other case "
+                         "of its binary changed the same way, is inconclusive ('moved alone': one run can jump "
+                         "that far for the whole run, one case at a time)")
     ap.add_argument("--estimator", choices=("low", "median"), default="low", help="as compare's (default low)")
     a = ap.parse_args(argv)
     if not 1.0 <= a.inflate <= 100.0:

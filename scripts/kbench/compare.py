@@ -46,6 +46,8 @@ class Options:
     prior: object = None            # drift.DriftPrior: the drift between runs before a host has measured it
     families: str = "tables"        # the adjustment's families: tables (each summary table's cases one family,
                                     # the other cases another), two (all the tables' cases, the others), one
+    alone: bool = True              # a non-primary case that moved alone with one run on a side: inconclusive
+                                    # (stats.decide's groups; --flag-alone turns it off)
 
 
 class Side:
@@ -414,11 +416,17 @@ def compare_sides(base, other, opts=None, extra=None, shift=None, extra_cases=No
             [family_of(key, primary, opts.families) for key, _, _ in extra]
     judged = [r.cmp for r in rows] + extra_cmps
     shifted = [bool(shift and shift.judged_out(d)) for d in domains]
+    groups = None
+    if opts.alone:
+        # a case's group: its binary (the cases of one binary share a path
+        # into the kernel); a derived cell's: itself
+        groups = [(base.cases.get(r.case) or other.cases.get(r.case)).bench for r in rows] + \
+            [key for key, _, _ in extra]
     if pending is not None:
-        pending.append((judged, shifted, families, lambda: mark_failures(rows, base, other)))
+        pending.append((judged, shifted, families, groups, lambda: mark_failures(rows, base, other)))
     else:
         stats.decide(judged, min_effect=opts.min_effect, level=opts.level, adjust=opts.adjust,
-                     machine_shift=shifted, families=families)
+                     machine_shift=shifted, families=families, groups=groups)
         mark_failures(rows, base, other)
     if not with_extra:
         return rows
@@ -431,14 +439,16 @@ def decide_pending(pending, opts):
     cases) adjusted for its cases in every comparison together, then the
     failures marked.  A series of N kernels makes N - 1 comparisons: so
     many more chances of a false step, which the adjustment counts."""
-    cmps, shifted, families = [], [], []
-    for judged, sh, fams, _ in pending:
+    cmps, shifted, families, groups = [], [], [], []
+    for step, (judged, sh, fams, grps, _) in enumerate(pending):
         cmps += judged
         shifted += sh
         families += fams if fams is not None else [""] * len(judged)
+        # moved alone: within its own comparison (step)
+        groups += [(step, g) for g in grps] if grps is not None else [(step, id(c)) for c in judged]
     stats.decide(cmps, min_effect=opts.min_effect, level=opts.level, adjust=opts.adjust, machine_shift=shifted,
-                 families=families)
-    for _, _, _, after in pending:
+                 families=families, groups=groups if opts.alone else None)
+    for *_, after in pending:
         after()
     pending.clear()
 
@@ -669,7 +679,8 @@ def row_cells(row, waiting=None):
         "p": _p_text(c.q if not math.isnan(c.q) else c.p),
         "mde": c.mde_text,
         "reps": f"{c.base_reps}/{c.other_reps}",
-        "verdict": c.verdict + (" (?)" if c.unresolved else "") + (f" {c.failure}" if c.failure else "")
+        "verdict": c.verdict + (" (?)" if c.unresolved else "") + (" (alone)" if c.alone else "")
+        + (f" {c.failure}" if c.failure else "")
         + (f" (waiting {waiting * 100:.0f}%)" if waiting is not None else ""),
     }
 
@@ -929,12 +940,19 @@ def format_report(rep, changed_only=False, opts=None):
                    f"fewer cases (--only) would tell.")
         if changed_only:
             out += [f"    {r.case}: {r.cmp.change_text}, CI {r.cmp.ci_text}" for r in rep.rows if r.cmp.unresolved]
+    alone = [r for r in rep.rows if r.cmp.alone]
+    if alone:
+        out.append(f"(alone) {len(alone)} case(s) outside the summary tables changed significantly, each the only "
+                   f"case of its binary to move, with one run on a side: inconclusive, because one run can jump "
+                   f"that far for the whole run, one case at a time. Measure that side again (runs pooled) to "
+                   f"tell; --flag-alone judges them like any other case.")
+        out += [f"    {r.case}: {r.cmp.change_text}, CI {r.cmp.ci_text}" for r in alone]
     return "\n".join(out)
 
 
 CSV_FIELDS = ["base", "other", "category", "case", "metric", "base_value", "other_value", "unit",
               "ratio", "ci_low", "ci_high", "p_t", "p_adjusted", "p_rank", "change_pct", "change", "verdict",
-              "unresolved", "family", "mde_pct", "runs_for_min_effect", "waiting_pct", "estimator", "base_reps",
+              "unresolved", "alone", "family", "mde_pct", "runs_for_min_effect", "waiting_pct", "estimator", "base_reps",
               "other_reps", "base_samples", "other_samples"]
 
 
@@ -950,7 +968,8 @@ def csv_rows(rep):
             "ratio": _num(c.ratio), "ci_low": _num(c.lo), "ci_high": _num(c.hi), "p_t": _num(c.p),
             "p_adjusted": _num(c.q), "p_rank": _num(c.p_rank),
             "change_pct": _num(c.change), "change": c.change_text, "verdict": c.verdict,
-            "unresolved": "yes" if c.unresolved else "", "family": getattr(c, "family", ""),
+            "unresolved": "yes" if c.unresolved else "", "alone": "yes" if c.alone else "",
+            "family": getattr(c, "family", ""),
             "mde_pct": _num(c.mde * 100 if not math.isnan(c.mde) else math.nan),
             "runs_for_min_effect": _runs_for(c, opts),
             "waiting_pct": _num(waiting[r.case] * 100) if r.case in waiting else "", "estimator": c.estimator,

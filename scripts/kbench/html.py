@@ -129,7 +129,7 @@ def verdict_class(cmp):
     if too_wide(cmp):
         return "wide"
     if not cmp.significant:
-        return "unres" if cmp.unresolved else ""
+        return "unres" if cmp.unresolved or getattr(cmp, "alone", False) else ""
     mag = abs(cmp.change)
     level = 1 if mag < 10 else 2 if mag < 30 else 3
     return ("f" if cmp.change > 0 else "s") + str(level)
@@ -165,6 +165,8 @@ def cell_words(cmp):
     word = VERDICT_WORD.get(cmp.verdict, cmp.verdict)
     if cmp.unresolved:
         word = "not resolved"
+    if getattr(cmp, "alone", False):
+        word = "moved alone"
     if too_wide(cmp):
         word = "too wide to judge"
     if cmp.significant:
@@ -194,6 +196,9 @@ def cmp_title(cmp, desc="", note="", unit="", div=1.0, adjusted=True):
             if cmp.unresolved:
                 parts.append("the interval excludes 1 but the change is not significant after adjusting for "
                              "the number of cases: more reps would tell")
+            if getattr(cmp, "alone", False):
+                parts.append("significant, but the only case of its binary that moved, with one run on a side: "
+                             "one run can jump that far, one case at a time; another run of that side would tell")
         else:
             parts.append(cmp.verdict)
         if not math.isnan(cmp.q):
@@ -450,6 +455,8 @@ def _all_cases(m, out_dir, ids):
                 w = most_waiting([base_case, g.cases.get(c.name)])
                 row.append(f"<td class='{cls}'>{esc(cmp.verdict)}"
                            + (" <small>(not resolved: more reps needed)</small>" if cmp.unresolved else "")
+                           + (" <small>(moved alone: measure that side again)</small>"
+                              if getattr(cmp, "alone", False) else "")
                            + (f" <small title='more than half its time blocked (I/O, a journal commit, a lock) on a "
                               f"side: the change is how long something made it wait, not the cost of its path'>"
                               f"(waiting {w * 100:.0f}%)</small>" if w is not None else "")
@@ -485,7 +492,9 @@ def _scoreboard(m):
             extra = ""
             if name == "inconclusive":
                 u = sum(r.cmp.unresolved for r in rows)
-                extra = f"<small>{u} not resolved (more reps)</small>" if u else ""
+                a = sum(getattr(r.cmp, "alone", False) for r in rows)
+                extra = (f"<small>{u} not resolved (more reps)</small>" if u else "") + \
+                    (f"<small>{a} moved alone (one run: measure again)</small>" if a else "")
             cells.append(f"<td class='num {cls if n else ''}'>{n}{extra}</td>")
         out.append(f"<tr><td class='k'>{esc(g.label)}</td>" + "".join(cells) + f"<td class='num'>{len(rows)}</td></tr>")
     out.append("</tbody></table>")

@@ -966,6 +966,7 @@ class Comparison:
     # effect) when the host's run level was given; () otherwise
     parts: tuple = ()
     family: str = ""               # the adjustment's family (PRIMARY, SECONDARY; "" = one family)
+    alone: bool = False            # significant, but it moved alone (decide's groups): INCONCLUSIVE
 
     @property
     def significant(self):
@@ -1131,7 +1132,7 @@ SECONDARY = "secondary"  # every other case: another family
 
 
 def decide(comparisons, *, min_effect=DEFAULT_MIN_EFFECT, level=LEVEL, adjust=True, machine_shift=False,
-           families=None):
+           families=None, groups=None):
     """Give each comparable Comparison its verdict, in place.
 
     Significant = p, adjusted (Benjamini-Hochberg) for the number of cases
@@ -1148,6 +1149,17 @@ def decide(comparisons, *, min_effect=DEFAULT_MIN_EFFECT, level=LEVEL, adjust=Tr
     slower, it gets MACHINE.  Adjusting keeps an A/A comparison of a few
     hundred cases free of false alarms; adjust=False judges each case on
     its own.
+
+    groups: None, or a label per comparison (the binary of its case: its
+    cases share a path into the kernel).  Then a case outside the primary
+    families that is significant with one run on a side, and whose group
+    has no other case significant the same way, moved alone: it is
+    INCONCLUSIVE, marked `alone`.  A case of one run can jump 30-60% for
+    the whole run, one case at a time (A/A runs of a 2-vCPU VM: about one
+    run in nine), which no prior of the drift between runs made from a few
+    runs covers; a kernel change that moves a path moves its binary's
+    other cases too, and the primary cases keep the power to see one
+    headline number move alone.
     """
     comparisons = list(comparisons)
     shifts = machine_shift if isinstance(machine_shift, (list, tuple)) else [machine_shift] * len(comparisons)
@@ -1178,6 +1190,19 @@ def decide(comparisons, *, min_effect=DEFAULT_MIN_EFFECT, level=LEVEL, adjust=Tr
             # p < alpha before the adjustment and a change large enough: never
             # "no significant change" (it read as "no significant change (?)")
             c.verdict = INCONCLUSIVE if weak or c.unresolved else SAME
+    if groups is not None:
+        if len(groups) != len(comparisons):
+            raise ValueError("decide: groups needs one entry per comparison")
+        moved = {}
+        for c, g in zip(comparisons, groups):
+            c.alone = False
+            if c.verdict in (FASTER, SLOWER):
+                moved.setdefault((g, c.verdict), []).append(c)
+        for c, g, f in zip(comparisons, groups, fams):
+            if (c.verdict in (FASTER, SLOWER) and not f.startswith(PRIMARY) and min(c.base_runs, c.other_runs) == 1
+                    and len(moved[(g, c.verdict)]) == 1):
+                c.verdict = INCONCLUSIVE
+                c.alone = True
     return comparisons
 
 

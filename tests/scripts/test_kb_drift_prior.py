@@ -163,7 +163,10 @@ def test_without_a_memory_shift_the_memory_case_is_judged():
     a, b = _mem_runs(1.0, 1.0)
     b.cases["bw_mem rd size_kb=262144"].reps = {k: [x / 1.35 for x in v]
                                                   for k, v in b.cases["bw_mem rd size_kb=262144"].reps.items()}
-    rep = compare.run_compare(compare.Side("A", [a]), compare.Side("B", [b]), compare.Options(n_boot=300))
+    # (the case moves alone, with one run a side: judged as any other with
+    # alone=False; the rule itself: test_kb_alone.py)
+    rep = compare.run_compare(compare.Side("A", [a]), compare.Side("B", [b]), compare.Options(n_boot=300,
+                                                                                              alone=False))
     assert not rep.shift.memory_shifted
     assert {r.case: r.cmp for r in rep.rows}["bw_mem rd size_kb=262144"].verdict == stats.SLOWER
 

@@ -77,10 +77,11 @@ def _make_prior(aa_runs, inflate, max_df):
 
 FAMILIES = "tables"
 BULK = True
+ALONE = True
 
 
 def run(a_label, ra, b_label, rb, prior, history=None):
-    opts = compare.Options(prior=prior, families=FAMILIES)
+    opts = compare.Options(prior=prior, families=FAMILIES, alone=ALONE)
     opts.run_noise = compare.measure_run_noise(history, opts) if history else compare.NoiseMap(prior=prior)
     return compare.run_compare(compare.Side(a_label, [ra]), compare.Side(b_label, [rb]), opts)
 
@@ -123,10 +124,13 @@ def main():
     ap.add_argument("--max-df", type=float, default=drift.MAX_DF)
     ap.add_argument("--families", choices=("tables", "two", "one"), default="tables")
     ap.add_argument("--no-bulk", action="store_true", help="the prior without the floor of the runs' medians")
+    ap.add_argument("--flag-alone", action="store_true",
+                    help="judge a case that moved alone like any other (compare --flag-alone)")
     a = ap.parse_args()
-    global FAMILIES, BULK
+    global FAMILIES, BULK, ALONE
     FAMILIES = a.families
     BULK = not a.no_bulk
+    ALONE = not a.flag_alone
     new = Path(a.new_dir)
     old_aa = load.load_runs([Path(d) for d in a.aa], load.Warnings()) if a.aa else []
     old_aa = [r for r in old_aa if not r.quick]
@@ -134,7 +138,8 @@ def main():
     runs = {lb: load_label(new, lb) for lb in labels}
     runs = {k: v for k, v in runs.items() if v is not None}
     aa = {k: v for k, v in runs.items() if k.startswith("aa")}
-    print(f"families {a.families}, inflate {a.inflate:g}, max df {a.max_df:g}; earlier A/A runs {len(old_aa)}; new: {', '.join(runs)}")
+    print(f"families {a.families}, {'--flag-alone' if a.flag_alone else 'moved-alone rule on'}, "
+          f"inflate {a.inflate:g}, max df {a.max_df:g}; earlier A/A runs {len(old_aa)}; new: {', '.join(runs)}")
 
     def prior_without(*names):
         return make_prior(old_aa + [aa[n] for n in aa if n not in names], a.inflate, a.max_df)
@@ -192,7 +197,7 @@ def main():
             rest = [r for r in every if r is not aa[x] and all(r is not b for b in base)]
             src = rest if len(rest) >= 2 else old_aa
             prior = make_prior(src, a.inflate, a.max_df)
-            opts = compare.Options(prior=prior, families=FAMILIES)
+            opts = compare.Options(prior=prior, families=FAMILIES, alone=ALONE)
             opts.run_noise = compare.measure_run_noise([base, [aa[x]]], opts)
             rep = compare.run_compare(compare.Side("base", base), compare.Side(x, [aa[x]]), opts)
             note = "" if src is rest else " (the prior overlaps the baseline: not enough other runs)"

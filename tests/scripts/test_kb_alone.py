@@ -1,0 +1,155 @@
+"""A case that moved alone: outside the summary tables, significant with one
+run on a side, and no other case of its binary significant the same way is
+inconclusive (stats.decide's groups), in compare's text, CSV and the page;
+--flag-alone judges it like any other. On fixed comparisons and on synthetic
+runs."""
+import csv
+import re
+
+import pytest
+
+from kbench import cli, compare, load, stats
+
+
+def _cmp(ratio, p=1e-6, runs=(1, 1)):
+    c = stats.Comparison("latency", 1.0, ratio, ratio, ratio * 0.95, ratio * 1.05, p, p, 5, 5, 15, 15, stats.SAME,
+                         stats.speed_change(ratio, "latency"), mde=0.05, base_runs=runs[0], other_runs=runs[1])
+    return c
+
+
+def _decide(cmps, fams, groups):
+    return stats.decide(cmps, families=fams, groups=groups)
+
+
+S, P = stats.SECONDARY, stats.PRIMARY + ": Processes"
+
+
+def test_a_secondary_case_alone_in_its_binary_is_inconclusive():
+    cmps = [_cmp(1.4), _cmp(1.0, p=0.9), _cmp(1.0, p=0.9)]
+    _decide(cmps, [S, S, S], ["lat_pathwalk", "lat_pathwalk", "lat_fs"])
+    assert cmps[0].verdict == stats.INCONCLUSIVE and cmps[0].alone
+    assert not cmps[1].alone and not cmps[2].alone
+
+
+def test_two_cases_of_one_binary_moving_the_same_way_stay_significant():
+    cmps = [_cmp(1.4), _cmp(1.3), _cmp(0.7)]
+    _decide(cmps, [S, S, S], ["lat_syscall", "lat_syscall", "lat_syscall"])
+    assert [c.verdict for c in cmps] == [stats.SLOWER, stats.SLOWER, stats.INCONCLUSIVE]
+    # the faster one is alone in its direction
+    assert [c.alone for c in cmps] == [False, False, True]
+
+
+def test_a_primary_case_keeps_its_verdict_alone():
+    cmps = [_cmp(1.25), _cmp(1.0, p=0.9)]
+    _decide(cmps, [P, S], ["lat_syscall", "lat_syscall"])
+    assert cmps[0].verdict == stats.SLOWER and not cmps[0].alone
+    # a secondary case of the same binary moving with it is not alone either
+    cmps = [_cmp(1.25), _cmp(1.3)]
+    _decide(cmps, [P, S], ["lat_syscall", "lat_syscall"])
+    assert [c.verdict for c in cmps] == [stats.SLOWER, stats.SLOWER]
+
+
+@pytest.mark.parametrize("runs", [(2, 2), (4, 3)])
+def test_with_two_runs_a_side_the_rule_is_off(runs):
+    cmps = [_cmp(1.4, runs=runs), _cmp(1.0, p=0.9, runs=runs)]
+    _decide(cmps, [S, S], ["lat_pathwalk", "lat_pathwalk"])
+    assert cmps[0].verdict == stats.SLOWER and not cmps[0].alone
+
+
+def test_one_run_on_either_side_is_enough_for_the_rule():
+    cmps = [_cmp(1.4, runs=(4, 1))]
+    _decide(cmps, [S], ["lat_pathwalk"])
+    assert cmps[0].verdict == stats.INCONCLUSIVE and cmps[0].alone
+
+
+def test_without_groups_nothing_is_alone_and_a_bad_groups_list_is_refused():
+    cmps = [_cmp(1.4)]
+    _decide(cmps, [S], None)
+    assert cmps[0].verdict == stats.SLOWER and not cmps[0].alone
+    with pytest.raises(ValueError, match="groups"):
+        _decide([_cmp(1.4)], [S], ["a", "b"])
+
+
+def test_one_family_for_all_cases_applies_the_rule_to_every_case():
+    cmps = [_cmp(1.4), _cmp(1.0, p=0.9)]
+    _decide(cmps, ["", ""], ["lat_syscall", "lat_pipe"])
+    assert cmps[0].alone
+
+
+def test_a_machine_shift_is_not_alone():
+    cmps = [_cmp(1.4)]
+    stats.decide(cmps, families=[S], groups=["bw_mem"], machine_shift=[True])
+    assert cmps[0].verdict == stats.MACHINE and not cmps[0].alone
+
+
+# ---- synthetic runs, one a side ---------------------------------------------
+
+LONE = "lat_pathwalk negative depth=4,name_len=8"
+
+
+def _sides(base, other):
+    w = load.Warnings()
+    return compare.Side("A", load.load_runs([base], w)), compare.Side("B", load.load_runs([other], w))
+
+
+@pytest.fixture
+def lone_runs(tmp_path, gen):
+    """One run a side: the base kernel, and the other with one secondary
+    case 40% slower (lat_pathwalk negative depth=4) and two secondary
+    lat_ctx cases 40% slower together. (base dir, other dir, the pair)"""
+    root = tmp_path / "r"
+    gen.make_run(root, host="hx", kernel="6.1.0-a", seed=21, reps=6)
+    base = str(root / "hx" / "6.1.0-a")
+    a, _ = _sides(base, base)
+    primary = compare.primary_names(a, a)
+    assert LONE in a.cases and LONE not in primary
+    pair = [n for n in sorted(a.cases) if n.startswith("lat_ctx ") and n not in primary][:2]
+    assert len(pair) == 2
+    scale = {"^" + re.escape(LONE) + "$": 1.4}
+    scale.update({"^" + re.escape(n) + "$": 1.4 for n in pair})
+    gen.make_run(root, host="hx", kernel="6.1.0-b", seed=22, reps=6, scale=scale)
+    return base, str(root / "hx" / "6.1.0-b"), pair
+
+
+def test_compare_on_one_run_a_side(lone_runs):
+    base, other, pair = lone_runs
+    a, b = _sides(base, other)
+    rep = compare.run_compare(a, b, compare.Options(n_boot=300))
+    by = {r.case: r.cmp for r in rep.rows}
+    assert by[LONE].verdict == stats.INCONCLUSIVE and by[LONE].alone
+    for n in pair:
+        assert by[n].verdict == stats.SLOWER and not by[n].alone
+    assert [n for n, c in by.items() if c.alone] == [LONE]
+    text = compare.format_report(rep, opts=compare.Options(n_boot=300))
+    assert "(alone) 1 case(s) outside the summary tables changed significantly" in text
+    assert re.search(rf"^    {re.escape(LONE)}: .*slower", text, re.M)
+    # --flag-alone: judged like any other case
+    rep = compare.run_compare(a, b, compare.Options(n_boot=300, alone=False))
+    assert {r.case: r.cmp for r in rep.rows}[LONE].verdict == stats.SLOWER
+
+
+def test_the_cli_csv_and_the_page_say_moved_alone(lone_runs, capsys, tmp_path):
+    base, other, pair = lone_runs
+    out = tmp_path / "c.csv"
+
+    def csv_rows(*more):
+        assert cli.compare_main([base, other, "--boot", "300", "--csv", str(out)] + list(more)) == 0
+        capsys.readouterr()
+        with open(out, newline="") as f:
+            return {r["case"]: r for r in csv.DictReader(f)}
+    rows = csv_rows()
+    assert rows[LONE]["alone"] == "yes" and rows[LONE]["verdict"] == stats.INCONCLUSIVE
+    assert rows[pair[0]]["alone"] == "" and rows[pair[0]]["verdict"] == stats.SLOWER
+    rows = csv_rows("--flag-alone")
+    assert rows[LONE]["alone"] == "" and rows[LONE]["verdict"] == stats.SLOWER
+    page = tmp_path / "page.html"
+    root = str(tmp_path / "r")
+    assert cli.report_main([root, "--baseline", "hx/6.1.0-a", "--out", str(page), "--no-samples", "--boot",
+                            "300"]) == 0
+    text = page.read_text()
+    row = re.search(rf"<tr[^>]*>(?:(?!</tr>).)*{re.escape(LONE)}(?:(?!</tr>).)*</tr>", text, re.S)
+    assert row and "(moved alone: measure that side again)" in row.group(0), row and row.group(0)
+    assert "1 moved alone (one run: measure again)" in text
+    for n in pair:
+        row = re.search(rf"<tr[^>]*>(?:(?!</tr>).)*{re.escape(n)}(?:(?!</tr>).)*</tr>", text, re.S)
+        assert row and "moved alone" not in row.group(0) and ">significantly slower<" in row.group(0)
