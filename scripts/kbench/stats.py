@@ -1166,6 +1166,10 @@ def decide(comparisons, *, min_effect=DEFAULT_MIN_EFFECT, level=LEVEL, adjust=Tr
     fams = list(families) if families is not None else [""] * len(comparisons)
     if len(shifts) != len(comparisons) or len(fams) != len(comparisons):
         raise ValueError("decide: machine_shift and families need one entry per comparison")
+    if groups is not None and len(groups) != len(comparisons):
+        raise ValueError("decide: groups needs one entry per comparison")
+    for c in comparisons:
+        c.alone = False
     for c, f in zip(comparisons, fams):
         c.family = f
     live = [(c, s, f) for c, s, f in zip(comparisons, shifts, fams) if c.verdict not in (MISSING, UNDEFINED, FEW)]
@@ -1191,11 +1195,8 @@ def decide(comparisons, *, min_effect=DEFAULT_MIN_EFFECT, level=LEVEL, adjust=Tr
             # "no significant change" (it read as "no significant change (?)")
             c.verdict = INCONCLUSIVE if weak or c.unresolved else SAME
     if groups is not None:
-        if len(groups) != len(comparisons):
-            raise ValueError("decide: groups needs one entry per comparison")
         moved = {}
         for c, g in zip(comparisons, groups):
-            c.alone = False
             if c.verdict in (FASTER, SLOWER):
                 moved.setdefault((g, c.verdict), []).append(c)
         for c, g, f in zip(comparisons, groups, fams):
