@@ -484,17 +484,19 @@ $(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(DRIVER_LIB) $(HARNESS_LIB)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CXX) $(CXXFLAGS) -fsanitize=fuzzer $(LDFLAGS) $(KB_LDFLAGS) -o $@ $^
 
+# make in the ASan build (its CATCH_MAIN_FROM: see the Catch2 runner above)
+ASAN_MAKE = $(SAN_MAKE) BUILD=$(ASAN_BUILD) CXXFLAGS="$(ASAN_CXXFLAGS)" LDFLAGS="$(ASAN_LDFLAGS)"
 ASAN_PASS = PYTHON=$(PYTHON) KBENCH_TEST_CXXFLAGS="$(ASAN_CXXFLAGS)" KBENCH_TEST_LDFLAGS="$(ASAN_LDFLAGS)" \
             tests/system/sanitizer-pass.sh asan $(ASAN_BUILD)
 .PHONY: asan-build asan-objects asan-unit-objects
 asan-build: $(CATCH_MAIN_OBJ)
-	+$(SAN_MAKE) BUILD=$(ASAN_BUILD) CXXFLAGS="$(ASAN_CXXFLAGS)" LDFLAGS="$(ASAN_LDFLAGS)" CATCH_MAIN_FROM=$(CATCH_MAIN_OBJ) all unit-tests fuzz-replay
+	+$(ASAN_MAKE) CATCH_MAIN_FROM=$(CATCH_MAIN_OBJ) all unit-tests fuzz-replay
 # the part of it that needs no Catch2 (make test builds it while the test
 # packages install)
 asan-objects:
-	+$(SAN_MAKE) BUILD=$(ASAN_BUILD) CXXFLAGS="$(ASAN_CXXFLAGS)" LDFLAGS="$(ASAN_LDFLAGS)" all fuzz-replay
+	+$(ASAN_MAKE) all fuzz-replay
 asan-unit-objects: $(CATCH_MAIN_OBJ)
-	+$(SAN_MAKE) BUILD=$(ASAN_BUILD) CXXFLAGS="$(ASAN_CXXFLAGS)" LDFLAGS="$(ASAN_LDFLAGS)" CATCH_MAIN_FROM=$(CATCH_MAIN_OBJ) unit-objects
+	+$(ASAN_MAKE) CATCH_MAIN_FROM=$(CATCH_MAIN_OBJ) unit-objects
 
 test-asan: check-deps
 	+$(MAKE) --no-print-directory asan-build

@@ -48,10 +48,16 @@ def suite(tmp_path):
     return tmp_path
 
 
+def node_ids(cwd, args):
+    """(the pytest --collect-only process in cwd with args, the node ids it lists)."""
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "--collect-only", "-p", "no:cacheprovider"]
+                       + list(args), cwd=cwd, capture_output=True, text=True, timeout=120)
+    return p, re.findall(r"^(tests/\S+::test_\w+)$", p.stdout, re.M)
+
+
 def collected(suite, *args):
-    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "--collect-only", "-p", "no:cacheprovider", "tests"]
-                       + list(args), cwd=suite, capture_output=True, text=True, timeout=120)
-    return p, {m.group(1) for m in re.finditer(r"::(test_\w+)$", p.stdout, re.M)}
+    p, ids = node_ids(suite, ["tests"] + list(args))
+    return p, {i.split("::")[-1] for i in ids}
 
 
 def test_the_two_passes_share_the_tests_out_once_each(suite):
@@ -94,23 +100,20 @@ def test_make_test_and_the_sanitizer_pass_use_the_split():
 def test_shards_hold_every_file_once_and_keep_a_file_whole(suite):
     for i in range(5):
         (suite / "tests" / f"test_more{i}.py").write_text("def test_a():\n    pass\n\ndef test_b(build_dir):\n    pass\n")
-    p, _ = collected(suite)
-    everything = set(re.findall(r"^(tests/\S+::test_\w+)$", p.stdout, re.M))
+    _, ids = node_ids(suite, ["tests"])
+    everything = set(ids)
     assert len(everything) == len(ALL) + 10
     parts = []
     for k in (1, 2, 3):
-        p = subprocess.run([sys.executable, "-m", "pytest", "-q", "--collect-only", "-p", "no:cacheprovider",
-                            "--shard", f"{k}/3", "tests"], cwd=suite, capture_output=True, text=True, timeout=120)
+        p, ids = node_ids(suite, ["--shard", f"{k}/3", "tests"])
         assert p.returncode == 0, p.stdout + p.stderr
-        parts.append(set(re.findall(r"^(tests/\S+::test_\w+)$", p.stdout, re.M)))
+        parts.append(set(ids))
     assert all(parts) and set().union(*parts) == everything and sum(map(len, parts)) == len(everything)
     for part in parts:  # a file's tests are all in one part
         files = {t.split("::")[0] for t in part}
         assert all(t.split("::")[0] not in files for other in parts if other is not part for t in other)
     # with the pass's own option: the same split of its share
-    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "--collect-only", "-p", "no:cacheprovider",
-                        "--shard", "1/2", "--no-asan-share", "tests"], cwd=suite, capture_output=True, text=True,
-                       timeout=120)
+    p, _ = node_ids(suite, ["--shard", "1/2", "--no-asan-share", "tests"])
     assert p.returncode == 0 and "test_b" not in p.stdout, p.stdout + p.stderr
 
 
@@ -139,8 +142,7 @@ def test_the_asan_pass_parts_hold_every_test_but_the_scripts_once(tmp_path):
     everything = {"tests/" + f + "::test_it" for f in files if not f.startswith("scripts/")}
     seen = []
     for part in PYTEST_PARTS:
-        p = subprocess.run([sys.executable, "-m", "pytest", "-q", "--collect-only", "-p", "no:cacheprovider"]
-                           + part, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        p, ids = node_ids(tmp_path, part)
         assert p.returncode in (0, 5), p.stdout + p.stderr  # 5: a part that collects nothing here
-        seen += re.findall(r"^(tests/\S+::test_it)$", p.stdout, re.M)
+        seen += ids
     assert sorted(seen) == sorted(everything)
