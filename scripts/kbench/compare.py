@@ -18,7 +18,7 @@ from . import decl, stats
 from .counters import LABELS as COUNTER_LABELS, changes as counter_changes
 from .counters import fmt as counter_fmt, fmt_change as counter_fmt_change
 from .decl import case_sort_key, category_of, in_order
-from .load import arch_warning, failures, pool_cases, meta_text, quick_note
+from .load import arch_warning, condition_value, failures, pool_cases, meta_text, quick_note
 
 # meta keys that describe the run itself, not the conditions it ran under:
 # never reported as a difference between the sides.
@@ -576,7 +576,8 @@ def meta_differences(base_meta, other_meta):
     b = {k: v for k, v in flatten_meta(other_meta).items() if _compared(k)}
     keys = list(a) + [k for k in b if k not in a]
     keys.sort(key=lambda k: k != "arch")        # the architecture first: it outweighs everything else
-    return [(k, a.get(k, "(not recorded)"), b.get(k, "(not recorded)")) for k in keys if a.get(k) != b.get(k)]
+    return [(k, a.get(k, "(not recorded)"), b.get(k, "(not recorded)")) for k in keys
+            if condition_value(k, a.get(k)) != condition_value(k, b.get(k))]
 
 
 def how_cases_ran(base, other):

@@ -9,6 +9,7 @@ data except `InputError`, whose message names the file.
 import json
 import math
 import os
+import re
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -844,6 +845,22 @@ CONDITION_KEYS = ("arch", "build_arch", "page_size", "cpu_model", "cpu_count", "
                   "clocksource", "aslr", "virtualization", "virt", "compiler", "cxxflags", "suite_version")
 
 
+# The compiler options that only choose how much debug information is
+# written (-g, -g1, -ggdb3, -gdwarf-5, -gsplit-dwarf...): GCC and clang
+# promise that they never change the code generated, so binaries built with
+# -g (make's default before) and with -g1 (its default now) measure alike:
+# cxxflags are compared without them.
+_DEBUG_INFO_FLAG = re.compile(r"-g(?:[0-3]|gdb[0-3]?|dwarf(?:-\d+)?|split-dwarf|z(?:=\S+)?)?")
+
+
+def condition_value(key, value):
+    """A condition's value as runs are compared on it: cxxflags without
+    the options that only choose the debug information; any other as it is."""
+    if key == "cxxflags" and isinstance(value, str):
+        return " ".join(t for t in value.split() if not _DEBUG_INFO_FLAG.fullmatch(t))
+    return value
+
+
 def _identity(run, keys):
     return tuple(json.dumps(run.meta.get(k), sort_keys=True) for k in keys)
 
@@ -887,7 +904,7 @@ def _condition_warnings(group, warn):
         return
     differ = []
     for k in CONDITION_KEYS:
-        values = {json.dumps(r.meta.get(k), sort_keys=True) for r in group.runs if k in r.meta}
+        values = {json.dumps(condition_value(k, r.meta.get(k)), sort_keys=True) for r in group.runs if k in r.meta}
         if len(values) > 1:
             differ.append(f"{k} ({' | '.join(sorted(meta_text(r.meta.get(k)) for r in group.runs if k in r.meta))})")
     if differ:
@@ -1052,9 +1069,10 @@ def merged_meta(metas):
         if any(isinstance(v, dict) for v in vals) and all(v is None or isinstance(v, dict) for v in vals):
             out[k] = merged_meta([v or {} for v in vals])      # a run without it: '-' in each subkey
             continue
-        distinct = []
+        distinct, seen = [], []
         for v in vals:
-            if v not in distinct:
+            if condition_value(k, v) not in seen:     # -g against -g1: one value (the first run's)
+                seen.append(condition_value(k, v))
                 distinct.append(v)
         out[k] = distinct[0] if len(distinct) == 1 else " | ".join(meta_text(v) for v in distinct)
     return out

@@ -94,6 +94,35 @@ def test_compare_warns_only_about_conditions_that_matter():
     assert diffs["options.counters"] == ("-", "all")
 
 
+def test_debug_information_options_are_no_difference_in_conditions(tmp_path, gen):
+    """-g and -g1 (make's default before and now) generate the same code:
+    runs built with either are pooled without a warning, and compare sees no
+    difference; -O2 against -O3 stays one."""
+    from kbench import compare
+    from kbench import load as load_mod
+    flags = "-O2 {} -std=c++17 -Wall -Wextra -Werror -Isrc -MMD -MP -pthread"
+    assert compare.meta_differences({"cxxflags": flags.format("-g")}, {"cxxflags": flags.format("-g1")}) == []
+    assert compare.meta_differences({"cxxflags": flags.format("-ggdb3 -gdwarf-5")},
+                                    {"cxxflags": flags.format("-g0")}) == []
+    diffs = compare.meta_differences({"cxxflags": flags.format("-g")}, {"cxxflags": flags.format("-g1 -O3")})
+    assert [(k, b) for k, _, b in diffs] == [("cxxflags", flags.format("-g1 -O3"))]
+    # a -g inside another option is no debug option
+    assert compare.meta_differences({"cxxflags": "-O2 -gno-such"}, {"cxxflags": "-O2"}) != []
+    assert load_mod.condition_value("compiler", "gcc -g") == "gcc -g"
+
+    a, b = _two_runs(gen, tmp_path)
+    set_meta(a, cxxflags=flags.format("-g"))
+    set_meta(b, cxxflags=flags.format("-g1"))
+    groups, warnings = _groups(tmp_path)
+    assert len(groups) == 1 and not [m for m in warnings if "same conditions" in m]
+    pooled = load_mod.merged_meta([load_mod.load_run(r, lambda m: None).meta for r in (a, b)])
+    assert pooled["cxxflags"] in (flags.format("-g"), flags.format("-g1"))
+    set_meta(b, cxxflags=flags.format("-g1 -O3"))
+    _, warnings = _groups(tmp_path)
+    (w,) = [m for m in warnings if "same conditions" in m]
+    assert "cxxflags (" in w and "-O3" in w
+
+
 def _options(samples, seed, out):
     return {"reps": 3, "samples": samples, "pin_cpu": 1, "counters": None, "bench_args": "", "seed": seed,
             "out": out}
