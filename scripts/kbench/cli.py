@@ -717,7 +717,17 @@ def _drift_prior(argv):
                          "of its binary changed the same way, is inconclusive ('moved alone': one run can jump "
                          "that far for the whole run, one case at a time)")
     ap.add_argument("--estimator", choices=("low", "median"), default="low", help="as compare's (default low)")
+    ap.add_argument("--at-least", metavar="FILE",
+                    help="an earlier prior (e.g. the built-in one, made on other boots or machines): each case's "
+                         "tau is never below that prior's, so that the new prior covers the drift of every "
+                         "machine either was measured on; give runs that are not among its own")
     a = ap.parse_args(argv)
+    earlier = None
+    if a.at_least:
+        try:
+            earlier = drift.load_prior(a.at_least)
+        except drift.PriorError as e:
+            raise UsageError(f"--at-least: {e}") from None
     if not 1.0 <= a.inflate <= 100.0:
         raise UsageError(f"--inflate must be between 1 and 100, got {a.inflate:g}")
     w = load.Warnings(_warn)
@@ -751,13 +761,25 @@ def _drift_prior(argv):
         "suite_versions": sorted({str(m.get("suite_version")) for m in metas}),
         "run_ids": sorted(r.run_id for r in used),
         "started_utc": sorted(str(m.get("started_utc")) for m in metas),
+        "boot_ids": sorted(b for b in boots if b not in {r.run_id for r in used}),
     }
+    if earlier is not None:
+        overlap = set(source["run_ids"]) & set(earlier.source.get("run_ids", []))
+        if overlap:
+            raise UsageError(f"--at-least: {a.at_least} was made from {len(overlap)} of these runs "
+                             f"({', '.join(sorted(overlap))}): give only runs it was not made from")
+        taus = drift.at_least(taus, earlier)
+        source = drift.merged_source(source, earlier)
     method = (f"per case: the runs' estimates ({a.estimator} estimator) of each kernel around their mean; their "
               f"pooled variance beyond the runs' own squared standard errors, moderated towards the binary's "
               f"cases (empirical Bayes), never below the case's own nor, for a memory-bound case, the pooled "
               f"variance of the runs' medians, times {a.inflate:g}, never below tau {drift.TAU_FLOOR:g}; df = the moderated degrees "
               f"of freedom, at most {drift.MAX_DF:g}. A case not listed takes its bench's largest tau, else the "
               f"default (the 90th percentile over cases).")
+    if earlier is not None:
+        method += (f" Each case's tau is at least that of the earlier prior {Path(a.at_least).name} "
+                   f"({earlier.source.get('runs', '?')} runs on {earlier.source.get('boots', '?')} boot(s); "
+                   f"its source under source.at_least), with that prior's df where its tau is the larger.")
     obj = drift.to_json(taus, source, method)
     import json
     text = json.dumps(obj, indent=1, sort_keys=False) + "\n"
@@ -766,9 +788,12 @@ def _drift_prior(argv):
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, out)
     ts = sorted(t for t, _ in taus.values())
+    widened = "" if earlier is None else (f"; each at least {Path(a.at_least).name}'s: in all "
+                                          f"{source['runs']} runs on {source['boots']} boots")
     print(f"drift-prior: {len(taus)} cases from {len(used)} runs of {len(lists)} kernel(s) on {len(boots)} "
           f"boot(s): tau median {ts[len(ts) // 2] * 100:.1f}%, 90th percentile "
-          f"{ts[int(0.9 * (len(ts) - 1))] * 100:.1f}%, max {ts[-1] * 100:.1f}%; written to {out}", file=sys.stderr)
+          f"{ts[int(0.9 * (len(ts) - 1))] * 100:.1f}%, max {ts[-1] * 100:.1f}%{widened}; written to {out}",
+          file=sys.stderr)
     return 0
 
 

@@ -183,6 +183,44 @@ def estimate(spreads, inflate=DEFAULT_INFLATE, floor=TAU_FLOOR, max_df=MAX_DF, b
     return out
 
 
+def at_least(taus, earlier):
+    """{key: (tau, df)}: each case's (tau, df) of `taus` or of the earlier
+    prior (a DriftPrior: the case's own, else its bench's, else its
+    default), whichever has the larger tau; the earlier prior's cases the
+    new runs lack are kept.  A prior regenerated on a new boot or machine
+    then only widens: it covers the drift of every machine it has seen,
+    not only of the last one."""
+    out = {}
+    for k, (tau, df) in taus.items():
+        if k.startswith("cell:"):
+            out[k] = (tau, df)
+            continue
+        t2, d = earlier.get(k)
+        t = math.sqrt(t2)
+        out[k] = (t, d) if t > tau else (tau, df)
+    for k, v in earlier.cases.items():
+        out.setdefault(k, v)
+    return out
+
+
+def merged_source(source, earlier):
+    """The `source` of a prior made `at_least` an earlier one: runs, boots
+    and their ids and dates summed (the earlier runs are not among the new
+    ones: say so in `machine`), the earlier source kept whole under
+    `at_least`."""
+    e = earlier.source or {}
+    out = dict(source)
+    out["runs"] = int(source.get("runs", 0)) + int(e.get("runs", 0) or 0)
+    for key in ("kernels_seen", "suite_versions", "run_ids", "started_utc", "boot_ids"):
+        out[key] = sorted(set(source.get(key, [])) | set(e.get(key, [])))
+    # boots counted by their ids when both priors kept them all, else summed
+    known = all(len(x.get("boot_ids", [])) == int(x.get("boots", -1) or -1) for x in (source, e))
+    out["boots"] = len(out["boot_ids"]) if known else \
+        int(source.get("boots", 0)) + int(e.get("boots", 0) or 0)
+    out["at_least"] = e
+    return out
+
+
 def fallbacks(taus):
     """(per bench: the largest tau of its cases with the smallest df; the
     default: the 90th percentile of every case's tau, the median df)."""

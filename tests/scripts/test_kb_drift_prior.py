@@ -349,3 +349,49 @@ def test_the_page_says_which_run_level_and_plan_it_used(tmp_path, gen):
     assert "Run level on hx (prior): no kernel of this host has two runs" in text
     assert "If the host drifts as the built-in prior assumes" in text
     assert "within families: the cases behind each summary table" in text
+
+
+def test_drift_prior_at_least_an_earlier_prior_only_widens(tmp_path, capsys, gen):
+    root = tmp_path / "r"
+    for seed in (31, 32, 33):
+        gen.make_run(root, host="hx", kernel="6.1.0-a", seed=seed, reps=5)
+    plain = tmp_path / "plain.json"
+    assert cli.drift_prior_main([str(root), "--out", str(plain)]) == 0
+    new = drift.load_prior(plain)
+    wide, narrow = "lat_syscall null", "lat_proc fork"
+    assert new.has(wide) and new.has(narrow)
+    t_wide, t_narrow = math.sqrt(new.get(wide)[0]), math.sqrt(new.get(narrow)[0])
+    # an earlier prior from other boots: one case drifting far more than these
+    # runs show, one far less, one case these runs lack, a bench fallback
+    earlier = {"schema": drift.SCHEMA,
+               "source": {"runs": 4, "boots": 2, "run_ids": ["e1", "e2", "e3", "e4"], "machine": "old VM"},
+               "method": "test", "default": {"tau": 0.001, "df": 9.0},
+               "benches": {"lat_pipe": {"tau": 0.5, "df": 7.0}},
+               "cases": {wide: {"tau": t_wide * 3, "df": 5.0}, narrow: {"tau": t_narrow / 3, "df": 6.0},
+                         "lat_gone x": {"tau": 0.2, "df": 8.0}}}
+    ef = tmp_path / "earlier.json"
+    ef.write_text(json.dumps(earlier))
+    out = tmp_path / "both.json"
+    capsys.readouterr()
+    assert cli.drift_prior_main([str(root), "--out", str(out), "--at-least", str(ef)]) == 0
+    assert "in all 7 runs" in capsys.readouterr().err
+    both = drift.load_prior(out)
+    assert both.get(wide) == pytest.approx(((t_wide * 3) ** 2, 5.0), rel=1e-3)      # the earlier's, its df
+    assert both.get(narrow) == pytest.approx(new.get(narrow), rel=1e-3)             # the new runs'
+    assert both.has("lat_gone x") and both.get("lat_gone x") == pytest.approx((0.04, 8.0))
+    pipes = [k for k in new.cases if k.startswith("lat_pipe ")]
+    assert pipes and all(both.get(k)[0] == pytest.approx(0.25, rel=1e-3) for k in pipes)  # the bench fallback
+    assert all(math.sqrt(both.get(k)[0]) >= math.sqrt(new.get(k)[0]) - 1e-5 for k in new.cases)
+    s = both.source
+    assert s["runs"] == 7 and s["boots"] == 2 + new.source["boots"]
+    assert set(s["run_ids"]) == set(new.source["run_ids"]) | {"e1", "e2", "e3", "e4"}
+    assert s["at_least"]["machine"] == "old VM"
+    assert "at least that of the earlier prior earlier.json" in json.loads(out.read_text())["method"]
+    # the earlier prior made from these very runs: refused, nothing written
+    again = tmp_path / "again.json"
+    assert cli.drift_prior_main([str(root), "--out", str(again), "--at-least", str(out)]) == 2
+    assert "give only runs it was not made from" in capsys.readouterr().err and not again.exists()
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    assert cli.drift_prior_main([str(root), "--out", str(again), "--at-least", str(bad)]) == 2
+    assert "--at-least" in capsys.readouterr().err and not again.exists()

@@ -40,10 +40,21 @@ CLAIMS = [
     ("rep medians' CV, 90th percentile (%)", "src/REFERENCE.md", "rep medians by 5-30%", 26.0, 34.0),
     # the built-in drift prior (scripts/kbench/drift_prior.json): its figures to the digits quoted
     ("prior: cases", "src/REFERENCE.md", "τ over the 321 cases", 321, 321),
-    ("prior: median τ (%)", "src/REFERENCE.md", "median 3.3%, 90th percentile 9.8%", 3.25, 3.35),
-    ("prior: 90th percentile of τ (%)", "src/REFERENCE.md", "median 3.3%, 90th percentile 9.8%", 9.75, 9.85),
+    ("prior: median τ (%)", "src/REFERENCE.md", "median 4.6%, 90th percentile 11.4%", 4.55, 4.65),
+    ("prior: 90th percentile of τ (%)", "src/REFERENCE.md", "median 4.6%, 90th percentile 11.4%", 11.35, 11.45),
     ("prior: lat_syscall null τ (%)", "src/REFERENCE.md", "`lat_syscall null` 2.6%", 2.55, 2.65),
-    ("prior: lat_syscall stat τ (%)", "src/REFERENCE.md", "`lat_syscall stat` 2.7%", 2.65, 2.75),
+    ("prior: lat_syscall stat τ (%)", "src/REFERENCE.md", "`lat_syscall stat` 2.9%", 2.85, 2.95),
+    ("prior: lat_pathwalk negative depth=1,name_len=8 τ (%)", "src/REFERENCE.md",
+     "`lat_pathwalk negative depth=1,name_len=8` 2.3% to 9.9%", 9.85, 9.95),
+    ("prior: bw_file_rd io_only size_kb=512 τ (%)", "src/REFERENCE.md",
+     "`bw_file_rd io_only size_kb=512` 2.8% to 7.5%", 7.45, 7.55),
+    ("prior: lat_fs create dir=default,mode=fresh,size_kb=1 τ (%)", "src/REFERENCE.md",
+     "`lat_fs create mode=fresh` 1% to 22-29%", 22.0, 29.5),
+    ("prior: lat_fs create dir=default,mode=fresh,size_kb=10 τ (%)", "src/REFERENCE.md",
+     "`lat_fs create mode=fresh` 1% to 22-29%", 22.0, 29.5),
+    ("prior: runs", "src/REFERENCE.md", "**The built-in one**: fifteen default `make run`s", 15, 15),
+    ("prior: boots", "README.md", "fifteen A/A runs (the same kernel, default `make run`s at different moments, "
+     "on three boots)", 3, 3),
     ("prior: lat_proc fork τ (%)", "src/REFERENCE.md", "`lat_proc fork` 8.1%", 8.05, 8.15),
     ("prior: lat_proc exec τ (%)", "src/REFERENCE.md", "`exec` 9.2%", 9.15, 9.25),
     ("prior: lat_proc fork τ (%)", "README.md", "fork's drift between runs is 8.1%, exec's 9.2%", 8.05, 8.15),
@@ -67,8 +78,12 @@ def prior_figures():
            "prior: 90th percentile of τ (%)": sorted(tau.values())[int(0.9 * (len(tau) - 1))],
            "prior: the memory control's τ (%)": tau["ctl_machine mem"],
            "prior: the CPU controls' largest τ (%)": max(cpu), "prior: the CPU controls' smallest τ (%)": min(cpu)}
+    source = json.loads(PRIOR.read_text())["source"]
+    out["prior: runs"], out["prior: boots"] = source["runs"], source["boots"]
     for case in ("lat_syscall null", "lat_syscall stat", "lat_proc fork", "lat_proc exec", "bw_mem rd size_kb=262144",
-                 "bw_mem bzero size_kb=4096", "lat_mem_rd random size_kb=262144"):
+                 "bw_mem bzero size_kb=4096", "lat_mem_rd random size_kb=262144",
+                 "lat_pathwalk negative depth=1,name_len=8", "bw_file_rd io_only size_kb=512",
+                 "lat_fs create dir=default,mode=fresh,size_kb=1", "lat_fs create dir=default,mode=fresh,size_kb=10"):
         out[f"prior: {case} τ (%)"] = tau[case]
     return out
 
