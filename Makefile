@@ -139,6 +139,24 @@ HELPER_BIN  := $(BUILD)/libexec/kbench-exec-helper
 UNIT_SRC    := $(wildcard tests/harness/unit/*.cpp)
 UNIT_OBJ    := $(patsubst tests/%.cpp,$(BUILD)/obj/tests/%.o,$(UNIT_SRC))
 UNIT_BIN    := $(BUILD)/tests/unit_tests
+# UNITY=1 (the ASan build of make test): the harness library, the driver
+# (all but its main.cpp) and the unit tests (all but the Catch2 runner) each
+# compile as one translation unit, BUILD/unity/NAME.cpp, which includes their
+# files: the shared headers (Catch2's among them) are parsed and their
+# templates instantiated once. Under ASan+UBSan the harness takes 6 s of CPU
+# instead of 18, the driver 13 instead of 28, the unit tests 10 instead of 23.
+# The plain build keeps one object per file, so that an edit recompiles one
+# file and the planted-bug run (tests/mutants/run) rebuilds only what a
+# mutant touches. A name defined at file scope in two files of one unit
+# breaks the unity build: give one of them another name.
+UNITY ?=
+UNITY_DRIVER_SRC := $(filter-out src/driver/main.cpp,$(DRIVER_SRC))
+UNITY_UNIT_SRC   := $(filter-out tests/harness/unit/main.cpp,$(UNIT_SRC))
+ifneq ($(UNITY),)
+HARNESS_OBJ := $(BUILD)/obj/unity/harness.o
+DRIVER_OBJ  := $(BUILD)/obj/driver/main.o $(if $(UNITY_DRIVER_SRC),$(BUILD)/obj/unity/driver.o)
+UNIT_OBJ    := $(BUILD)/obj/tests/harness/unit/main.o $(BUILD)/obj/unity/unit.o
+endif
 
 .SECONDARY:
 .PHONY: all run quick test unit-tests unit-objects report clean install check-deps
@@ -160,6 +178,34 @@ $(BUILD)/obj/tests/%.o: tests/%.cpp $(BUILD_STAMP)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CXX     $<")
 	$(Q)$(CXX) $(KB_CXXFLAGS) $(CXXFLAGS) -c -o $@ $<
+
+# A unity source: one #include per file, by its path in the tree (found through
+# -iquote ., so that a copy of the tree builds from its own files), rewritten
+# only when the list changes.
+define unity_source
+	@mkdir -p $(@D)
+	@printf '#include "%s"\n' $(1) > $@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+endef
+$(BUILD)/unity/harness.cpp: FORCE
+	$(call unity_source,$(HARNESS_SRC))
+$(BUILD)/unity/driver.cpp: FORCE
+	$(call unity_source,$(UNITY_DRIVER_SRC))
+$(BUILD)/unity/unit.cpp: FORCE
+	$(call unity_source,$(UNITY_UNIT_SRC))
+.PHONY: FORCE
+FORCE:
+
+$(BUILD)/obj/unity/%.o: $(BUILD)/unity/%.cpp $(BUILD_STAMP)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CXX     $* (one unit: $(BUILD)/unity/$*.cpp)")
+	$(Q)$(CXX) $(KB_CXXFLAGS) $(CXXFLAGS) $(BUILD_INFO) -iquote . -c -o $@ $<
+
+# the unit tests' unit: at -O0, as each of their files is (below)
+$(BUILD)/obj/unity/unit.o: $(BUILD)/unity/unit.cpp $(BUILD_STAMP)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CXX     unit tests (one unit: $<, -O0)")
+	$(Q)$(CXX) $(KB_CXXFLAGS) $(filter-out -O%,$(CXXFLAGS)) -O0 -iquote . -c -o $@ $<
 
 # The unit tests' own files (Catch2's macros and our assertions) compile at
 # -O0 in every build: 24 s of CPU for the plain build's, against 39 s at -O2.
@@ -489,7 +535,7 @@ $(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(DRIVER_LIB) $(HARNESS_LIB)
 	$(Q)$(CXX) $(CXXFLAGS) -fsanitize=fuzzer $(LDFLAGS) $(KB_LDFLAGS) -o $@ $^
 
 # make in the ASan build (its CATCH_MAIN_FROM: see the Catch2 runner above)
-ASAN_MAKE = $(SAN_MAKE) BUILD=$(ASAN_BUILD) CXXFLAGS="$(ASAN_CXXFLAGS)" LDFLAGS="$(ASAN_LDFLAGS)"
+ASAN_MAKE = $(SAN_MAKE) BUILD=$(ASAN_BUILD) UNITY=1 CXXFLAGS="$(ASAN_CXXFLAGS)" LDFLAGS="$(ASAN_LDFLAGS)"
 ASAN_PASS = PYTHON=$(PYTHON) KBENCH_TEST_CXXFLAGS="$(ASAN_CXXFLAGS)" KBENCH_TEST_LDFLAGS="$(ASAN_LDFLAGS)" \
             tests/system/sanitizer-pass.sh asan $(ASAN_BUILD)
 .PHONY: asan-build asan-objects asan-unit-objects

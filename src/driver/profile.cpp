@@ -27,7 +27,7 @@ namespace kbench::driver {
 
 namespace {
 
-void say(const std::string& msg) { std::fprintf(stderr, "kbench-run: %s\n", msg.c_str()); }
+void profile_say(const std::string& msg) { std::fprintf(stderr, "kbench-run: %s\n", msg.c_str()); }
 
 // perf's default rate; the kernel may allow less.
 constexpr int kFrequencyHz = 4000;
@@ -42,7 +42,7 @@ constexpr int kProfileSamplesPerRun = 5;  // --samples of the profiled invocatio
 // inside; deeper frames only matter to inclusive shares of the outermost.
 constexpr const char* kMaxStack = "32";
 
-double now_s() {
+double profile_now_s() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
@@ -239,9 +239,9 @@ Attempt attempt(const Case& c, const PerfSetup& perf, double timed_s, double tim
   std::string scratch_error;
   scratch.prepare(&scratch_error);  // without it the binary uses the user's $TMPDIR
   const KernelCounters before = read_kernel_counters();
-  const double t0 = now_s();
+  const double t0 = profile_now_s();
   a.r = spawn_and_wait(argv, timeout_s + 3 * timed_s);
-  a.seconds = now_s() - t0;
+  a.seconds = profile_now_s() - t0;
   const KernelCounters after = read_kernel_counters();
   scratch.sweep();
   a.out = judge(a.r, timeout_s + 3 * timed_s);
@@ -299,7 +299,7 @@ std::vector<std::string> run_profiles(const std::vector<Case>& cases, const Perf
   for (const auto& c : cases)
     if (!c.control && !done.count(c.name)) todo.push_back(&c);
   if (todo.empty()) return with_profile;
-  say(perf.usable() ? "profiling " + std::to_string(todo.size()) + " case" + (todo.size() == 1 ? "" : "s") +
+  profile_say(perf.usable() ? "profiling " + std::to_string(todo.size()) + " case" + (todo.size() == 1 ? "" : "s") +
                           " under perf record (" + perf.event + ", at least " + std::to_string(min_samples) +
                           " samples each)"
                     : "no profiles (" + perf.unavailable + "); counting kernel events of " +
@@ -372,7 +372,7 @@ std::vector<std::string> run_profiles(const std::vector<Case>& cases, const Perf
     } else {
       line += "events only" + (a.profile_missing.empty() || !perf.usable() ? "" : " (" + a.profile_missing + ")");
     }
-    say(line + ", " + std::to_string(static_cast<long long>(std::lround(a.seconds * 10)) / 10) + "." +
+    profile_say(line + ", " + std::to_string(static_cast<long long>(std::lround(a.seconds * 10)) / 10) + "." +
         std::to_string(static_cast<long long>(std::lround(a.seconds * 10)) % 10) + " s");
   }
   return with_profile;

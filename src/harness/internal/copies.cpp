@@ -29,13 +29,15 @@ namespace {
 constexpr std::size_t kLineMax = 16384;
 constexpr int kMaxCopies = 4096;
 
-struct Slot {
+}  // namespace
+
+// One sample line handed from a copy to the coordinator (a CopyShared slot;
+// not in the anonymous namespace, as CopyShared, whose member it is, is not).
+struct CopySlot {
   std::uint64_t t_start_ns, elapsed_ns, iters;
   std::uint32_t len;
   char line[kLineMax];
 };
-
-}  // namespace
 
 // One MAP_SHARED anonymous mapping, made before the copies are forked.
 struct CopyShared {
@@ -46,7 +48,7 @@ struct CopyShared {
   std::atomic<std::uint32_t> emitted;   // lines handed over, all samples (futex word)
   std::atomic<std::uint32_t> printed;   // samples written by the coordinator (futex word)
   std::atomic<std::uint64_t> iters_max;
-  Slot slots[1];  // [copies]
+  CopySlot slots[1];  // [copies]
 };
 
 namespace {
@@ -99,8 +101,8 @@ void barrier(CopyShared& s) {
   wait_change(&s.gen, g, !s.oversubscribed, no_tick);
 }
 
-Slot& slot(CopyShared& s, int i) {
-  return *reinterpret_cast<Slot*>(reinterpret_cast<char*>(&s.slots[0]) + sizeof(Slot) * static_cast<std::size_t>(i));
+CopySlot& slot(CopyShared& s, int i) {
+  return *reinterpret_cast<CopySlot*>(reinterpret_cast<char*>(&s.slots[0]) + sizeof(CopySlot) * static_cast<std::size_t>(i));
 }
 
 // The copies of this process (processes mode), for the cleanup hook.
@@ -199,7 +201,7 @@ void CopySync::start(std::uint64_t sample_idx) {
 void CopySync::emit(const std::string& line, std::uint64_t t_start_ns, std::uint64_t elapsed_ns,
                     std::uint64_t iters) {
   if (line.size() > kLineMax) die("--copies: a sample line longer than " + std::to_string(kLineMax) + " bytes");
-  Slot& s = slot(*shared_, index_);
+  CopySlot& s = slot(*shared_, index_);
   s.t_start_ns = t_start_ns;
   s.elapsed_ns = elapsed_ns;
   s.iters = iters;
@@ -219,7 +221,7 @@ void CopySync::add_keys(JsonObject& o) const {
 int run_copies(const CopiesPlan& plan, std::uint64_t samples, const std::string& case_id, FILE* out,
                const std::function<int(CopySync&)>& body) {
   if (plan.copies > kMaxCopies) throw UsageError{"--copies: at most " + std::to_string(kMaxCopies)};
-  const std::size_t bytes = sizeof(CopyShared) + sizeof(Slot) * static_cast<std::size_t>(plan.copies);
+  const std::size_t bytes = sizeof(CopyShared) + sizeof(CopySlot) * static_cast<std::size_t>(plan.copies);
   void* mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED) die_errno("mmap (copies)", errno);
   auto* shared = new (mem) CopyShared();
@@ -295,7 +297,7 @@ int run_copies(const CopiesPlan& plan, std::uint64_t samples, const std::string&
       wait_change(&shared->emitted, e, false, check_copies);
     double rate = 0;
     for (int c = 0; c < plan.copies; ++c) {
-      const Slot& s = slot(*shared, c);
+      const CopySlot& s = slot(*shared, c);
       std::fwrite(s.line, 1, s.len, out);
       std::fputc('\n', out);
       rate += static_cast<double>(s.iters) * 1e9 / static_cast<double>(std::max<std::uint64_t>(s.elapsed_ns, 1));

@@ -10,7 +10,7 @@
 
 namespace {
 // The message of the UsageError the list throws; "" if it parses.
-std::string error_of(const std::string& list) {
+std::string counters_error_of(const std::string& list) {
   try {
     kbench::parse_counter_list(list);
   } catch (const kbench::UsageError& e) {
@@ -25,8 +25,8 @@ TEST_CASE("counter lists: all, subsets, duplicates, unknown names") {
   CHECK(kbench::counter_names().size() == 12);
   CHECK(kbench::parse_counter_list("all").size() == 12);
   CHECK(kbench::parse_counter_list("cycles,instructions,cycles") == std::vector<std::string>{"cycles", "instructions"});
-  CHECK(error_of("cycles,bogus").rfind("--counters: unknown counter 'bogus' (known: instructions, cycles,", 0) == 0);
-  CHECK(error_of("cycles,").rfind("--counters: unknown counter ''", 0) == 0);
+  CHECK(counters_error_of("cycles,bogus").rfind("--counters: unknown counter 'bogus' (known: instructions, cycles,", 0) == 0);
+  CHECK(counters_error_of("cycles,").rfind("--counters: unknown counter ''", 0) == 0);
 }
 
 TEST_CASE("a counter that fails to open is null, the others still count") {
