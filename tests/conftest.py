@@ -45,8 +45,21 @@ def runs_under_strace(item):
     return "strace" in item.name.lower()
 
 
+def plain_pass_only(item):
+    """A test marked plain_pass runs the build, but in the plain pass alone: the
+    ASan pass runs the same code in a test beside it (the smoke test's middle
+    cases: the same code as the first and last case of their variant, which
+    the ASan pass runs, at sizes between)."""
+    return item.get_closest_marker("plain_pass") is not None
+
+
 def in_the_asan_share(item):
-    return uses_the_build(item) and not runs_under_strace(item)
+    return uses_the_build(item) and not runs_under_strace(item) and not plain_pass_only(item)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "plain_pass: runs the build, in make test's plain pass only "
+                                       "(the ASan pass runs the same code in another test)")
 
 
 def shard(text):

@@ -1,4 +1,6 @@
-"""Smoke test: every binary in build/bin, every case of its --list.
+"""Smoke test: every binary in build/bin, every case of its --list (in two
+tests: each variant's first and last case, which both passes of make test
+run, and the cases between them, which only the plain pass runs).
 
 Each case runs with --samples 2, a small --iters and --warmup-ms 0; it must
 exit 0 (or 77, skipped, only where bench_runner.ALLOWED_SKIPS names the
@@ -91,13 +93,52 @@ def check_result(case, args, proc):
                      rf"{SAMPLES} samples x {ITERS} iters$", proc.stderr, re.M), f"{where}: {proc.stderr}"
 
 
-def test_every_case_of_every_binary(bin_dir, tmp_path):
+def ends_and_middles(bin_dir):
+    """Every (binary, case) of the build in two lists: the ends, each binary's
+    variant and placement at its first and last parameters in --list order
+    (the smallest and the largest size, the fewest and the most processes),
+    and the middles, every other case. Between them, every case once."""
     binaries = bench_binaries(bin_dir)
     assert binaries, "no benchmark binaries built"
-    jobs = []
+    groups = {}
     for b in binaries:
         for c in list_cases(b.parent, b.name):
-            jobs.append((b, c))
+            groups.setdefault((b.name, c["variant"], c["placement"]), []).append((b, c))
+    ends, middles = [], []
+    for jobs in groups.values():
+        ends += [jobs[0]] + jobs[1:][-1:]
+        middles += jobs[1:-1]
+    return ends, middles
+
+
+@pytest.mark.plain_pass
+def test_ends_and_middles_are_every_case_once(bin_dir):
+    ends, middles = ends_and_middles(bin_dir)
+    every = [(b.name, c["case"]) for b in bench_binaries(bin_dir) for c in list_cases(b.parent, b.name)]
+    got = [(b.name, c["case"]) for b, c in ends + middles]
+    assert sorted(got) == sorted(every) and len(set(got)) == len(got)
+    assert {("bw_mem", "bw_mem rd size_kb=4"), ("bw_mem", "bw_mem rd size_kb=262144")} <= {
+        (b.name, c["case"]) for b, c in ends}
+    assert ("bw_mem", "bw_mem rd size_kb=64") in {(b.name, c["case"]) for b, c in middles}
+
+
+def test_every_variant_at_its_first_and_last_parameters(bin_dir, tmp_path):
+    """Every variant and placement of every binary at its smallest and its
+    largest parameters: the code of every case, run by both passes of make
+    test (under ASan+UBSan too)."""
+    run_jobs(ends_and_middles(bin_dir)[0], tmp_path)
+
+
+@pytest.mark.plain_pass
+def test_every_other_case(bin_dir, tmp_path):
+    """The cases between each variant's first and last (sizes and counts in
+    between): the same code as those, so make test runs them in its plain pass
+    only; under ASan each one is a sanitized process (0.1-0.2 s of CPU
+    against 0.03 s)."""
+    run_jobs(ends_and_middles(bin_dir)[1], tmp_path)
+
+
+def run_jobs(jobs, tmp_path):
     failures = []
     # Two at a time: the machine has two CPUs and nothing here is timed.
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:

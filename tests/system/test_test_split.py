@@ -1,6 +1,6 @@
 """make test runs each test once: the ASan+UBSan pass takes the tests that
 run something of the build (the build_dir fixture) except those under
-strace (`--build-tests-only`); the plain pass takes the rest
+strace and those marked plain_pass (`--build-tests-only`); the plain pass takes the rest
 (`--no-asan-share`). One predicate decides both (in_the_asan_share in
 tests/conftest.py). Checked on a small suite collected with the real
 conftest, and on the commands the Makefile and the sanitizer pass give."""
@@ -34,9 +34,16 @@ def test_calls_seen_by_Strace(build_dir):
 class TestStraceLike:
     def test_in_a_class_named_so(self, build_dir):
         pass
+
+import pytest
+
+@pytest.mark.plain_pass
+def test_marked_for_the_plain_pass(build_dir):
+    pass
 '''
 ALL = {"test_runs_a_binary", "test_reads_the_makefile", "test_strace_sees_the_calls",
-       "test_strace_of_nothing_built", "test_calls_seen_by_Strace", "test_in_a_class_named_so"}
+       "test_strace_of_nothing_built", "test_calls_seen_by_Strace", "test_in_a_class_named_so",
+       "test_marked_for_the_plain_pass"}
 
 
 @pytest.fixture
@@ -71,7 +78,7 @@ def test_the_two_passes_share_the_tests_out_once_each(suite):
     # the test's own name decides, not its class's or its module's
     assert asan == {"test_runs_a_binary", "test_in_a_class_named_so"}
     assert plain == {"test_reads_the_makefile", "test_strace_sees_the_calls", "test_strace_of_nothing_built",
-                     "test_calls_seen_by_Strace"}
+                     "test_calls_seen_by_Strace", "test_marked_for_the_plain_pass"}
     assert asan | plain == everything and not asan & plain
 
 
