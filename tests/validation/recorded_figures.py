@@ -9,9 +9,10 @@ November 2026, 274 cases x 5 reps): how much a rep's samples vary and how
 much the reps' medians vary; from the built-in drift prior
 (scripts/kbench/drift_prior.json): the figures of its cases' drift. Every other validation script needs runs that
 are not in the repository (src/REFERENCE.md says which figures those are
-and that they were measured once); these two run here on the recorded run
+and that they were measured once); these three run here on the recorded run
 so that nothing notices only later that they broke: process_creation.py,
-and control_correction.py with the run against itself (every ratio 1).
+control_correction.py with the run against itself (every ratio 1), and
+newcomer_pairs.py on a campaign whose two A/A runs are that run (one clean pair).
 
 With --check each figure is held to the bounds of the sentence that quotes
 it, and that sentence must still be in its file word for word (change one,
@@ -22,6 +23,7 @@ import argparse
 import json
 import statistics
 import subprocess
+import tempfile
 import sys
 from pathlib import Path
 
@@ -126,6 +128,14 @@ def scripts_still_run(run_dir):
         p = subprocess.run([sys.executable, *map(str, args)], capture_output=True, text=True, timeout=300)
         if p.returncode != 0 or want not in p.stdout:
             bad.append((args[0].name, f"exit {p.returncode}: {(p.stderr or p.stdout).strip()[-300:]}"))
+    # newcomer_pairs.py on a campaign of two "A/A runs" that are the recorded run itself: one pair, clean
+    with tempfile.TemporaryDirectory(prefix="kbench-validate-") as tmp:
+        for label in ("aa1", "aa2"):
+            Path(tmp, f"{label}.dir").write_text(f"{run_dir}\n")
+        p = subprocess.run([sys.executable, str(HERE / "newcomer_pairs.py"), tmp], capture_output=True, text=True,
+                           timeout=300)
+        if p.returncode != 0 or "1 of 1 pass" not in p.stdout:
+            bad.append(("newcomer_pairs.py", f"exit {p.returncode}: {(p.stderr or p.stdout).strip()[-300:]}"))
     return bad
 
 
