@@ -205,8 +205,8 @@ def at_least(taus, earlier):
 
 def merged_source(source, earlier):
     """The `source` of a prior made `at_least` an earlier one: runs, boots
-    and their ids and dates summed (the earlier runs are not among the new
-    ones: say so in `machine`), the earlier source kept whole under
+    and their ids and dates summed (the caller makes sure that none of the
+    new runs is among the earlier ones), the earlier source kept whole under
     `at_least`."""
     e = earlier.source or {}
     out = dict(source)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -86,9 +87,12 @@ double parse_seconds(const std::string& opt, const std::string& v, double max) {
 // is refused. A pattern that names cases needs kilobytes and microseconds;
 // the refusal costs the child its whole allowance: 0.2 s of CPU here at
 // 64 MB (0.9 s at 256 MB). Under ASan, whose allocator reserves its space
-// up front, the address-space limit never trips and the CPU limit stops it. The limit
-// is relative to the current size so that sanitizer builds, which reserve
-// terabytes of shadow memory up front, work too.
+// up front, the address-space limit never trips and the CPU limit stops it
+// (SIGXCPU, caught: no core dump). The address-space limit is relative to
+// the current size so that sanitizer builds, which reserve terabytes of
+// shadow memory up front, work too.
+void regex_cpu_spent(int) { _exit(4); }
+
 bool regex_affordable(const std::string& re) {
   long pages = 0;
   if (FILE* f = std::fopen("/proc/self/statm", "r")) {
@@ -106,6 +110,7 @@ bool regex_affordable(const std::string& re) {
       if (fd >= 0) __sanitizer_set_report_fd(reinterpret_cast<void*>(fd));
     }
     if (now > 0) setrlimit(RLIMIT_AS, &lim);
+    std::signal(SIGXCPU, regex_cpu_spent);
     const rlimit cpu{1, 2};  // SIGXCPU after 1 s of CPU, SIGKILL after 2
     setrlimit(RLIMIT_CPU, &cpu);
     alarm(5);
