@@ -12,7 +12,7 @@
 #   base*  under `syscall_tax --only getppid 0` (every system call through
 #          seccomp's cached path: the baseline of one*)
 #   one*   under `syscall_tax --only getppid NONE` (getppid alone slower)
-#   q...   the same kinds with `--quick --reps 5` instead of the budget
+#   q...   the same kinds with `--quick --reps QREPS` (default 5) instead of the budget
 #          (qaa1, qtax1, ...)
 # Then: CAL (default 1) interleaved calibration rounds (ROUNDS, default 5):
 # per round lat_syscall null and read plain, taxed, --only 0 and --only NONE,
@@ -21,7 +21,7 @@
 # outputs go to OUT/cal/; every run's directory to OUT/LABEL.dir.
 #
 # Environment: OUT (default results-validation/first-UTC), BUDGET (300),
-# RUNS, NTAX (400), NONE (450), ROUNDS (5), CAL (1), PIN.
+# RUNS, NTAX (400), NONE (450), QREPS (5), ROUNDS (5), CAL (1), PIN.
 set -eu
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-results-validation/first-$(date -u +%Y%m%dT%H%M%SZ)}
@@ -44,7 +44,7 @@ cc -O2 -static -Wall -Wextra -Werror -o "$HAND" tests/validation/handloop_fork.c
 run() {  # run LABEL [wrapper...]
   label=$1; shift
   case $label in
-    q*) how="--quick --reps 5" ;;
+    q*) how="--quick --reps ${QREPS:-5}" ;;
     *) how="--budget $BUDGET --scaling" ;;
   esac
   echo "first_comparison: $(date -u +%H:%M:%S) run $label ($* $how)" >&2
