@@ -761,7 +761,7 @@ def _drift_prior(argv):
         "suite_versions": sorted({str(m.get("suite_version")) for m in metas}),
         "run_ids": sorted(r.run_id for r in used),
         "started_utc": sorted(str(m.get("started_utc")) for m in metas),
-        "boot_ids": sorted(b for b in boots if b not in {r.run_id for r in used}),
+        "boot_ids": sorted(boots - {r.run_id for r in used}),   # the recorded ones
     }
     if earlier is not None:
         overlap = set(source["run_ids"]) & set(earlier.source.get("run_ids", []))

@@ -73,15 +73,15 @@ PRIOR = ROOT / "scripts" / "kbench" / "drift_prior.json"
 
 
 def prior_figures():
-    cases = json.loads(PRIOR.read_text())["cases"]
+    prior = json.loads(PRIOR.read_text())
+    cases = prior["cases"]
     tau = {k: v["tau"] * 100 for k, v in cases.items()}
     cpu = [tau[f"ctl_machine {v}"] for v in ("chain", "alu", "copy")]
     out = {"prior: cases": len(tau), "prior: median τ (%)": statistics.median(tau.values()),
            "prior: 90th percentile of τ (%)": sorted(tau.values())[int(0.9 * (len(tau) - 1))],
            "prior: the memory control's τ (%)": tau["ctl_machine mem"],
            "prior: the CPU controls' largest τ (%)": max(cpu), "prior: the CPU controls' smallest τ (%)": min(cpu)}
-    source = json.loads(PRIOR.read_text())["source"]
-    out["prior: runs"], out["prior: boots"] = source["runs"], source["boots"]
+    out["prior: runs"], out["prior: boots"] = prior["source"]["runs"], prior["source"]["boots"]
     for case in ("lat_syscall null", "lat_syscall stat", "lat_proc fork", "lat_proc exec", "bw_mem rd size_kb=262144",
                  "bw_mem bzero size_kb=4096", "lat_mem_rd random size_kb=262144",
                  "lat_pathwalk negative depth=1,name_len=8", "bw_file_rd io_only size_kb=512",
