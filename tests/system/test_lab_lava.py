@@ -86,14 +86,15 @@ exit 1
 
 def run_steps(tmp_path, suite, fakes, **params):
     """The definition's steps as LAVA's run.sh runs them: its parameters,
-    then the job's, as shell variables; set -e."""
+    then the job's, as shell variables; set -e.  TMPDIR is tmp_path, so
+    that the steps' scratch files are the test's, never the host's /tmp."""
     d = yaml.safe_load((LAB / "kbench.yaml").read_text())
     values = dict(d["params"], KBENCH_DIR=str(suite), OUT=str(tmp_path / "out"), **params)
     script = ("".join(f"{k}='{v or ''}'\n" for k, v in values.items()) + "set -e\nset -x\n"
               + "\n".join(d["run"]["steps"]) + "\n")
     # stderr (the -x trace) in the output, as both are on a console.
     return subprocess.run(["/bin/sh", "-c", script], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          timeout=60, env={"PATH": f"{fakes}:/usr/bin:/bin"})
+                          timeout=60, env={"PATH": f"{fakes}:/usr/bin:/bin", "TMPDIR": str(tmp_path)})
 
 
 def test_the_steps_send_the_run_back_and_fetch_keeps_it(tmp_path):
@@ -103,8 +104,11 @@ def test_the_steps_send_the_run_back_and_fetch_keeps_it(tmp_path):
     lines = r.stdout.splitlines()
     assert "<LAVA_SIGNAL_TESTCASE TEST_CASE_ID=lat_syscall.null RESULT=pass MEASUREMENT=90.0000 UNITS=ns/op>" in lines
     assert "kbench-run exit status 1" in lines
-    assert "+ echo KBENCH-DATA-BEGIN" in lines and "+ base64 /tmp/kbench-run.tgz" in lines   # traces, not data
-    assert "KBENCH-DATA-BEGIN" in lines and lines[-1].startswith("KBENCH-DATA-END ")
+    assert "+ echo KBENCH-DATA-BEGIN" in lines and f"+ base64 {tmp_path}/kbench-run.tgz" in lines   # traces, not data
+    assert not (tmp_path / "kbench-run.tgz").exists()      # the archive, in $TMPDIR, removed once sent
+    end = [i for i, ln in enumerate(lines) if ln.startswith("KBENCH-DATA-END ")]
+    assert "KBENCH-DATA-BEGIN" in lines and len(end) == 1
+    assert lines[end[0] + 1:] == [f"+ rm -f {tmp_path}/kbench-run.tgz"]    # then only the archive's removal
     # The console as lava-run logs it: one JSON object a line, the shell's
     # trace of the markers too.
     entries = [{"dt": "t", "lvl": "target", "msg": "+ echo KBENCH-DATA-BEGIN"}]
@@ -136,7 +140,7 @@ def test_the_steps_send_the_run_back_and_fetch_keeps_it(tmp_path):
 def test_fetch_refuses_a_damaged_transfer(tmp_path):
     suite, fakes = fake_suite(tmp_path)
     lines = run_steps(tmp_path, suite, fakes).stdout.splitlines()
-    i = lines.index("+ base64 /tmp/kbench-run.tgz") + 1            # the first line of data
+    i = lines.index(f"+ base64 {tmp_path}/kbench-run.tgz") + 1            # the first line of data
     lines[i] = lines[i][:-4] + ("AAAA" if not lines[i].endswith("AAAA") else "BBBB")
     (tmp_path / "console.txt").write_text("\n".join(lines) + "\n")
     out = tmp_path / "results"
