@@ -7,8 +7,9 @@ user gets.  Sections: A/A (aa*, and the --aa directories' runs), every
 system call slower (tax* against aa*; pass: the seven syscall-bound cases
 flagged slower, no bw_mem, lat_mem_rd or bw_file_rd case flagged), one
 call alone (one* against base*; pass: lat_syscall null flagged and
-nothing but it and its scaling copies), and the same tax at --quick
-(qtax* against qaa*, at first_comparison.sh's QREPS).  Each pair: ok or BAD, the machine and memory
+nothing but it and its scaling copies), and at --quick (at
+first_comparison.sh's QREPS) A/A (qaa*) and the same tax (qtax* against
+qaa*).  Each pair: ok or BAD, the machine and memory
 shifts, what was flagged.
 
 Usage: newcomer_pairs.py NEW_DIR [--aa DIR] [--prior FILE]
@@ -89,6 +90,7 @@ def report(a, runs, tmp):
         section(f"A/A, the runs of {a.aa}", list(itertools.combinations(old, 2)), aa_judge)
     section("every system call slower (tax* against aa*)", [(x, t) for t in lab("tax") for x in aa], tax_judge)
     section("one call slower alone (one* against base*)", [(b, o) for b in lab("base") for o in lab("one")], one_judge)
+    section("--quick A/A, one run a side (qaa*)", list(itertools.combinations(lab("qaa"), 2)), aa_judge)
     section("--quick, every system call slower (qtax* against qaa*)",
             [(x, t) for t in lab("qtax") for x in lab("qaa")], tax_judge)
 

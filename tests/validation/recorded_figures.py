@@ -12,7 +12,7 @@ are not in the repository (src/REFERENCE.md says which figures those are
 and that they were measured once); these three run here on the recorded run
 so that nothing notices only later that they broke: process_creation.py,
 control_correction.py with the run against itself (every ratio 1), and
-newcomer_pairs.py on a campaign whose two A/A runs are that run (one clean pair).
+newcomer_pairs.py on a campaign whose A/A and quick A/A runs are that run (a clean pair each).
 
 With --check each figure is held to the bounds of the sentence that quotes
 it, and that sentence must still be in its file word for word (change one,
@@ -128,13 +128,14 @@ def scripts_still_run(run_dir):
         p = subprocess.run([sys.executable, *map(str, args)], capture_output=True, text=True, timeout=300)
         if p.returncode != 0 or want not in p.stdout:
             bad.append((args[0].name, f"exit {p.returncode}: {(p.stderr or p.stdout).strip()[-300:]}"))
-    # newcomer_pairs.py on a campaign of two "A/A runs" that are the recorded run itself: one pair, clean
+    # newcomer_pairs.py on a campaign whose A/A runs and quick A/A runs are the recorded run itself:
+    # one pair in each section, clean
     with tempfile.TemporaryDirectory(prefix="kbench-validate-") as tmp:
-        for label in ("aa1", "aa2"):
+        for label in ("aa1", "aa2", "qaa1", "qaa2"):
             Path(tmp, f"{label}.dir").write_text(f"{run_dir}\n")
         p = subprocess.run([sys.executable, str(HERE / "newcomer_pairs.py"), tmp], capture_output=True, text=True,
                            timeout=300)
-        if p.returncode != 0 or "1 of 1 pass" not in p.stdout:
+        if p.returncode != 0 or p.stdout.count("1 of 1 pass") != 2 or "== --quick A/A" not in p.stdout:
             bad.append(("newcomer_pairs.py", f"exit {p.returncode}: {(p.stderr or p.stdout).strip()[-300:]}"))
     return bad
 
