@@ -829,6 +829,35 @@ def more_runs_lines(rep, opts):
             f"(each case's in the CSV's runs_for_min_effect)."]
 
 
+# Fewer reps than this in a side's one run: the note below.  On a 2-vCPU VM
+# whose speed moved within the runs, quick runs of 5 reps flagged one case
+# in 2 of 3 A/A pairs (a case with a fast and a slow mode, all five reps of
+# one run slow); full runs (7-13 reps) and quick runs of 10 reps did not
+# (README: make quick; REFERENCE: Drift prior).  Full runs at the default
+# budget there had a median of 10-12 reps a case.
+FEW_REPS = 8
+ENOUGH_REPS = 10      # what the note suggests
+
+
+def few_reps_lines(rep):
+    """A note when a side is one run whose cases have, in the median, fewer
+    than FEW_REPS reps: what such a comparison's single flags are worth."""
+    rows = [r.cmp for r in rep.rows if r.cmp.comparable]
+    few = []
+    for side, reps, runs in ((rep.base, [c.base_reps for c in rows], [c.base_runs for c in rows]),
+                             (rep.other, [c.other_reps for c in rows], [c.other_runs for c in rows])):
+        if reps and max(runs) <= 1:
+            n = sorted(reps)[len(reps) // 2]
+            if n < FEW_REPS:
+                few.append(f"{side.label} {n}")
+    if not few:
+        return []
+    return [f"note: few reps in one run ({', '.join(few)} reps a case, the median): where the machine's speed "
+            f"moves during a run, all of a run's reps of a case can land in its slow (or fast) mode, which its "
+            f"reps cannot tell from a change: a single case flagged is less sure than with {ENOUGH_REPS} reps. "
+            f"kbench-run --reps {ENOUGH_REPS} a side (or a full run) makes that rare (README: make quick)."]
+
+
 def nothing_tested_line(rep, opts):
     """The one line that replaces the model's description when no case
     could be tested."""
@@ -853,6 +882,7 @@ def format_report(rep, changed_only=False, opts=None):
     for side in (rep.base, rep.other):
         if side.quick:
             out.append(quick_note(side.label, len(side.runs)))
+    out += few_reps_lines(rep)
     out += shift_lines(rep, opts)
     tested = any(r.cmp.comparable for r in rep.rows)
     out.append("")
