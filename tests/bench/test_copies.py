@@ -251,9 +251,9 @@ def test_two_cpus_sigterm_leaves_nothing(bin_dir, tmp_path, case, extra, expect)
 
 
 def test_copies_keys_are_documented(root, bin_dir):
-    """The keys --copies adds to a sample are exactly the ones REFERENCE's
-    paragraph on them names."""
-    ref = (root / "src" / "REFERENCE.md").read_text()
+    """The keys --copies adds to a sample are exactly the ones the
+    reference's paragraph on them names (src/reference/formats.md)."""
+    ref = (root / "src" / "reference" / "formats.md").read_text()
     para = ref.split("With `--copies`", 1)[1].split("\n\n", 1)[0]
     added = {"copies", "copy_idx", "copy_mode", "oversubscribed"}
     for key in added:

@@ -153,7 +153,7 @@ def test_single_run_comparisons_cover_with_the_hosts_run_level():
                 c = S.compare(a, b, n_boot=200, seed=trial, run_noise=rn)
                 cover[mode] += c.lo <= 1.10 <= c.hi
             total += 1
-    # src/REFERENCE.md quotes these bounds (at this seed: 94.6% and 62.1% of 240)
+    # src/reference/statistics.md quotes these bounds (at this seed: 94.6% and 62.1% of 240)
     assert 0.92 <= cover["host"] / total <= 0.97, cover
     assert 0.50 <= cover["none"] / total <= 0.70, cover
 

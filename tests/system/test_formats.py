@@ -1,8 +1,8 @@
 """The reference owns the formats: the keys of samples, --list lines,
-runs.jsonl and meta.json that src/REFERENCE.md documents are exactly the keys
+runs.jsonl and meta.json that src/reference/formats.md documents are exactly the keys
 the code writes.
 
-Each format is spelled out once, in src/REFERENCE.md; this test reads its
+Each format is spelled out once, in src/reference/formats.md; this test reads its
 tables and key lists and checks them against real output of the current
 build (every binary, and a short driver run), both ways: nothing written is
 undocumented, nothing documented is never written.
@@ -19,7 +19,7 @@ from bench_runner import list_cases, ran_or_allowed_skip, run_bench, samples_of
 
 def _section(readme, heading):
     text = readme.split("\n" + heading + "\n", 1)
-    assert len(text) == 2, f"README has no section {heading!r}"
+    assert len(text) == 2, f"src/reference/formats.md has no section {heading!r}"
     return re.split(r"\n## ", text[1], maxsplit=1)[0]
 
 
@@ -42,8 +42,8 @@ def _between(text, start, end):
 
 @pytest.fixture(scope="module")
 def readme(root):
-    """The reference, where the formats are documented."""
-    return (root / "src" / "REFERENCE.md").read_text()
+    """The reference's page where the formats are documented."""
+    return (root / "src" / "reference" / "formats.md").read_text()
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +77,7 @@ def test_sample_keys_are_the_documented_ones(readme, real_samples):
         assert not undocumented, f"{name} {variant} writes undocumented keys {sorted(undocumented)}"
         seen |= set(s)
     never = (documented | own) - seen
-    assert not never, f"README documents sample keys no binary wrote: {sorted(never)}"
+    assert not never, f"the reference documents sample keys no binary wrote: {sorted(never)}"
 
 
 def test_list_keys_are_the_documented_ones(readme, bin_dir):

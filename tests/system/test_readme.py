@@ -1,5 +1,5 @@
-"""The documentation's claims about the command lines hold (README.md and
-src/REFERENCE.md): every option they show is one a program accepts, both
+"""The documentation's claims about the command lines hold (README.md,
+src/REFERENCE.md and its pages in src/reference/): every option they show is one a program accepts, both
 option lists the reference prints in full are exactly the programs' --help,
 and every `make X` they mention is a target of the Makefile.  (The formats
 are checked in test_formats.py.)"""
@@ -14,8 +14,9 @@ OPT = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
 
 @pytest.fixture(scope="module")
 def readme(root):
-    """Both documents: the README and the reference."""
-    return (root / "README.md").read_text() + "\n" + (root / "src" / "REFERENCE.md").read_text()
+    """The README and the reference: its index and every page of it."""
+    pages = [root / "README.md", root / "src" / "REFERENCE.md"] + sorted((root / "src" / "reference").glob("*.md"))
+    return "\n".join(p.read_text() for p in pages)
 
 
 def _help(cmd):
@@ -62,7 +63,7 @@ def test_every_option_in_the_readme_exists(readme, bin_dir, driver, root):
                "--no-install-recommends", "--result", "--measurement", "--units",  # apt-get, lava-test-case
                "--add-architecture"}                                              # dpkg
     unknown = _opts(readme) - known - foreign
-    assert not unknown, f"README mentions options no kbench program accepts: {sorted(unknown)}"
+    assert not unknown, f"the documentation mentions options no kbench program accepts: {sorted(unknown)}"
 
 
 def test_every_make_target_in_the_readme_exists(readme, root):
@@ -74,10 +75,10 @@ def test_every_make_target_in_the_readme_exists(readme, root):
 
 
 def test_the_catalogue_lists_every_case(root, bin_dir):
-    """README's table of cases names every binary and every variant its
-    --list has (and nothing else)."""
+    """The reference's table of cases (src/reference/benchmarks.md) names
+    every binary and every variant its --list has (and nothing else)."""
     from bench_runner import list_cases
-    sec = _section((root / "README.md").read_text(), "## The cases")
+    sec = _section((root / "src" / "reference" / "benchmarks.md").read_text(), "## The cases")
     documented = {}
     for ln in sec.splitlines():
         if not ln.startswith("| `"):

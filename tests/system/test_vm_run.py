@@ -369,7 +369,7 @@ def test_an_arm64_guest_refuses_x86_binaries(tmp_path):
 
 
 def test_reference_table_is_the_help():
-    ref = (ROOT / "src" / "REFERENCE.md").read_text()
+    ref = (ROOT / "src" / "reference" / "vm-and-lab.md").read_text()
     sec = ref.split("\n## Another kernel in a guest (`make vm-run`)\n", 1)[1].split("\n## ", 1)[0]
     documented = {m for ln in sec.splitlines() if ln.startswith("| `--")
                   for m in re.findall(r"--[a-z][a-z0-9-]*", ln.split("|")[1])}

@@ -8,8 +8,8 @@ On the real run recorded in tests/data/recorded (a 2-vCPU Intel VM,
 November 2026, 274 cases x 5 reps): how much a rep's samples vary and how
 much the reps' medians vary; from the built-in drift prior
 (scripts/kbench/drift_prior.json): the figures of its cases' drift. Every other validation script needs runs that
-are not in the repository (src/REFERENCE.md says which figures those are
-and that they were measured once); these three run here on the recorded run
+are not in the repository (tests/validation/README.md gives each figure
+with its script, and says they were measured once); these three run here on the recorded run
 so that nothing notices only later that they broke: process_creation.py,
 control_correction.py with the run against itself (every ratio 1), and
 newcomer_pairs.py on a campaign whose A/A and quick A/A runs are that run (a clean pair each).
@@ -36,38 +36,38 @@ HERE = Path(__file__).resolve().parent
 
 # (name, file, the sentence's words, low, high): the figure must lie in [low, high]
 CLAIMS = [
-    ("within-rep CV, lower quartile (%)", "src/REFERENCE.md", "within-rep samples vary by about 3-9%", 2.0, 4.0),
-    ("within-rep CV, upper quartile (%)", "src/REFERENCE.md", "within-rep samples vary by about 3-9%", 7.0, 10.0),
-    ("rep medians' CV, 10th percentile (%)", "src/REFERENCE.md", "rep medians by 5-30%", 4.0, 6.0),
-    ("rep medians' CV, 90th percentile (%)", "src/REFERENCE.md", "rep medians by 5-30%", 26.0, 34.0),
+    ("within-rep CV, lower quartile (%)", "src/reference/statistics.md", "within-rep samples vary by about 3-9%", 2.0, 4.0),
+    ("within-rep CV, upper quartile (%)", "src/reference/statistics.md", "within-rep samples vary by about 3-9%", 7.0, 10.0),
+    ("rep medians' CV, 10th percentile (%)", "src/reference/statistics.md", "rep medians by 5-30%", 4.0, 6.0),
+    ("rep medians' CV, 90th percentile (%)", "src/reference/statistics.md", "rep medians by 5-30%", 26.0, 34.0),
     # the built-in drift prior (scripts/kbench/drift_prior.json): its figures to the digits quoted
-    ("prior: cases", "src/REFERENCE.md", "τ over the 321 cases", 321, 321),
-    ("prior: median τ (%)", "src/REFERENCE.md", "median 4.6%, 90th percentile 11.4%", 4.55, 4.65),
-    ("prior: 90th percentile of τ (%)", "src/REFERENCE.md", "median 4.6%, 90th percentile 11.4%", 11.35, 11.45),
-    ("prior: lat_syscall null τ (%)", "src/REFERENCE.md", "`lat_syscall null` 2.6%", 2.55, 2.65),
-    ("prior: lat_syscall stat τ (%)", "src/REFERENCE.md", "`lat_syscall stat` 2.9%", 2.85, 2.95),
-    ("prior: lat_pathwalk negative depth=1,name_len=8 τ (%)", "src/REFERENCE.md",
+    ("prior: cases", "src/reference/statistics.md", "τ over the 321 cases", 321, 321),
+    ("prior: median τ (%)", "src/reference/statistics.md", "median 4.6%, 90th percentile 11.4%", 4.55, 4.65),
+    ("prior: 90th percentile of τ (%)", "src/reference/statistics.md", "median 4.6%, 90th percentile 11.4%", 11.35, 11.45),
+    ("prior: lat_syscall null τ (%)", "src/reference/statistics.md", "`lat_syscall null` 2.6%", 2.55, 2.65),
+    ("prior: lat_syscall stat τ (%)", "src/reference/statistics.md", "`lat_syscall stat` 2.9%", 2.85, 2.95),
+    ("prior: lat_pathwalk negative depth=1,name_len=8 τ (%)", "tests/validation/README.md",
      "`lat_pathwalk negative depth=1,name_len=8` 2.3% to 9.9%", 9.85, 9.95),
-    ("prior: bw_file_rd io_only size_kb=512 τ (%)", "src/REFERENCE.md",
+    ("prior: bw_file_rd io_only size_kb=512 τ (%)", "tests/validation/README.md",
      "`bw_file_rd io_only size_kb=512` 2.8% to 7.5%", 7.45, 7.55),
-    ("prior: lat_fs create dir=default,mode=fresh,size_kb=1 τ (%)", "src/REFERENCE.md",
+    ("prior: lat_fs create dir=default,mode=fresh,size_kb=1 τ (%)", "tests/validation/README.md",
      "`lat_fs create mode=fresh` 1% to 22-29%", 22.0, 29.5),
-    ("prior: lat_fs create dir=default,mode=fresh,size_kb=10 τ (%)", "src/REFERENCE.md",
+    ("prior: lat_fs create dir=default,mode=fresh,size_kb=10 τ (%)", "tests/validation/README.md",
      "`lat_fs create mode=fresh` 1% to 22-29%", 22.0, 29.5),
-    ("prior: runs", "src/REFERENCE.md", "**The built-in one**: fifteen default `make run`s", 15, 15),
-    ("prior: boots", "README.md", "fifteen A/A runs (the same kernel, default `make run`s at different moments, "
+    ("prior: runs", "src/reference/statistics.md", "was made from fifteen A/A runs", 15, 15),
+    ("prior: boots", "src/reference/statistics.md", "fifteen A/A runs (the same kernel, default `make run`s at different moments, "
      "on three boots)", 3, 3),
-    ("prior: lat_proc fork τ (%)", "src/REFERENCE.md", "`lat_proc fork` 8.1%", 8.05, 8.15),
-    ("prior: lat_proc exec τ (%)", "src/REFERENCE.md", "`exec` 9.2%", 9.15, 9.25),
-    ("prior: lat_proc fork τ (%)", "README.md", "fork's drift between runs is 8.1%, exec's 9.2%", 8.05, 8.15),
-    ("prior: lat_proc exec τ (%)", "README.md", "fork's drift between runs is 8.1%, exec's 9.2%", 9.15, 9.25),
-    ("prior: bw_mem rd size_kb=262144 τ (%)", "src/REFERENCE.md", "`bw_mem rd size_kb=262144` 5.0%", 4.95, 5.05),
-    ("prior: bw_mem bzero size_kb=4096 τ (%)", "src/REFERENCE.md", "`bw_mem bzero size_kb=4096` 17%", 16.5, 17.5),
-    ("prior: lat_mem_rd random size_kb=262144 τ (%)", "src/REFERENCE.md",
+    ("prior: lat_proc fork τ (%)", "src/reference/statistics.md", "`lat_proc fork` 8.1%", 8.05, 8.15),
+    ("prior: lat_proc exec τ (%)", "src/reference/statistics.md", "`exec` 9.2%", 9.15, 9.25),
+    ("prior: lat_proc fork τ (%)", "src/reference/benchmarks.md", "fork's drift between runs is 8.1%, exec's 9.2%", 8.05, 8.15),
+    ("prior: lat_proc exec τ (%)", "src/reference/benchmarks.md", "fork's drift between runs is 8.1%, exec's 9.2%", 9.15, 9.25),
+    ("prior: bw_mem rd size_kb=262144 τ (%)", "src/reference/statistics.md", "`bw_mem rd size_kb=262144` 5.0%", 4.95, 5.05),
+    ("prior: bw_mem bzero size_kb=4096 τ (%)", "src/reference/statistics.md", "`bw_mem bzero size_kb=4096` 17%", 16.5, 17.5),
+    ("prior: lat_mem_rd random size_kb=262144 τ (%)", "src/reference/statistics.md",
      "`lat_mem_rd random size_kb=262144` 103%", 102.5, 103.5),
-    ("prior: the memory control's τ (%)", "src/REFERENCE.md", "the memory control 13%", 12.5, 13.5),
-    ("prior: the CPU controls' largest τ (%)", "src/REFERENCE.md", "the CPU controls about 2%", 1.5, 2.5),
-    ("prior: the CPU controls' smallest τ (%)", "src/REFERENCE.md", "the CPU controls about 2%", 1.5, 2.5),
+    ("prior: the memory control's τ (%)", "src/reference/statistics.md", "the memory control 13%", 12.5, 13.5),
+    ("prior: the CPU controls' largest τ (%)", "src/reference/statistics.md", "the CPU controls about 2%", 1.5, 2.5),
+    ("prior: the CPU controls' smallest τ (%)", "src/reference/statistics.md", "the CPU controls about 2%", 1.5, 2.5),
 ]
 PRIOR = ROOT / "scripts" / "kbench" / "drift_prior.json"
 
