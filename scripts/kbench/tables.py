@@ -396,7 +396,7 @@ def _columns_of(groups, spec):
         return [(order, label, note, _resolve_minus(spec))]
     if combine == "pick":
         sizes = _all_sizes(groups, spec)
-        # the largest size every kernel has: a host with an extra, larger size (bw_mem's past 256 MB) compares
+        # the largest size every kernel has: a host with an extra, larger size (past 256 MB) compares
         have = [s for s in ({_size_of(c, spec["size_param"]) for c in _sized_cases(g, spec)} for g in groups) if s]
         common = sorted(set.intersection(*have)) if have else []
         size = spec.get("prefer") if spec.get("prefer") in sizes else (common or sizes or [None])[-1]
