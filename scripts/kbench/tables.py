@@ -342,6 +342,9 @@ def _resolve_level(spec, level):
     return resolve
 
 
+MAIN_MEMORY_FACTOR = 4   # an array this many times the last-level cache is main memory
+
+
 def _resolve_largest(spec):
     """The largest size of each group, with a word when it is not well
     beyond the last-level cache."""
@@ -357,8 +360,8 @@ def _resolve_largest(spec):
         caches = _cache_sizes(group)
         if caches:
             llc = max(caches)
-            if s <= 2 * caches[llc]:
-                note += f" (not well beyond the {size_text(int(caches[llc]))} L{llc}: partly cached)"
+            if s < MAIN_MEMORY_FACTOR * caches[llc]:   # the binaries' rule (harness/memory.hpp)
+                note += f" (not 4x the {size_text(int(caches[llc]))} L{llc}: partly cached)"
         return Cell([c], note=note)
     return resolve
 
@@ -393,7 +396,10 @@ def _columns_of(groups, spec):
         return [(order, label, note, _resolve_minus(spec))]
     if combine == "pick":
         sizes = _all_sizes(groups, spec)
-        size = spec.get("prefer") if spec.get("prefer") in sizes else (sizes[-1] if sizes else None)
+        # the largest size every kernel has: a host with an extra, larger size (past 256 MB) compares
+        have = [s for s in ({_size_of(c, spec["size_param"]) for c in _sized_cases(g, spec)} for g in groups) if s]
+        common = sorted(set.intersection(*have)) if have else []
+        size = spec.get("prefer") if spec.get("prefer") in sizes else (common or sizes or [None])[-1]
         if size is None:
             return [(order, label, note, lambda g: None)]
         text = size_text(size) if not note else f"{note}, {size_text(size)}"
@@ -403,7 +409,9 @@ def _columns_of(groups, spec):
     if combine == "cache_levels":
         cols = [(order + i, f"L{lv}", note, _resolve_level(spec, lv)) for i, lv in enumerate((1, 2, 3))]
         main_note = f"{note}, largest" if note else "largest"
-        return cols + [(order + 3, "main mem", main_note, _resolve_largest(spec))]
+        main = _resolve_largest(spec)
+        cached = any(c is not None and "partly cached" in c.note for c in map(main, groups))
+        return cols + [(order + 3, "largest array" if cached else "main mem", main_note, main)]
     return [(order, label, note, _resolve_one(spec))]
 
 

@@ -16,8 +16,10 @@
 //             faulted in and written during setup.
 // Placement = unpinned unless --cpu.
 // Caveats   = the sizes step through L1, L2, L3 and memory: compare a size
-//             with the cache sizes in meta.json. Transparent huge pages
-//             follow the system setting (meta.json: thp). The loops are
+//             with the cache sizes in meta.json (the largest follows the
+//             machine's last-level cache: meta.json memory_sizes).
+//             Transparent huge pages follow the system setting (meta.json:
+//             thp). The loops are
 //             kept by passing each pass's result through do_not_optimize and
 //             a compiler barrier; cp's loop has a barrier per 64 bytes so
 //             the compiler cannot turn it into a memcpy call, and wr stores a
@@ -114,13 +116,19 @@ class MemBw final : public kbench::Fixture {
 };
 
 // Powers of 4 from 4 KB to 256 MB: two points per cache level on most CPUs
-// and a total run time that fits the suite's budget.
-const std::vector<std::string> kSizes{"4", "16", "64", "256", "1024", "4096", "16384", "65536", "262144"};
+// and a total run time that fits the suite's budget; then one size of at
+// least 4x the last-level cache where memory allows it (memory.hpp:
+// memory_ladder_kb), so that "mem read" is memory on a machine whose cache
+// holds 256 MB. Read once: every variant gets the same sizes.
+const std::vector<std::string>& size_ladder() {
+  static const std::vector<std::string> sizes = kbench::memory_ladder_kb(4, 4);
+  return sizes;
+}
 const auto kCurve = kbench::curve("mem_bandwidth", "Memory bandwidth against size (bw_mem)", "size_kb");
 
 // Every size of one variant, in the variant's panel of the chart.
 std::vector<kbench::CaseSpec> sizes(const kbench::CaseSpec& c) {
-  return kbench::sweep(c.bandwidth().memory_bound().curve(kCurve.panel(c.variant)), "size_kb", kSizes);
+  return kbench::sweep(c.bandwidth().memory_bound().curve(kCurve.panel(c.variant)), "size_kb", size_ladder());
 }
 
 }  // namespace

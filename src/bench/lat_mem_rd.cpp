@@ -17,7 +17,10 @@
 //             curve has the same property); random shows the full latency,
 //             plus TLB misses once the array is larger than the TLB reach
 //             (4 KB pages unless transparent huge pages apply, see meta.json).
-//             Compare the steps with the cache sizes in meta.json.
+//             Compare the steps with the cache sizes in meta.json. The
+//             largest size follows the machine: 256 MB, or a power of two
+//             at least 4x the last-level cache where memory allows it
+//             (meta.json: memory_sizes).
 #include <cstring>
 #include <vector>
 
@@ -66,10 +69,12 @@ class Chase final : public kbench::Fixture {
   void** cur_ = nullptr;
 };
 
+// 1 KB to 256 MB, then one size of at least 4x the last-level cache where
+// memory allows it (memory.hpp: memory_ladder_kb): the "main mem" row.
+// (The machine read once: both ladders end at the same size.)
 std::vector<std::string> sizes_kb(std::uint64_t factor) {
-  std::vector<std::string> out;
-  for (std::uint64_t kb = 1; kb <= 262144; kb *= factor) out.push_back(std::to_string(kb));
-  return out;
+  static const kbench::MemorySizing sizing = kbench::memory_sizing();
+  return kbench::memory_ladder_kb(1, factor, sizing);
 }
 
 const auto kCurve = kbench::curve("mem_latency", "Dependent-load latency against array size (lat_mem_rd)", "size_kb")

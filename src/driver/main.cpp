@@ -177,7 +177,7 @@ RunState load_resumed(Options& o) {
 
 // meta.json at the start of a new run: the machine, the options, the state
 // before the first invocation, status "running"; its warnings are printed.
-JsonValue start_meta(const Options& o, const RunState& run, const Discovery& found, std::size_t n_cases) {
+JsonValue start_meta(const Options& o, const RunState& run, const Discovery& found, const std::vector<Case>& planned) {
   JsonValue meta = JsonValue::object();
   meta.set("schema", JsonValue::integer(1));
   meta.set("run_id", JsonValue::string(run.id));
@@ -204,7 +204,10 @@ JsonValue start_meta(const Options& o, const RunState& run, const Discovery& fou
   meta.set("warnings", JsonValue::array());
   meta.set("status", JsonValue::string("running"));
   meta.set("list_failures", list_failures_json(found.failures));
-  meta.set("cases_planned", JsonValue::integer(static_cast<long long>(n_cases)));
+  meta.set("cases_planned", JsonValue::integer(static_cast<long long>(planned.size())));
+  // Which sizes the memory sweeps run here, and whether their largest is
+  // main memory (the summary's "main mem" row): they follow the machine.
+  meta.set("memory_sizes", memory_sizes(planned));
   meta.set("resumed_utc", JsonValue::array());
   const auto w = start_warnings(meta);
   push_warnings(meta, w);
@@ -213,7 +216,7 @@ JsonValue start_meta(const Options& o, const RunState& run, const Discovery& fou
 }
 
 // A new run: its seed, its directory (locked) and meta.json's first state.
-RunState start_new_run(const Options& o, const Discovery& found, std::size_t n_cases) {
+RunState start_new_run(const Options& o, const Discovery& found, const std::vector<Case>& planned) {
   RunState run;
   run.seed = o.seed ? *o.seed : (random_u64() & 0xFFFFFFFFu);  // 32 bits: exact in any JSON reader
   const HostIds ids = host_ids();
@@ -221,7 +224,7 @@ RunState start_new_run(const Options& o, const Discovery& found, std::size_t n_c
   run.dir = d.path;
   run.id = d.run_id;
   lock_run_dir(run.dir);
-  run.meta = start_meta(o, run, found, n_cases);
+  run.meta = start_meta(o, run, found, planned);
   return run;
 }
 
@@ -550,7 +553,7 @@ int run(int argc, char** argv) {
     if (!perf.usable()) say("warning: no profiles: " + perf.unavailable + "; the run goes on without them");
   }
   if (o.resume.empty()) {
-    run = start_new_run(o, found, cases.size());
+    run = start_new_run(o, found, cases);
   } else {
     restart_resumed(run);
   }

@@ -6,6 +6,7 @@
 // name comes from uname), so a static build behaves the same.
 #include "driver/meta.hpp"
 
+#include "harness/memory.hpp"
 #include "harness/sys.hpp"
 
 #include <dirent.h>
@@ -231,6 +232,44 @@ JsonValue cache_levels(const std::string& dir) {
     list.push(c);
   }
   return list;
+}
+
+JsonValue memory_sizes(const std::vector<Case>& planned) {
+  const kbench::MemorySizing s = kbench::memory_sizing();
+  const bool known = s.llc_kb > 0;
+  auto kb_or_null = [&](std::uint64_t v) { return known ? JsonValue::unsigned_integer(v) : JsonValue(); };
+  JsonValue m = JsonValue::object();
+  m.set("llc_kb", kb_or_null(s.llc_kb));
+  m.set("cache_dir", JsonValue::string(kbench::cache_sysfs_dir()));
+  m.set("main_memory_kb", kb_or_null(s.main_memory_kb));
+  m.set("cap_kb", JsonValue::unsigned_integer(s.cap_kb));
+  m.set("largest_kb", JsonValue::unsigned_integer(s.largest_kb));
+  m.set("reaches_main_memory", known ? JsonValue::boolean(s.reaches_main_memory()) : JsonValue());
+  // What the plan holds (after --only and --skip), in the binaries' order:
+  // the sizes that run, whatever the rule would say now.
+  std::map<std::string, std::vector<std::uint64_t>> sizes;
+  for (const auto& c : planned) {
+    const auto decl = json_parse(c.declaration);
+    const JsonValue* domain = decl ? decl->find("domain") : nullptr;
+    if (!domain || domain->text() != "memory" || c.control) continue;
+    std::istringstream params(c.params);
+    std::string kv;
+    while (std::getline(params, kv, ',')) {
+      if (kv.rfind("size_kb=", 0) != 0) continue;
+      auto& v = sizes[c.bench];
+      const std::uint64_t kb = std::strtoull(kv.c_str() + 8, nullptr, 10);
+      if (std::find(v.begin(), v.end(), kb) == v.end()) v.push_back(kb);
+    }
+  }
+  JsonValue per_bench = JsonValue::object();
+  for (auto& [bench, v] : sizes) {
+    std::sort(v.begin(), v.end());
+    JsonValue list = JsonValue::array();
+    for (auto kb : v) list.push(JsonValue::unsigned_integer(kb));
+    per_bench.set(bench, list);
+  }
+  m.set("sizes_kb", per_bench);
+  return m;
 }
 
 namespace {
@@ -533,7 +572,8 @@ JsonValue machine_description() {
   m.set("aslr", int_or_null(read_int("/proc/sys/kernel/randomize_va_space")));
   m.set("virtualization", virtualization(cpuinfo));
   m.set("perf_event_paranoid", int_or_null(read_int("/proc/sys/kernel/perf_event_paranoid")));
-  m.set("cache", cache_levels("/sys/devices/system/cpu/cpu0/cache"));
+  // (KBENCH_CACHE_SYSFS in the tests: the cache the binaries were sized for)
+  m.set("cache", cache_levels(kbench::cache_sysfs_dir()));
   const long page = sysconf(_SC_PAGESIZE);
   m.set("page_size", page > 0 ? JsonValue::integer(page) : JsonValue());
   m.set("compiler", JsonValue::string(KBENCH_COMPILER));

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "driver/discover.hpp"
 #include "driver/json_value.hpp"
 
 namespace kbench::driver {
@@ -35,6 +36,14 @@ std::optional<std::string> cpu_model_of(const std::string& cpuinfo);
 // arm64 the sizes come from the firmware (device tree or ACPI PPTT): a
 // guest without them has levels and types with null sizes.
 JsonValue cache_levels(const std::string& dir);
+// meta.json's memory_sizes: how the memory sweeps' largest size was chosen
+// on this machine (harness/memory.hpp: at least 4x the last-level cache, as
+// memory allows) and which size_kb values the run plans for each bench of
+// memory-bound cases: {"llc_kb", "cache_dir", "main_memory_kb", "cap_kb",
+// "largest_kb", "reaches_main_memory", "sizes_kb": {bench: [KB, ...]}};
+// llc_kb, main_memory_kb and reaches_main_memory null when the machine
+// reports no cache.
+JsonValue memory_sizes(const std::vector<Case>& planned);
 // The architecture the binaries were compiled for ("aarch64", "x86_64").
 const char* build_arch();
 

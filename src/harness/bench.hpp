@@ -136,9 +136,12 @@ inline Category category(std::string name, int rank) { return Category{std::move
 //   mean()           the mean of every case with this label, per rep;
 //   minus(v)         this case minus variant v of the bench, same params;
 //   pick(p, n)       cases differing only in parameter p: p = n where every
-//                    kernel has it, else the largest p present;
+//                    kernel has it, else the largest p every kernel has
+//                    (else the largest present);
 //   cache_levels(p)  columns L1, L2, L3, main memory at the machine's cache
-//                    sizes (the label is only an id);
+//                    sizes (the label is only an id); the last is "main mem"
+//                    where the largest p is at least 4x the last-level
+//                    cache on every kernel, else "largest array";
 //   largest(p)       the largest p present.
 // per(k): the cell is the time per event counted by sample key k (a one-case
 // column; e.g. per("minflt"): elapsed_ns / minflt of each sample, the cost of

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "harness/sys.hpp"
 
@@ -35,6 +36,56 @@ bool no_huge_pages(void* addr, std::size_t bytes);
 // Exit 77 ("needs N MB of free memory, M MB available") unless `bytes` plus
 // a safety margin is available now.
 void require_memory(std::uint64_t bytes, const std::string& what);
+
+// ---- The memory sweeps' sizes, from the machine (memory_sizes.cpp) -------
+//
+// lat_mem_rd and bw_mem sweep size_kb over a fixed ladder of powers of two up
+// to 256 MB, the same on every machine, so that a size present on two hosts
+// compares. Their largest size is meant to be main memory, but a last-level
+// cache of 480 MB (a big server, or a VM that reports its host's) holds half
+// of a 256 MB array. So past 256 MB each sweep gets one more size: the first
+// power of two at least kMainMemoryFactor times the last-level cache, where
+// the memory allows it (at most an eighth of MemAvailable, so that bw_mem's
+// two buffers take at most a quarter), else the largest power of two that
+// memory allows. A bigger host simply has an extra size.
+
+// The directory the CPU's caches are described in (index*/level, type, size):
+// /sys/devices/system/cpu/cpu0/cache, or $KBENCH_CACHE_SYSFS, a directory of
+// the same shape, for the tests only (a machine with another cache, faked).
+// The driver's meta.json reads its "cache" from the same place.
+std::string cache_sysfs_dir();
+
+// The last-level cache in KB: the largest data or unified cache of the
+// highest level described in `dir`; 0 when it describes none (some VMs).
+std::uint64_t last_level_cache_kb(const std::string& dir = cache_sysfs_dir());
+
+// An array at least this many times the last-level cache is "main memory":
+// a random walk finds at most a quarter of its lines in the cache.
+constexpr std::uint64_t kMainMemoryFactor = 4;
+// The fixed ladder ends here (256 MB); the machine's size, if any, follows.
+constexpr std::uint64_t kLadderTopKb = 262144;
+// Never more than this (64 GB: what lat_mem_rd and bw_mem accept).
+constexpr std::uint64_t kLadderCeilingKb = 64ull << 20;
+
+struct MemorySizing {
+  std::uint64_t llc_kb = 0;          // 0: the machine reports no cache
+  std::uint64_t main_memory_kb = 0;  // kMainMemoryFactor x llc_kb (0: unknown)
+  std::uint64_t cap_kb = 0;          // the largest power of two <= MemAvailable / 8
+  std::uint64_t largest_kb = kLadderTopKb;
+  // true: the largest size is main memory; false: it is not (memory did not
+  // allow it); no answer (llc_kb 0) is false too, the caller tells them apart.
+  bool reaches_main_memory() const { return llc_kb > 0 && largest_kb >= main_memory_kb; }
+};
+
+// The rule above for a cache of `llc_kb` KB and `avail_bytes` of MemAvailable.
+MemorySizing memory_sizing(std::uint64_t llc_kb, std::uint64_t avail_bytes);
+// ... for this machine, now.
+MemorySizing memory_sizing();
+
+// The sweep's sizes in KB: first_kb, first_kb * factor, ... up to kLadderTopKb,
+// then sizing.largest_kb when it is larger.
+std::vector<std::string> memory_ladder_kb(std::uint64_t first_kb, std::uint64_t factor,
+                                          const MemorySizing& sizing = memory_sizing());
 
 // Links `n` slots of `stride` bytes from `base` into one random cycle
 // (Sattolo's algorithm, a fixed seed: the same cycle in every run), each

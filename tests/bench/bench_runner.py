@@ -9,6 +9,7 @@ import re
 import resource
 import shutil
 import socket
+import statistics
 import subprocess
 import threading
 
@@ -87,6 +88,83 @@ def list_cases(bin_dir, name):
 def fixed(iters=5, samples=2):
     """Options for exact counts and no warm-up: --iters N --samples S."""
     return ["--iters", str(iters), "--samples", str(samples), "--warmup-ms", "0"]
+
+
+# ---- what every sample must satisfy, whatever the case
+
+# %.6g in the JSON (src/harness/internal/json.cpp): ns_per_op carries six
+# significant digits, so it may differ from elapsed_ns / iters by half a unit
+# of the sixth, 5e-6 of the value at most. A divisor off by one (iters + 1)
+# at the smoke tests' few iterations is a bias of 25%; even at 10^5 it is
+# 1e-5, twice this bound.
+NS_PER_OP_REL = 1e-5
+# The stderr line prints three significant digits: 0.5% at most.
+HUMAN_REL = 0.006
+# bytes_per_op of a bandwidth case from its parameters: one pass over the
+# buffer (bw_mem, bw_mmap_rd, bw_file_rd: size_kb) or one chunk (bw_pipe,
+# bw_unix, bw_tcp: chunk_kb); ctl_machine mem reads its fixed 64 MB.
+BYTES_PER_OP_PARAM = ("size_kb", "chunk_kb")
+FIXED_BYTES_PER_OP = {("ctl_machine", "mem"): 64 << 20}
+
+
+def _is_int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def check_sample_invariants(s, where):
+    """The arithmetic every sample must satisfy (DESIGN: raw samples):
+    iters > 0, elapsed_ns an integer > 0 (authoritative), ns_per_op ==
+    elapsed_ns / iters within the JSON's rounding, bytes_per_op an integer
+    > 0 on bandwidth samples only and what the case's parameters say,
+    params canonical (sorted k=v). AssertionError naming the sample."""
+    assert _is_int(s.get("iters")) and s["iters"] > 0, f"{where}: iters={s.get('iters')!r}"
+    assert _is_int(s.get("elapsed_ns")) and s["elapsed_ns"] > 0, f"{where}: elapsed_ns={s.get('elapsed_ns')!r}"
+    ns = s.get("ns_per_op")
+    assert isinstance(ns, (int, float)) and not isinstance(ns, bool) and ns > 0, f"{where}: ns_per_op={ns!r}"
+    expect = s["elapsed_ns"] / s["iters"]
+    assert abs(ns - expect) <= NS_PER_OP_REL * expect, \
+        f"{where}: ns_per_op={ns!r} but elapsed_ns / iters = {s['elapsed_ns']} / {s['iters']} = {expect!r}"
+    for key in ("rep_idx", "sample_idx", "t_start_ns"):
+        assert _is_int(s.get(key)) and s[key] >= 0, f"{where}: {key}={s.get(key)!r}"
+    for key in ("cpu", "partner_cpu"):
+        assert key in s and (s[key] is None or (_is_int(s[key]) and s[key] >= 0)), f"{where}: {key}={s.get(key)!r}"
+    params = [kv.split("=", 1) for kv in s["params"].split(",")] if s.get("params") else []
+    assert all(len(kv) == 2 and kv[0] for kv in params), f"{where}: params={s.get('params')!r}"
+    keys = [k for k, _ in params]
+    assert keys == sorted(set(keys)), f"{where}: params {s['params']!r} not sorted or repeated"
+    if s.get("metric") == "bandwidth":
+        b = s.get("bytes_per_op")
+        assert _is_int(b) and b > 0, f"{where}: bytes_per_op={b!r}"
+        p = dict(params)
+        sized = [k for k in BYTES_PER_OP_PARAM if k in p]
+        fixed = FIXED_BYTES_PER_OP.get((s.get("bench"), s.get("variant")))
+        assert sized or fixed, f"{where}: a bandwidth case whose bytes_per_op no parameter gives (add it here)"
+        want = int(p[sized[0]]) * 1024 if sized else fixed
+        assert b == want, f"{where}: bytes_per_op={b} but its parameters say {want}"
+    else:
+        assert "bytes_per_op" not in s, f"{where}: bytes_per_op on a latency sample"
+
+
+_HUMAN_NUM = r"(\d+(?:\.\d+)?(?:e[-+]?\d+)?) (ns|µs|ms|s|B/s|kB/s|MB/s|GB/s|TB/s)"
+_HUMAN_SCALE = {"ns": 1.0, "µs": 1e3, "ms": 1e6, "s": 1e9,
+                "B/s": 1.0, "kB/s": 1e3, "MB/s": 1e6, "GB/s": 1e9, "TB/s": 1e12}
+
+
+def check_human_line(case, samples, stderr, where):
+    """The stderr line for people says what the samples say: the median and
+    the best sample (min time, or max bandwidth = bytes_per_op * 1e9 / min
+    ns_per_op) of their ns_per_op, to its three digits."""
+    m = re.search(rf"^{re.escape(case)}: median {_HUMAN_NUM}(?: \(10\^\d+ B/s\))?(?: per op)?, (?:min|max) "
+                  rf"{_HUMAN_NUM},", stderr, re.M)
+    assert m, f"{where}: no summary line in {stderr!r}"
+    med, best = (float(m.group(i)) * _HUMAN_SCALE[m.group(i + 1)] for i in (1, 3))
+    ns = [s["ns_per_op"] for s in samples]
+    want_med, want_best = statistics.median(ns), min(ns)
+    if samples[0]["metric"] == "bandwidth":
+        b = samples[0]["bytes_per_op"] * 1e9
+        want_med, want_best = b / want_med, b / want_best
+    for got, want, what in ((med, want_med, "median"), (best, want_best, "best")):
+        assert abs(got - want) <= HUMAN_REL * want, f"{where}: the stderr {what} is {got:g}, the samples' {want:g}"
 
 
 # ---- exit 77: only named cases, only for a reason that holds on this machine

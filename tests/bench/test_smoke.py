@@ -6,7 +6,10 @@ Each case runs with --samples 2, a small --iters and --warmup-ms 0; it must
 exit 0 (or 77, skipped, only where bench_runner.ALLOWED_SKIPS names the
 case and its reason holds on this machine), and every line on stdout must be a
 sample with the required keys, the case named in --list and the exact
-iteration count. Also: --help exits 0 and a bad option exits 2.
+iteration count, and the arithmetic of every sample must hold
+(bench_runner.check_sample_invariants: ns_per_op = elapsed_ns / iters,
+bytes_per_op from the parameters, ...), as must the stderr line's figures
+(check_human_line). Also: --help exits 0 and a bad option exits 2.
 """
 import concurrent.futures
 import json
@@ -17,13 +20,14 @@ import subprocess
 
 import pytest
 
-from bench_runner import allowed_skip, fixed, list_cases, ran_or_allowed_skip, run_bench
+from bench_runner import (allowed_skip, check_human_line, check_sample_invariants, fixed, list_cases,
+                          ran_or_allowed_skip, run_bench)
 
 REQUIRED = {
     "schema": int, "run_id": str, "bench": str, "variant": str, "params": str,
     "placement": str, "case": str, "metric": str, "control": bool, "rep_idx": int,
     "sample_idx": int, "iters": int, "elapsed_ns": int, "ns_per_op": (int, float),
-    "t_start_ns": int, "utime_ns": int, "stime_ns": int, "nvcsw": int,
+    "cpu": (int, type(None)), "partner_cpu": (int, type(None)), "t_start_ns": int, "utime_ns": int, "stime_ns": int, "nvcsw": int,
     "nivcsw": int, "minflt": int, "majflt": int,
 }
 # Noise markers (src/harness/internal/noise.hpp): an int where the kernel has the
@@ -58,8 +62,9 @@ def check_result(case, args, proc):
         return
     lines = proc.stdout.splitlines()
     assert len(lines) == SAMPLES, f"{where}: {len(lines)} lines"
-    for i, line in enumerate(lines):
-        s = json.loads(line)
+    samples = [json.loads(line) for line in lines]
+    for i, s in enumerate(samples):
+        check_sample_invariants(s, f"{where}: sample {i}")
         for key, typ in REQUIRED.items():
             assert key in s, f"{where}: no {key}"
             assert isinstance(s[key], typ), f"{where}: {key}={s[key]!r}"
@@ -83,10 +88,10 @@ def check_result(case, args, proc):
         assert s["control"] is case["control"]
         assert s["run_id"] == "smoke" and s["rep_idx"] == 1 and s["sample_idx"] == i
         assert s["iters"] == ITERS
-        assert s["elapsed_ns"] >= 0
         assert s["metric"] in ("latency", "bandwidth")
         if s["metric"] == "bandwidth":
             assert isinstance(s.get("bytes_per_op"), int) and s["bytes_per_op"] > 0
+    check_human_line(case["case"], samples, proc.stderr, where)
     # the line for people on stderr: the case's name, its times in human
     # units (bandwidth in decimal units, the unit's size said), the counts
     assert re.search(rf"^{re.escape(case['case'])}: median {HUMAN[case['metric']]}, spread \d+\.\d% of median, "
@@ -152,6 +157,31 @@ def run_jobs(jobs, tmp_path):
                 failures.append(str(e))
     assert not failures, "\n".join(failures[:20])
     assert not list(tmp_path.iterdir()), f"left behind: {list(tmp_path.iterdir())}"
+
+
+# A few cheap cases of each kind (a plain call, process creation, file
+# creation, a bandwidth), at one, two and three iterations a sample: where an
+# off-by-one in the harness's division is largest (ns_per_op = elapsed_ns /
+# (iters + 1) passed every other test once; tests/mutants/run plants it).
+FEW_ITERS_CASES = ["lat_syscall null", "lat_proc fork", "lat_fs create dir=default,mode=fresh,size_kb=0",
+                   "bw_mem rd size_kb=4"]
+
+
+@pytest.mark.parametrize("iters", [1, 2, 3])
+def test_samples_keep_their_arithmetic_at_few_iterations(bin_dir, tmp_path, iters):
+    for name in FEW_ITERS_CASES:
+        bench = name.split()[0]
+        case = next((c for c in list_cases(bin_dir, bench) if c["case"] == name), None)
+        assert case is not None, f"{bench} --list has no case {name!r}"
+        args = case["args"] + fixed(iters, SAMPLES) + ["--run-id", "few", "--rep", "0"]
+        proc = run_bench(bin_dir, bench, args, tmpdir=tmp_path)
+        assert proc.returncode == 0, f"{name}: exit {proc.returncode}: {proc.stderr}"
+        samples = [json.loads(line) for line in proc.stdout.splitlines()]
+        assert [s["iters"] for s in samples] == [iters] * SAMPLES, name
+        for i, s in enumerate(samples):
+            check_sample_invariants(s, f"{name} --iters {iters}: sample {i}")
+        check_human_line(name, samples, proc.stderr, f"{name} --iters {iters}")
+    assert not list(tmp_path.iterdir())
 
 
 @pytest.mark.parametrize("flag", ["--help"])

@@ -4,6 +4,7 @@ reps, recorded in cases.jsonl with their declaration, resumable."""
 import json
 import os
 
+from bench_runner import check_sample_invariants
 from driver_runner import run_dir_of, run_driver
 
 CPUS = len(os.sched_getaffinity(0))
@@ -52,6 +53,7 @@ def test_scaling_run_and_resume(driver, bin_dir, tmp_path):
     samples = lines(run / "samples.jsonl")
     for s in samples:
         assert s["copies"] == names[s["case"]] and s["copy_mode"] == "processes"
+        check_sample_invariants(s, f'{s["case"]} rep {s["rep_idx"]} copy {s["copy_idx"]}')
     for case, n in names.items():
         for rep in (0, 1):
             mine = [s for s in samples if s["case"] == case and s["rep_idx"] == rep]

@@ -1,5 +1,6 @@
 """The summary-table definitions: which case feeds which cell, derived
 cells, sizes, and missing cases shown as missing."""
+import json
 import pathlib
 
 import numpy as np
@@ -83,10 +84,11 @@ def test_memory_latency_from_cache_sizes(groups):
     assert names == {
         "L1": None, "L2": None,                       # no random chain inside L1 or L2 here
         "L3": "lat_mem_rd random size_kb=262144",     # 256 MB is inside this 260 MB L3
-        "main mem": "lat_mem_rd random size_kb=262144",
+        "largest array": "lat_mem_rd random size_kb=262144",   # not "main mem": see below
         "sequential": "lat_mem_rd stride size_kb=262144,stride=128",
     }
-    assert "partly cached" in c["main mem"].note  # 256 MB is not beyond this 260 MB L3
+    # 256 MB is not 4x this 260 MB L3: the row says what it is
+    assert c["largest array"].note == "256 MB array (not 4x the 260 MB L3: partly cached)"
 
 
 def test_memory_latency_on_the_recorded_run():
@@ -96,16 +98,17 @@ def test_memory_latency_on_the_recorded_run():
     (g,) = load.group_runs(runs)
     t = next(t for t in tables.build_tables([g]) if t.title == "Memory latency")
     c = {col.label: col.cells[g.key] for col in t.columns}
-    assert [col.label for col in t.columns] == ["L1", "L2", "L3", "main mem", "sequential"]
+    # the recorded VM reports a 260 MB L3, which 256 MB does not dwarf
+    assert [col.label for col in t.columns] == ["L1", "L2", "L3", "largest array", "sequential"]
     assert {k: v.cases[0].name for k, v in c.items()} == {
         "L1": "lat_mem_rd random size_kb=16",
         "L2": "lat_mem_rd random size_kb=256",
         "L3": "lat_mem_rd random size_kb=16384",
-        "main mem": "lat_mem_rd random size_kb=262144",
+        "largest array": "lat_mem_rd random size_kb=262144",
         "sequential": "lat_mem_rd stride size_kb=262144,stride=128",
     }
     # the random chain is dearer than the prefetched walk at the same size
-    assert c["main mem"].series().headline() > 3 * c["sequential"].series().headline()
+    assert c["largest array"].series().headline() > 3 * c["sequential"].series().headline()
     # the page-fault cell is the cost of one fault (elapsed_ns / minflt of
     # each sample), not of one page: here one file fault maps ~200 pages
     fv = next(t for t in tables.build_tables([g]) if t.title == "File and VM latency")
@@ -159,6 +162,78 @@ def test_no_cache_info_and_one_size_means_no_level_cells(groups):
     c = {col.label: col.cells[bare.key] for col in tables.build_tables([bare])[-1].columns}
     assert c["L1"] is None and c["L2"] is None and c["L3"] is None
     assert c["main mem"] is not None and c["sequential"] is not None
+
+
+def _cache(l3_kb):
+    return [{"level": 1, "type": "Data", "size_kb": 48, "line_bytes": 64},
+            {"level": 2, "type": "Unified", "size_kb": 2048, "line_bytes": 64},
+            {"level": 3, "type": "Unified", "size_kb": l3_kb, "line_bytes": 64}]
+
+
+def _with_extra_size(run_dir, cases, size):
+    """A bigger host's run: every sample of `cases` also at size_kb=size,
+    the extra size its binaries add past the fixed ladder."""
+    p = pathlib.Path(run_dir) / "samples.jsonl"
+    extra = []
+    for line in p.read_text().splitlines():
+        o = json.loads(line)
+        if o["case"] in cases:
+            params = ",".join(f"size_kb={size}" if kv.startswith("size_kb=") else kv for kv in o["params"].split(","))
+            extra.append(json.dumps(dict(o, params=params, case=f'{o["bench"]} {o["variant"]} {params}')))
+    p.write_text(p.read_text() + "\n".join(extra) + "\n")
+
+
+def _memory_table(groups, title="Memory latency"):
+    t = next(t for t in tables.build_tables(groups) if t.title == title)
+    return {col.label: col for col in t.columns}
+
+
+def test_main_memory_row_only_where_the_largest_array_is_4x_the_last_level_cache(tmp_path, gen):
+    """"main mem" where the largest array is at least 4x the L3 (the binaries'
+    rule, harness/memory.hpp); else the row is "largest array", its note
+    saying it is partly cached."""
+    small = gen.make_run(tmp_path / "a", "h", "6.1.0", seed=1, reps=3, samples=2, cases="small", failures=False,
+                         meta_extra={"cache": _cache(8192)})
+    (g,) = load.group_runs(load.load_runs([small], load.Warnings()))
+    cols = _memory_table([g])
+    assert "largest array" not in cols
+    assert cols["main mem"].cells[g.key].note == "256 MB array"
+    # a 480 MB L3 whose binaries added 2 GB: main memory again, at 2 GB
+    big = gen.make_run(tmp_path / "b", "big", "6.1.0", seed=2, reps=3, samples=2, cases="small", failures=False,
+                       meta_extra={"cache": _cache(491520)})
+    _with_extra_size(big, {"lat_mem_rd random size_kb=262144", "lat_mem_rd stride size_kb=262144,stride=128"},
+                     2097152)
+    (gb,) = load.group_runs(load.load_runs([big], load.Warnings()))
+    cols = _memory_table([gb])
+    assert cols["main mem"].cells[gb.key].cases[0].name == "lat_mem_rd random size_kb=2097152"
+    assert cols["main mem"].cells[gb.key].note == "2048 MB array"
+    assert cols["sequential"].cells[gb.key].cases[0].name == "lat_mem_rd stride size_kb=2097152,stride=128"
+    # the same host that could not add it (short of memory): 256 MB, partly cached, and said so
+    short = gen.make_run(tmp_path / "c", "short", "6.1.0", seed=3, reps=3, samples=2, cases="small",
+                         failures=False, meta_extra={"cache": _cache(491520)})
+    (gs,) = load.group_runs(load.load_runs([short], load.Warnings()))
+    cols = _memory_table([gs])
+    assert "main mem" not in cols
+    assert cols["largest array"].cells[gs.key].note == "256 MB array (not 4x the 480 MB L3: partly cached)"
+    # one table of both: the row is main memory only if it is on every kernel
+    cols = _memory_table([gb, gs])
+    assert "main mem" not in cols and cols["largest array"].cells[gb.key].note == "2048 MB array"
+
+
+def test_a_bigger_hosts_extra_size_leaves_the_bandwidth_rows_comparable(tmp_path, gen):
+    """bw_mem's columns take the largest size every kernel has: a host whose
+    binaries added a larger size compares at the sizes both have; alone, it
+    shows its largest."""
+    a = gen.make_run(tmp_path, "h", "base", seed=1, reps=3, samples=2, cases="small", failures=False)
+    b = gen.make_run(tmp_path, "h", "new", seed=2, reps=3, samples=2, cases="small", failures=False)
+    _with_extra_size(b, {"bw_mem rd size_kb=65536"}, 2097152)
+    ga, gb = load.group_runs(load.load_runs([tmp_path], load.Warnings()))
+    col = _memory_table([ga, gb], "Local communication bandwidth")["mem read"]
+    assert col.note == "64 MB"
+    assert {k: c.cases[0].name for k, c in col.cells.items()} == {ga.key: "bw_mem rd size_kb=65536",
+                                                                  gb.key: "bw_mem rd size_kb=65536"}
+    col = _memory_table([gb], "Local communication bandwidth")["mem read"]
+    assert col.note == "2048 MB" and col.cells[gb.key].cases[0].name == "bw_mem rd size_kb=2097152"
 
 
 def test_curve_plateaus_and_levels():
