@@ -56,7 +56,7 @@ class Chase final : public kbench::Fixture {
     }
     // Every page read once before the samples: a random walk's short
     // samples would otherwise meet pages for the first time, which on a VM
-    // can cost 20x a load (README: lat_mem_rd on a VM).
+    // can cost 20x a load (reference: benchmarks.md).
     kbench::read_every_page(base, size);
     cur_ = at(0);
   }

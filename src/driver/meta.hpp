@@ -23,7 +23,7 @@ struct HostIds {
 HostIds host_ids();
 
 // The static description of the machine and the build: host .. cxxflags in
-// meta.json's order (see README "Run directories").
+// meta.json's order (reference: formats.md, the run directory).
 JsonValue machine_description();
 
 // The CPU's name from /proc/cpuinfo's text: x86's "model name"; on arm64,

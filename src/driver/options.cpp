@@ -50,7 +50,7 @@ const char kUsage[] =
     "                   and keep its kernel profile and kernel event counts (profiles.jsonl)\n"
     "  --profile-samples N  the least perf samples per profile (default 2000)\n"
     "  --scaling[=REGEX] also run the cases matching REGEX (default: a small set) as 1, 2, 4,\n"
-    "                   ... and all-CPU copies at once (binaries' --copies; README: Scaling)\n"
+    "                   ... and all-CPU copies at once (binaries' --copies; src/reference/running.md)\n"
     "  --list           print the cases that would run and a rough time estimate\n"
     "  --resume RUNDIR  finish an interrupted run (only --bin-dir/--no-table/--lava may be added)\n"
     "  --no-table       do not print the summary table at the end\n"

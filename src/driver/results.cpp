@@ -138,7 +138,7 @@ std::string runs_record(const std::string& run_id, const Case& c, int rep, int r
   j.set("n_samples", JsonValue::integer(o.n_samples));
   j.set("stderr_tail", JsonValue::string(r.err_tail));
   j.set("reason", JsonValue::string(o.reason));
-  // Beyond the README's list; readers ignore what they do not know.
+  // Beyond the reference's list; readers ignore what they do not know.
   j.set("binary", JsonValue::string(c.binary));
   j.set("dropped_partial_bytes", JsonValue::integer(static_cast<long long>(o.dropped_partial_bytes)));
   j.set("dropped_lines", JsonValue::integer(o.dropped_lines));

@@ -1,6 +1,6 @@
 // scaling.hpp — kbench-run --scaling: the scaling cases (issue 15).
 //
-// A scaling case is a base case run with --copies N (README: Scaling), for N
+// A scaling case is a base case run with --copies N (reference: running.md, Scaling), for N
 // = 1, 2, 4, ... below the number of allowed CPUs, and exactly that number.
 // They are added to the discovered cases, so they run shuffled, repeated,
 // budgeted and resumed like every other case. The base cases are those whose

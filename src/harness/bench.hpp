@@ -110,7 +110,7 @@ class Fixture {
 //                kbench::fixture<DevIo>("read", false).summary(kNullIo),
 //                kbench::fixture<FileOps>("fstat", FileOps::Op::fstat)})
 //
-// --list prints all of it (README, "Adding a benchmark"); the driver records
+// --list prints all of it (reference: benchmarks.md, Adding a benchmark); the driver records
 // it and the reports build their tables and charts from it. Every builder
 // call returns a modified copy, so a declared base can be reused.
 
@@ -277,7 +277,7 @@ struct CaseSpec {
   // cache bandwidth), which on a shared or virtual machine switches regimes
   // for minutes while CPU-bound work does not move. A memory-bound control
   // tracks that regime; the scripts judge memory-bound cases against it
-  // (README: Read a verdict). Listed as "domain": "memory" ("cpu" otherwise).
+  // (reference: statistics.md). Listed as "domain": "memory" ("cpu" otherwise).
   CaseSpec memory_bound() const {
     CaseSpec c = *this;
     c.domain = "memory";

@@ -15,7 +15,7 @@
 
 namespace kbench {
 
-// Exit codes shared by every binary (README: Sample format).
+// Exit codes shared by every binary (reference: formats.md).
 constexpr int kExitOk = 0;
 constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;

@@ -55,7 +55,7 @@ class CopySync {
   void start(std::uint64_t sample_idx);
   // The copy's sample line and its figures, to the coordinator.
   void emit(const std::string& line, std::uint64_t t_start_ns, std::uint64_t elapsed_ns, std::uint64_t iters);
-  // copies, copy_idx, copy_mode, oversubscribed (README: Scaling).
+  // copies, copy_idx, copy_mode, oversubscribed (reference: running.md, Scaling).
   void add_keys(JsonObject& o) const;
   bool threads() const;
 

@@ -144,7 +144,7 @@ Options parse_options(const std::vector<std::string>& args) {
     throw UsageError{std::string(o.oversubscribe ? "--oversubscribe" : o.copy_threads ? "--threads" : "--cross-pairs") +
                      " needs --copies"};
   if (o.copies && (o.cpu || o.partner_cpu))
-    throw UsageError{"--copies places every copy itself: no --cpu or --partner-cpu (README: Scaling)"};
+    throw UsageError{"--copies places every copy itself: no --cpu or --partner-cpu (reference: running.md, Scaling)"};
   return o;
 }
 
@@ -162,9 +162,9 @@ std::string usage_text(const std::string& prog, const std::vector<std::string>& 
          "  --cpu C             pin the timing process to CPU C\n"
          "  --partner-cpu C     pin the partner process(es) to CPU C (two-party cases)\n"
          "  --param K=V         set a parameter of the case (repeatable); see --list\n"
-         "  --counters[=LIST]   per-sample perf counters (see README)\n"
+         "  --counters[=LIST]   per-sample perf counters (src/reference/running.md)\n"
          "  --copies N|all      run N copies of the case at once, copy i pinned to the i-th\n"
-         "                      allowed CPU (its partner too), released together (README: Scaling)\n"
+         "                      allowed CPU (its partner too), released together (src/reference/running.md)\n"
          "  --oversubscribe     with --copies: allow more copies than CPUs (copy i on CPU i mod n)\n"
          "  --threads           with --copies: copies are threads of one process (one-party cases)\n"
          "  --cross-pairs       with --copies: copy i's partner on the next allowed CPU (i+1 mod n)\n"

@@ -182,7 +182,7 @@ std::uint64_t sample_iters(const Options& opt, Sampler& sampler) {
   return calibrate([&](std::uint64_t n) { return sampler.timed(n).elapsed_ns; }, opt.min_sample_ms * 1000000ull);
 }
 
-// One sample as a JSON line (README: Sample format).
+// One sample as a JSON line (reference: formats.md).
 std::string sample_line(const char* name, const Selected& sel, const Options& opt, const Context& ctx,
                         const Counters& counters, std::uint64_t sample_idx, std::uint64_t iters,
                         const Measured& m, double per_op, const CopySync* sync) {
@@ -195,7 +195,7 @@ std::string sample_line(const char* name, const Selected& sel, const Options& op
       .add("placement", sel.placement)
       .add("case", sel.case_id)
       .add("metric", metric_name(sel.spec->metric))
-      .add("control", sel.spec->is_control && !sync)  // N copies trace no machine speed (README: Scaling)
+      .add("control", sel.spec->is_control && !sync)  // N copies trace no machine speed (reference: running.md, Scaling)
       .add("rep_idx", opt.rep)
       .add("sample_idx", sample_idx)
       .add("iters", iters)
