@@ -2,13 +2,16 @@
 guest of this kernel actually runs under KVM (and so which accelerator a
 run gets), the guest's disk and its command line."""
 import os
+import signal
 import subprocess
+import time
 
 from .arch import ARCHES
 from .common import Failure
 from .initramfs import BUSYBOX, probe_initramfs
 
 KVM_PROBE_S = 60
+KVM_INTERNAL = "KVM internal error"      # QEMU's word when KVM cannot go on
 
 
 def qemu_binary(arch=ARCHES["x86_64"]):
@@ -25,23 +28,49 @@ def accel_args(accel, arch=ARCHES["x86_64"]):
 
 def kvm_works(image, work, arch=ARCHES["x86_64"], busybox=BUSYBOX):
     """Whether a guest of this kernel actually runs under KVM: a probe
-    initramfs that prints a line and powers off, within KVM_PROBE_S."""
+    initramfs that prints a line and powers off, within KVM_PROBE_S. A
+    /dev/kvm that opens is no proof: under nested virtualisation KVM may
+    run no stock kernel, and QEMU then either ends at once or says "KVM
+    internal error" and stays, its guest paused; the probe stops it there."""
     if not arch.native:
         return False, f"an {arch.name} guest on an {os.uname().machine} host: KVM runs only its own architecture"
     initrd = probe_initramfs(work, busybox)
-    console = work / "probe-console.log"
+    console, qlog = work / "probe-console.log", work / "probe-qemu.log"
     console.write_bytes(b"")
+    with open(qlog, "wb") as log:
+        proc = subprocess.Popen([qemu_binary(arch), *accel_args("kvm", arch), "-smp", "1", "-m", "512M",
+                                 "-kernel", str(image), "-initrd", str(initrd),
+                                 "-append", f"console={arch.console} panic=-1 quiet", "-display", "none",
+                                 "-no-reboot", "-monitor", "none", "-serial", f"file:{console}"],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
+                                start_new_session=True)
+    deadline = time.monotonic() + KVM_PROBE_S
     try:
-        r = subprocess.run([qemu_binary(arch), *accel_args("kvm", arch), "-smp", "1", "-m", "512M",
-                            "-kernel", str(image), "-initrd", str(initrd),
-                            "-append", f"console={arch.console} panic=-1 quiet", "-display", "none", "-no-reboot",
-                            "-monitor", "none", "-serial", f"file:{console}"],
-                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=KVM_PROBE_S)
-        err = r.stderr.strip().splitlines()
-    except subprocess.TimeoutExpired:
-        err = [f"no answer within {KVM_PROBE_S} s"]
+        while proc.poll() is None and time.monotonic() < deadline:
+            if KVM_INTERNAL in qlog.read_text("utf-8", "replace"):
+                break
+            time.sleep(0.1)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
     ok = b"KBENCH-PROBE-OK" in console.read_bytes()
-    return ok, ("" if ok else (err[-1] if err else "the guest said nothing"))
+    err = qlog.read_text("utf-8", "replace").strip().splitlines()
+    if not ok and time.monotonic() >= deadline and not any(KVM_INTERNAL in ln for ln in err):
+        err = [f"no answer within {KVM_PROBE_S} s"]
+    return ok, ("" if ok else probe_error(err))
+
+
+def probe_error(lines):
+    """What QEMU's stderr LINES say of why the probe's guest did not run:
+    KVM's internal error (and "emulation failure", its usual kind) rather
+    than the register dump after it, else the first line that says error,
+    else the last one."""
+    for ln in lines:
+        if KVM_INTERNAL in ln:
+            return ln.strip() + (" (emulation failure)" if "emulation failure" in map(str.strip, lines) else "")
+    errors = [ln.strip() for ln in lines if "error" in ln.lower()]
+    return errors[0] if errors else (lines[-1].strip() if lines else "the guest said nothing")
 
 
 def choose_accel(wanted, image, work, arch=ARCHES["x86_64"], busybox=BUSYBOX):
