@@ -3,17 +3,24 @@ test definition and the job template are what LAVA reads (every step a
 string, the parameters), the definition's steps run as LAVA's run.sh runs
 them (set -e, parameters as shell variables) on a fake suite and send the
 run back on the console, and kbench-lava-fetch takes it and LAVA's results
-out of a log. The real dispatcher: make test-lava (lava_check.py)."""
+out of a log; lava-local's choice of accelerator (vm-run's KVM probe) with
+a fake LAVA and a fake QEMU. The real dispatcher: make test-lava
+(lava_check.py)."""
 import json
+import os
 import pathlib
 import subprocess
 import sys
 
+import pytest
 import yaml
+
+from test_vm_run import FAKE_QEMU, fake_deb, fake_static  # noqa: F401  (fake_static: a fixture)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 LAB = ROOT / "scripts" / "lab" / "lava"
 FETCH = LAB / "kbench-lava-fetch"
+LAVA_LOCAL = LAB / "lava-local"
 RUN_ID = "20260101T000000Z-abcdef"
 
 
@@ -151,3 +158,75 @@ def test_fetch_refuses_a_damaged_transfer(tmp_path):
     (tmp_path / "again").mkdir()
     r = run_steps(tmp_path / "again", suite, fakes, SEND_RUN="none")
     assert r.returncode == 0 and "KBENCH-DATA-BEGIN" not in r.stdout
+
+
+# ---------------------------------------------------------------- lava-local's accelerator
+
+def lava_local(tmp_path, fake_static, kvm, *args):
+    """lava-local on a fake kernel package with a fake QEMU (FAKE_QEMU_KVM:
+    what its -accel kvm does) and a fake lava-run (it runs nothing, so no
+    run comes back: exit 1) first on PATH, where LAVA finds them too."""
+    fakes = tmp_path / "bin"
+    fakes.mkdir()
+    (fakes / "qemu-system-x86_64").symlink_to(FAKE_QEMU)
+    (fakes / "lava-run").write_text("#!/bin/sh\necho fake lava-run\n")
+    (fakes / "lava-run").chmod(0o755)
+    log = tmp_path / "qemu-args.log"
+    env = dict(os.environ, PATH=f"{fakes}:{os.environ['PATH']}", FAKE_QEMU_KVM=kvm, FAKE_QEMU_LOG=str(log))
+    env.pop("KBENCH_VM_QEMU", None)
+    work = tmp_path / "work"
+    r = subprocess.run([sys.executable, str(LAVA_LOCAL), "--kernel", str(fake_deb(tmp_path)), "--static",
+                        str(fake_static), "--work", str(work), "--out", str(tmp_path / "results"), *args],
+                       capture_output=True, text=True, timeout=60, env=env)
+    calls = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    return r, work, calls
+
+
+def job_accel(work):
+    """The accelerator of LAVA's QEMU (the device's options) and the job's VIRT."""
+    options = yaml.safe_load((work / "device.yaml").read_text())["actions"]["boot"]["methods"]["qemu"]["parameters"]
+    job = yaml.safe_load((work / "job.yaml").read_text())
+    test = next(a["test"] for a in job["actions"] if "test" in a)
+    return options["options"][-1], test["definitions"][0]["parameters"]["VIRT"]
+
+
+@pytest.mark.parametrize("kvm,why", [
+    ("internal-error", "KVM internal error. Suberror: 1 (emulation failure)"),     # /dev/kvm opens, no guest runs
+    ("missing", "qemu-system-x86_64: -accel kvm: failed to initialize kvm: No such file or directory"),
+])
+def test_lava_local_falls_back_to_emulation_where_kvm_runs_no_guest(tmp_path, fake_static, kvm, why):
+    """Issue 44: /dev/kvm readable and writable was taken for KVM; on a
+    nested host the guest died at once and LAVA waited out its login
+    timeout. The probe guest of make vm-run decides, and the fall-back to
+    emulation is said on stderr."""
+    r, work, calls = lava_local(tmp_path, fake_static, kvm)
+    assert [c[c.index("-accel") + 1] for c in calls] == ["kvm"]          # the probe; LAVA's QEMU is its own
+    assert os.path.basename(calls[0][calls[0].index("-initrd") + 1]) == "probe.cpio.gz"
+    assert f"lava-local: KVM probe: {why}\n" in r.stderr
+    assert ("lava-local: KVM cannot run 6.9.0-fake here: the job runs under emulation (QEMU TCG), slower, "
+            "its timings not comparable with native runs\n") in r.stderr
+    assert "lava-local: lava-run (QEMU TCG, emulated)" in r.stderr
+    assert job_accel(work) == ("-accel tcg -cpu max", "emulated")
+    assert r.returncode == 1 and "no KBENCH-DATA-BEGIN line" in r.stderr      # the fake LAVA sent no run
+    assert "Traceback" not in r.stderr
+
+
+def test_lava_local_takes_kvm_where_the_probe_runs(tmp_path, fake_static):
+    r, work, calls = lava_local(tmp_path, fake_static, "ok")
+    assert len(calls) == 1 and "KVM probe" not in r.stderr and "KVM cannot run" not in r.stderr
+    assert "lava-local: lava-run (KVM)" in r.stderr
+    assert job_accel(work) == ("-accel kvm -cpu host", "kvm")
+
+
+def test_lava_local_accel_kvm_or_tcg(tmp_path, fake_static):
+    """--accel kvm: only where the probe's guest runs (else exit 1 before
+    LAVA starts); --accel tcg: no probe."""
+    (tmp_path / "kvm").mkdir()
+    r, work, calls = lava_local(tmp_path / "kvm", fake_static, "internal-error", "--accel", "kvm")
+    assert r.returncode == 1, r.stderr
+    assert "lava-local: error: KVM cannot run this kernel here: KVM internal error. Suberror: 1" in r.stderr
+    assert len(calls) == 1 and not (work / "lava.log").exists() and "Traceback" not in r.stderr
+    (tmp_path / "tcg").mkdir()
+    r, work, calls = lava_local(tmp_path / "tcg", fake_static, "internal-error", "--accel", "tcg")
+    assert calls == [] and "KVM" not in r.stderr
+    assert job_accel(work) == ("-accel tcg -cpu max", "emulated")

@@ -230,14 +230,15 @@ def fake_static(tmp_path):
     return d
 
 
-def fake_run(tmp_path, fake_static, mode, *extra, timeout=60):
+def fake_run(tmp_path, fake_static, mode, *extra, timeout=60, kvm="missing"):
     out = tmp_path / "results"
     out.mkdir(exist_ok=True)
     (out / "keep").mkdir(exist_ok=True)           # what was there before
     log = tmp_path / "qemu-args.log"
     r = vm_run("--static", fake_static, "--out", out, "--no-summary", "--disk-mb", "8", *extra,
                fake_deb(tmp_path), "--", "--quick",
-               env={"KBENCH_VM_QEMU": str(FAKE_QEMU), "FAKE_QEMU_MODE": mode, "FAKE_QEMU_LOG": str(log)},
+               env={"KBENCH_VM_QEMU": str(FAKE_QEMU), "FAKE_QEMU_MODE": mode, "FAKE_QEMU_LOG": str(log),
+                    "FAKE_QEMU_KVM": kvm},
                timeout=timeout)
     calls = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
     return r, out, calls
@@ -270,6 +271,30 @@ def test_complete_run_is_moved_into_place(tmp_path, fake_static):
     assert "  ran without thp: lat_pagefault anon (1 samples)" in r.stderr
     # no --append: the guest's command line is vm-run's own (the probe's is its own too)
     assert guest[guest.index("-append") + 1] == "console=ttyS0 panic=-1 loglevel=4"
+
+
+def test_a_kvm_that_runs_no_guest_is_emulation(tmp_path, fake_static):
+    """A /dev/kvm that opens but runs no guest (nested virtualisation):
+    QEMU says "KVM internal error" and stays, its guest paused. The probe
+    stops it there (the test's 60 s are the probe's own limit: vm-run
+    ending within them is the early stop) and the run is emulated."""
+    r, out, calls = fake_run(tmp_path, fake_static, "complete", kvm="internal-error")
+    assert r.returncode == 0, r.stderr
+    assert [c[c.index("-accel") + 1] for c in calls] == ["kvm", "tcg,thread=multi"]
+    assert "KVM probe: KVM internal error. Suberror: 1 (emulation failure)\n" in r.stderr
+    assert "WARNING: EMULATED GUEST (QEMU TCG, no KVM)" in r.stderr
+    (tmp_path / "kvm").mkdir()
+    r, out, calls = fake_run(tmp_path / "kvm", fake_static, "complete", "--accel", "kvm", kvm="internal-error")
+    assert r.returncode == 1 and "error: KVM cannot run this kernel here: KVM internal error. Suberror: 1" in r.stderr
+    assert "Traceback" not in r.stderr and len(calls) == 1          # the probe only
+
+
+def test_a_kvm_that_runs_the_probe_runs_the_guest(tmp_path, fake_static):
+    r, out, calls = fake_run(tmp_path, fake_static, "complete", kvm="ok")
+    assert r.returncode == 0, r.stderr
+    assert [c[c.index("-accel") + 1] for c in calls] == ["kvm", "kvm"]
+    assert calls[1][calls[1].index("-cpu") + 1] == "host"
+    assert "KVM probe" not in r.stderr and "EMULATED" not in r.stderr
 
 
 def test_append_adds_kernel_options_to_the_guest_only(tmp_path, fake_static):
