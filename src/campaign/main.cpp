@@ -411,16 +411,24 @@ Ran run_child(const std::vector<std::string>& argv, const std::string& out_file 
   return r;
 }
 
+// Each kernel's runs under their own root, DIR/A, DIR/B, ...: two kernels of
+// one release (a patched build) never share a kernel directory.
+std::string kernel_out(const kc::State& s, const kc::Kernel& k) {
+  for (std::size_t i = 0; i < s.kernels.size(); ++i)
+    if (&s.kernels[i] == &k) return s.dir + "/" + char('A' + i);
+  return s.dir;
+}
+
 std::vector<std::string> step_argv(const kc::State& s, const kc::Kernel& k) {
   std::vector<std::string> a;
   if (s.mode == "vm") {
-    a = {s.python, s.repo + "/scripts/vm-run", "--out", s.dir};
+    a = {s.python, s.repo + "/scripts/vm-run", "--out", kernel_out(s, k)};
     if (!k.label.empty()) a.insert(a.end(), {"--label", k.label});
     a.insert(a.end(), s.vm_args.begin(), s.vm_args.end());
     a.push_back(k.image);
     a.push_back("--");
   } else {
-    a = {s.bin_dir + "/kbench-run", "--out", s.dir};
+    a = {s.bin_dir + "/kbench-run", "--out", kernel_out(s, k)};
     if (!k.label.empty()) a.insert(a.end(), {"--label", k.label});
   }
   a.insert(a.end(), s.run_args.begin(), s.run_args.end());
@@ -663,6 +671,7 @@ StartArgs parse_start(const std::vector<std::string>& args) {
     else if (o.rfind("-", 0) == 0) throw UsageError{"unknown option '" + o + "'"};
     else a.kernels.push_back(o);
   }
+  if (a.kernels.size() > 26) throw UsageError{"at most 26 kernels (A to Z)"};
   if (a.kernels.size() < 2) throw UsageError{"give at least two kernels (KERNELS=\"A B ...\"): the first is the baseline"};
   for (char c : a.label)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-'))
@@ -712,9 +721,11 @@ int start(const std::vector<std::string>& args) {
   if (!a.vm)
     for (std::size_t i = 0; i < s.kernels.size(); ++i)
       for (std::size_t j = 0; j < i; ++j)
-        if (!s.kernels[i].release.empty() && s.kernels[i].release == s.kernels[j].release)
+        if (!s.kernels[i].release.empty() && s.kernels[i].release == s.kernels[j].release &&
+            s.kernels[i].label == s.kernels[j].label)
           throw UsageError{"kernels " + s.kernels[j].spec + " and " + s.kernels[i].spec + " are both release " +
-                           s.kernels[i].release + ": after a boot the campaign tells kernels apart by their release"};
+                           s.kernels[i].release + ": give them different labels (,label=NAME) so that every "
+                           "report tells them apart"};
   const kc::Now now = machine_now();
   const std::string cmdline = trim(probe.read_file("/proc/cmdline").value_or(""));
   for (auto& k : s.kernels) if (!a.vm) k.cmdline = kc::kexec_cmdline(cmdline, a.append);

@@ -298,10 +298,14 @@ int current_kernel(const State& s, const Now& now) {
       if (it->kernel >= 0) return it->kernel;
       break;
     }
+  // A boot the campaign did not ask for: by release, when one kernel alone has it.
+  int found = -1;
   for (std::size_t i = 0; i < s.kernels.size(); ++i)
-    if (s.kernels[i].status == "ok" && !s.kernels[i].release.empty() && s.kernels[i].release == now.release)
-      return static_cast<int>(i);
-  return -1;
+    if (!s.kernels[i].release.empty() && s.kernels[i].release == now.release) {
+      if (found >= 0) return -1;
+      found = static_cast<int>(i);
+    }
+  return found >= 0 && s.kernels[std::size_t(found)].status == "ok" ? found : -1;
 }
 
 Action next_action(State& s, const Now& now) {
