@@ -687,6 +687,7 @@ void resolve(kc::Kernel& k, const StartArgs& a, const kc::Probe& probe) {
     k.image = k.spec;
     return;
   }
+  if (is_dir(k.spec)) throw UsageError{"kernel " + k.spec + ": a directory, not a kernel image"};
   const bool path = k.spec.find('/') != std::string::npos || is_file(k.spec);
   if (path) {
     k.image = absolute(k.spec);
@@ -886,7 +887,18 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (cmd == "report") {
-      kc::State s = load(state_arg(args, false));
+      const std::string path = absolute(state_arg(args, false));
+      kc::State s = load(path);
+      // Copied from the machine it ran on (a guest, a lab box): its paths
+      // moved with it; the scripts and Python are this machine's.
+      const std::string here = path.substr(0, path.rfind('/'));
+      if (s.dir != here) {
+        for (auto& p : s.steps)
+          if (p.run_dir.rfind(s.dir + "/", 0) == 0) p.run_dir = here + p.run_dir.substr(s.dir.size());
+        s.dir = here;
+      }
+      if (s.repo.empty() || !is_file(s.repo + "/scripts/report")) s.repo = find_repo();
+      if (!is_file(s.python)) s.python = "/usr/bin/python3";
       std::fputs(describe(s).c_str(), stdout);
       make_report(s);
       return 0;

@@ -1,0 +1,129 @@
+"""kbench-campaign's command line (issue 42): usage errors, each refusal with
+its message and exit status 3, the dry run's plan, status and a bad state
+file, on a fake machine (KBENCH_CAMPAIGN_FAKE_ROOT: /proc and /sys read
+under it, the euid and kexec's answer from files in it; nothing is ever
+loaded, booted or installed). The real thing: make test-campaign."""
+import json
+import os
+import struct
+import subprocess
+
+import pytest
+
+
+def image(path, release):
+    """A file with an x86 boot header naming RELEASE (what the campaign reads)."""
+    head = bytearray(0x1000)
+    head[0x202:0x206] = b"HdrS"
+    struct.pack_into("<H", head, 0x20E, 0x300)
+    v = f"{release} (test) #1 SMP".encode()
+    head[0x500:0x500 + len(v)] = v
+    path.write_bytes(bytes(head))
+    return str(path)
+
+
+@pytest.fixture
+def machine(tmp_path):
+    root = tmp_path / "fake"
+    (root / "proc/sys/kernel/random").mkdir(parents=True)
+    (root / "sys/kernel/security").mkdir(parents=True)
+    (root / "proc/sys/kernel/random/boot_id").write_text("b0\n")
+    (root / "proc/cmdline").write_text("BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro quiet\n")
+    (root / "proc/sys/kernel/kexec_load_disabled").write_text("0\n")
+    (root / "sys/kernel/security/lockdown").write_text("[none] integrity confidentiality\n")
+    (root / "euid").write_text("0\n")
+    (root / "kexec_probe").write_text("0\n")
+    a = image(tmp_path / "vmlinuz-6.1", "6.1.0-57-cloud-amd64")
+    b = image(tmp_path / "vmlinuz-6.12", "6.12.117+deb12-cloud-amd64")
+    return root, a, b
+
+
+def campaign(build_dir, tmp_path, root, *args):
+    env = dict(os.environ, KBENCH_CAMPAIGN_FAKE_ROOT=str(root))
+    return subprocess.run([str(build_dir / "bin" / "kbench-campaign"), *args], capture_output=True, text=True,
+                          env=env, cwd=tmp_path, timeout=60)
+
+
+def test_help_and_usage_errors(build_dir, tmp_path, machine):
+    root, a, b = machine
+    r = campaign(build_dir, tmp_path, root, "--help")
+    assert r.returncode == 0 and "--rounds K" in r.stdout and "--dry-run" in r.stdout
+    assert campaign(build_dir, tmp_path, root).returncode == 2
+    for args, words in ((["start", a], "at least two kernels"),
+                        (["start", "--rounds", "0", a, b], "--rounds: expected an integer"),
+                        (["start", "--frobnicate", a, b], "unknown option '--frobnicate'"),
+                        (["start", a, b + ",colour=red"], "unknown option 'colour'"),
+                        (["start", a, a], "both release 6.1.0-57-cloud-amd64"),
+                        (["start", a, b, "--", "--out", "x"], "the campaign sets it itself"),
+                        (["start", str(tmp_path), b], "a directory, not a kernel image"),
+                        (["start", str(tmp_path / "fake" / "euid"), b], "not an x86 kernel image"),
+                        (["frob"], "unknown command 'frob'")):
+        r = campaign(build_dir, tmp_path, root, *args)
+        assert r.returncode == 2, (args, r.stderr)
+        assert words in r.stderr and "Traceback" not in r.stderr
+
+
+def test_dry_run_prints_the_balanced_plan(build_dir, tmp_path, machine):
+    root, a, b = machine
+    r = campaign(build_dir, tmp_path, root, "start", "--dry-run", "--rounds", "3", "--append", "mitigations=off",
+                 "--results", "res", a, b + ",label=new", "--", "--quick")
+    assert r.returncode == 0, r.stderr
+    assert "order: A B B A A B" in r.stdout
+    assert "command line: root=/dev/sda1 ro quiet mitigations=off" in r.stdout
+    assert "release 6.12.117+deb12-cloud-amd64" in r.stdout
+    assert "odd number of rounds" in r.stdout
+    assert "kexec boots: 4" in r.stdout  # A B | B A | A B from another kernel (uname is this machine's)
+    assert not (tmp_path / "res").exists() or not list((tmp_path / "res").iterdir())  # nothing written
+
+
+@pytest.mark.parametrize("setup, words", [
+    (lambda root: (root / "euid").write_text("1000\n"), "needs root"),
+    (lambda root: (root / "kexec_probe").write_text("ENOSYS\n"), "CONFIG_KEXEC_FILE"),
+    (lambda root: (root / "kexec_probe").write_text("EPERM\n"), "not permitted"),
+    (lambda root: (root / "sys/kernel/security/lockdown").write_text("none [integrity] confidentiality\n"),
+     "locked down"),
+    (lambda root: (root / "proc/sys/kernel/kexec_load_disabled").write_text("1\n"), "kexec_load_disabled"),
+])
+def test_refusals(build_dir, tmp_path, machine, setup, words):
+    root, a, b = machine
+    setup(root)
+    r = campaign(build_dir, tmp_path, root, "start", a, b)
+    assert r.returncode == 3, r.stderr
+    assert "refused: " in r.stderr and words in r.stderr
+    r = campaign(build_dir, tmp_path, root, "start", "--dry-run", a, b)
+    assert r.returncode == 3 and "it would be refused" in r.stderr
+
+
+def test_refused_missing_image_and_running_campaign(build_dir, tmp_path, machine):
+    root, a, b = machine
+    r = campaign(build_dir, tmp_path, root, "start", a, str(tmp_path / "vmlinuz-none"))
+    assert r.returncode == 3 and "no such image" in r.stderr
+    r = campaign(build_dir, tmp_path, root, "start", a, "9.9.9-nothere")
+    assert r.returncode == 3 and "no such image: /boot/vmlinuz-9.9.9-nothere" in r.stderr
+    running = tmp_path / "results" / "campaign-x"
+    running.mkdir(parents=True)
+    state = {"schema": "kbench-campaign/1", "id": "x", "mode": "host", "status": "running",
+             "dir": str(running), "kernels": [{"spec": a, "status": "ok"}], "steps": [{"kernel": 0}]}
+    (running / "campaign.json").write_text(json.dumps(state))
+    r = campaign(build_dir, tmp_path, root, "start", a, b)
+    assert r.returncode == 3 and "already running" in r.stderr and "make campaign-stop" in r.stderr
+    r = campaign(build_dir, tmp_path, root, "status")
+    assert r.returncode == 0 and "campaign x (host): running" in r.stdout
+    # all checks pass on the fake machine: it says so and does nothing
+    state["status"] = "stopped"
+    (running / "campaign.json").write_text(json.dumps(state))
+    r = campaign(build_dir, tmp_path, root, "start", a, b)
+    assert r.returncode == 0 and "nothing done" in r.stderr
+
+
+def test_bad_state_files(build_dir, tmp_path, machine):
+    root, _a, _b = machine
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    r = campaign(build_dir, tmp_path, root, "resume", str(bad))
+    assert r.returncode == 1 and "not JSON" in r.stderr
+    bad.write_text('{"schema": "other"}')
+    r = campaign(build_dir, tmp_path, root, "status", str(bad))
+    assert r.returncode == 1 and "not a kbench campaign state" in r.stderr
+    r = campaign(build_dir, tmp_path, root, "stop", "--results", str(tmp_path / "none"))
+    assert r.returncode == 3 and "no campaign is running" in r.stderr
