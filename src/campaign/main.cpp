@@ -502,7 +502,7 @@ void make_report(const kc::State& s) {
     for (const auto& p : s.steps)
       if (p.kernel == int(i) && p.status == "done" && !p.run_dir.empty()) d = p.run_dir.substr(0, p.run_dir.rfind('/'));
     if (!d.empty() && std::find(kdirs.begin(), kdirs.end(), d) == kdirs.end()) kdirs.push_back(d);
-    else if (d.empty()) say("kernel " + s.kernels[i].spec + ": no run to compare");
+    else if (d.empty()) say("kernel " + kc::kernel_name(s, int(i)) + ": no run to compare");
   }
   Ran r = run_child({s.python, s.repo + "/scripts/report", "--out", s.dir + "/index.html", s.dir});
   if (r.status != 0) say("scripts/report failed (exit " + std::to_string(r.status) + ")");
@@ -529,24 +529,24 @@ std::string describe(const kc::State& s) {
   o << "campaign " << s.id << " (" << s.mode << "): " << s.status << "; steps " << kc::step_counts(s) << "\n";
   for (std::size_t i = 0; i < s.kernels.size(); ++i) {
     const auto& k = s.kernels[i];
-    o << "  kernel " << char('A' + i) << ": " << k.spec << (k.release.empty() ? "" : " (" + k.release + ")")
+    o << "  kernel " << char('A' + i) << ": " << k.spec << (k.label.empty() ? "" : ", label " + k.label) << (k.release.empty() ? "" : " (" + k.release + ")")
       << (k.status == "ok" ? "" : "  FAILED: " + k.reason) << "\n";
   }
-  long prev = iso_epoch(s.created);
+  const long t0 = iso_epoch(s.created);
   for (const auto& b : s.boots) {
     const long t = iso_epoch(b.at);
-    o << "  boot  " << b.at << "  " << (b.kernel >= 0 ? std::string(1, char('A' + b.kernel)) : std::string("default"))
-      << " " << b.release << "  (" << b.note << (prev >= 0 && t >= 0 ? ", " + std::to_string(t - prev) + " s since the previous event" : "") << ")\n";
+    o << "  boot  " << b.at << (t0 >= 0 && t >= 0 ? "  +" + std::to_string(t - t0) + " s" : "") << "  "
+      << (b.kernel >= 0 ? std::string(1, char('A' + b.kernel)) : std::string("default")) << " " << b.release << "  ("
+      << b.note << ")\n";
   }
   for (std::size_t i = 0; i < s.steps.size(); ++i) {
     const auto& p = s.steps[i];
     const long a = iso_epoch(p.started), b = iso_epoch(p.ended);
     o << "  step " << i + 1 << "  " << char('A' + p.kernel) << "  " << p.status;
-    if (a >= 0 && b >= 0) o << "  " << (b - a) << " s";
+    if (a >= 0 && b >= 0) o << "  " << (b - a) << " s" << (t0 >= 0 ? " (from +" + std::to_string(a - t0) + " s)" : "");
     if (!p.run_dir.empty()) o << "  " << p.run_dir;
     if (!p.reason.empty()) o << "  (" << p.reason << ")";
     o << "\n";
-    prev = b;
   }
   const long c = iso_epoch(s.created), e = iso_epoch(s.ended);
   if (c >= 0 && e >= 0) o << "  total " << (e - c) << " s\n";
@@ -589,11 +589,11 @@ int drive(kc::State& s, bool interactive) {
     }
     const auto& k = s.kernels[std::size_t(a.kernel)];
     if (a.kind == kc::ActionKind::boot) {
-      say("step " + std::to_string(a.step + 1) + "/" + std::to_string(s.steps.size()) + ": kexec into " + k.spec +
+      say("step " + std::to_string(a.step + 1) + "/" + std::to_string(s.steps.size()) + ": kexec into " + kc::kernel_name(s, a.kernel) +
           " (" + k.release + "), command line: " + k.cmdline);
       const std::string why = kexec_load(k);
       if (!why.empty()) {
-        say("kernel " + k.spec + ": failed: " + why);
+        say("kernel " + kc::kernel_name(s, a.kernel) + ": failed: " + why);
         kc::mark_boot_failed(s, a.kernel, why);
         save(s);
         continue;
@@ -604,7 +604,7 @@ int drive(kc::State& s, bool interactive) {
     }
     // run
     const auto argv = step_argv(s, k);
-    say("step " + std::to_string(a.step + 1) + "/" + std::to_string(s.steps.size()) + ": " + k.spec + ": " + quoted(argv));
+    say("step " + std::to_string(a.step + 1) + "/" + std::to_string(s.steps.size()) + ": " + kc::kernel_name(s, a.kernel) + ": " + quoted(argv));
     kc::mark_step_running(s, a.step, now);
     save(s);
     Ran r = run_child(argv);
@@ -753,6 +753,7 @@ int start(const std::vector<std::string>& args) {
   s.created = now.time;
   s.home_release = now.release;
   s.home_boot_id = now.boot_id;
+  s.boots.push_back(kc::Boot{-1, now.release, now.boot_id, now.time, "the default kernel: the campaign began"});
   const std::string hook = a.vm ? "" : a.hook == "auto" ? (systemd_runs() ? "systemd" : "initd") : a.hook;
 
   // the plan
@@ -852,7 +853,10 @@ int stop(const std::vector<std::string>& args) {
   save(s);
   std::fputs(describe(s).c_str(), stderr);
   say("stopped; the boot hook is removed");
-  if (s.mode == "host" && now.boot_id != s.home_boot_id) {
+  bool kexec_boot = false;
+  for (const auto& b : s.boots)
+    if (b.boot_id == now.boot_id && b.note == "kexec") kexec_boot = true;
+  if (s.mode == "host" && kexec_boot) {
     say("back to the default kernel: rebooting");
     reboot_now(false);
   }

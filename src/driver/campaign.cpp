@@ -250,6 +250,11 @@ State state_from_json(const JsonValue& j) {
 
 // ---- what next -----------------------------------------------------------
 
+std::string kernel_name(const State& s, int kernel) {
+  const auto& k = s.kernels.at(static_cast<std::size_t>(kernel));
+  return std::string(1, char('A' + kernel)) + " (" + k.spec + (k.label.empty() ? "" : ", label " + k.label) + ")";
+}
+
 void mark_boot_failed(State& s, int kernel, const std::string& reason) {
   auto& k = s.kernels.at(static_cast<std::size_t>(kernel));
   k.status = "failed";
@@ -269,16 +274,16 @@ std::vector<std::string> reconcile(State& s, const Now& now) {
     const auto& k = s.kernels.at(static_cast<std::size_t>(b.kernel));
     if (now.boot_id == b.boot_id) {
       mark_boot_failed(s, b.kernel, "the kexec into it did not happen (still in the boot that asked for it)");
-      said.push_back("kernel " + k.spec + ": failed: the kexec did not happen");
+      said.push_back("kernel " + kernel_name(s, b.kernel) + ": failed: the kexec did not happen");
     } else if (!k.release.empty() && now.release != k.release) {
       const std::string why = "booted " + now.release + " instead of " + k.release +
                               " (it failed to boot or panicked and the machine came back in another kernel)";
       mark_boot_failed(s, b.kernel, why);
-      s.boots.push_back(Boot{-1, now.release, now.boot_id, now.time, "after the failed boot of " + k.spec});
-      said.push_back("kernel " + k.spec + ": failed: " + why);
+      s.boots.push_back(Boot{-1, now.release, now.boot_id, now.time, "after the failed boot of " + kernel_name(s, b.kernel)});
+      said.push_back("kernel " + kernel_name(s, b.kernel) + ": failed: " + why);
     } else {
       s.boots.push_back(Boot{b.kernel, now.release, now.boot_id, now.time, "kexec"});
-      said.push_back("booted " + k.spec + " (" + now.release + ")");
+      said.push_back("booted " + kernel_name(s, b.kernel) + ": " + now.release);
     }
   }
   for (auto& p : s.steps)
@@ -287,7 +292,7 @@ std::vector<std::string> reconcile(State& s, const Now& now) {
       p.reason = p.boot_id == now.boot_id ? "never finished (the campaign process ended during it)"
                                           : "never finished (the machine rebooted or crashed during it)";
       p.ended = now.time;
-      said.push_back("a step of " + s.kernels.at(std::size_t(p.kernel)).spec + ": failed: " + p.reason);
+      said.push_back("a step of " + kernel_name(s, p.kernel) + ": failed: " + p.reason);
     }
   return said;
 }
@@ -320,7 +325,13 @@ Action next_action(State& s, const Now& now) {
     if (s.mode == "vm" || current_kernel(s, now) == p.kernel) return {ActionKind::run, int(i), p.kernel, false};
     return {ActionKind::boot, int(i), p.kernel, false};
   }
-  return {ActionKind::finish, -1, -1, s.mode == "host" && now.boot_id != s.home_boot_id};
+  // Home again by a reboot only from a boot the campaign kexec'd into: the
+  // boot it began in, or one it did not ask for (the machine came back by
+  // itself after a kernel failed), is the default kernel's already.
+  bool kexec_boot = false;
+  for (const auto& b : s.boots)
+    if (b.boot_id == now.boot_id && b.note == "kexec") kexec_boot = true;
+  return {ActionKind::finish, -1, -1, s.mode == "host" && kexec_boot};
 }
 
 void mark_boot_requested(State& s, int kernel, const Now& now) {

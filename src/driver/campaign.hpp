@@ -138,6 +138,9 @@ void mark_step_ended(State& s, int step, int exit_code, const std::string& run_d
 void mark_step_interrupted(State& s, int step);  // back to pending: it runs again
 void mark_finished(State& s, const std::string& status, const Now& now);
 
+// "C (/boot/vmlinuz-6.12, label patched)": a kernel in messages.
+std::string kernel_name(const State& s, int kernel);
+
 // Summary counts "N done, M failed, P pending".
 std::string step_counts(const State& s);
 

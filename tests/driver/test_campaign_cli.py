@@ -127,3 +127,21 @@ def test_bad_state_files(build_dir, tmp_path, machine):
     assert r.returncode == 1 and "not a kbench campaign state" in r.stderr
     r = campaign(build_dir, tmp_path, root, "stop", "--results", str(tmp_path / "none"))
     assert r.returncode == 3 and "no campaign is running" in r.stderr
+
+
+def test_the_reference_names_only_real_options_and_targets(build_dir):
+    """src/reference/campaign.md: every --option it shows is one of
+    kbench-campaign's, kbench-run's or scripts/vm-run's, every make X a target."""
+    import re
+    import sys
+    root = next(p for p in [build_dir.resolve(), *build_dir.resolve().parents] if (p / "Makefile").is_file())
+    doc = (root / "src" / "reference" / "campaign.md").read_text()
+    known = set()
+    for cmd in ([str(build_dir / "bin" / "kbench-campaign")], [str(build_dir / "bin" / "kbench-run")],
+                [sys.executable, str(root / "scripts" / "vm-run")]):
+        r = subprocess.run(cmd + ["--help"], capture_output=True, text=True, timeout=60)
+        known |= set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", r.stdout + r.stderr))
+    shown = set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", doc))
+    assert shown - known == set()
+    targets = set(re.findall(r"^([a-z][a-z0-9-]*):", (root / "Makefile").read_text(), re.M))
+    assert set(re.findall(r"make ([a-z][a-z0-9-]*)", doc)) - targets == set()

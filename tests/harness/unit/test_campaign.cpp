@@ -191,6 +191,11 @@ TEST_CASE("a kernel that boots the wrong release, or does not boot, is failed; t
   auto a = kc::next_action(s, back);
   REQUIRE(a.kind == kc::ActionKind::run);  // A's second step, on the default kernel (release 6.1, not ambiguous)
   CHECK(a.step == 3);
+  kc::mark_step_running(s, 3, back);
+  kc::mark_step_ended(s, 3, 0, "/r/b", "", back);
+  a = kc::next_action(s, back);
+  CHECK(a.kind == kc::ActionKind::finish);
+  CHECK_FALSE(a.go_home);  // a boot the campaign did not ask for: the default kernel already
   // no reboot at all after the request: failed too
   kc::State t = two_kernels(2);
   kc::mark_boot_requested(t, 1, home);
