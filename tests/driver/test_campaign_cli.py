@@ -145,3 +145,31 @@ def test_the_reference_names_only_real_options_and_targets(build_dir):
     assert shown - known == set()
     targets = set(re.findall(r"^([a-z][a-z0-9-]*):", (root / "Makefile").read_text(), re.M))
     assert set(re.findall(r"make ([a-z][a-z0-9-]*)", doc)) - targets == set()
+
+
+def test_stop_ends_a_running_campaign(build_dir, tmp_path, machine):
+    root, a, b = machine
+    d = tmp_path / "results" / "campaign-y"
+    d.mkdir(parents=True)
+    state = {"schema": "kbench-campaign/1", "id": "y", "mode": "host", "status": "running", "dir": str(d),
+             "kernels": [{"spec": a, "release": "6.1", "status": "ok"}, {"spec": b, "release": "6.12", "status": "ok"}],
+             "steps": [{"kernel": 0, "status": "done"}, {"kernel": 1, "status": "running", "boot_id": "b0"},
+                       {"kernel": 1, "status": "pending"}, {"kernel": 0, "status": "pending"}],
+             "boots": [{"kernel": -1, "release": "6.1", "boot_id": "b0", "note": "the campaign began"}],
+             "hook_files": [], "pid": 0}
+    (d / "campaign.json").write_text(json.dumps(state))
+    (root / "euid").write_text("1000\n")
+    r = campaign(build_dir, tmp_path, root, "stop")
+    assert r.returncode == 3 and "needs root" in r.stderr
+    (root / "euid").write_text("0\n")
+    r = campaign(build_dir, tmp_path, root, "stop")
+    assert r.returncode == 0, r.stderr
+    assert "would reboot" not in r.stderr  # the boot it began in: the default kernel already
+    s = json.loads((d / "campaign.json").read_text())
+    assert s["status"] == "stopped"
+    assert [p["status"] for p in s["steps"]] == ["done", "failed", "pending", "pending"]
+    assert "never finished" in s["steps"][1]["reason"]
+    assert s["steps"][2]["reason"] == "not run: the campaign was stopped"
+    assert not (d / "campaign.json.tmp").exists()
+    r = campaign(build_dir, tmp_path, root, "stop")
+    assert r.returncode == 3 and "no campaign is running" in r.stderr
