@@ -187,6 +187,8 @@ kc::Probe machine_probe() {
     p.euid = [] { return static_cast<unsigned>(geteuid()); };
     p.read_file = [](const std::string& path) { return read_text(path); };
     p.kexec_probe = [] {
+      // An image loaded already (kexec -l): kexec works, and the probe below would unload it.
+      if (trim(read_text("/sys/kernel/kexec_loaded").value_or("0")) == "1") return 0;
       const long r = syscall(SYS_kexec_file_load, -1, -1, 0UL, nullptr, KEXEC_FILE_UNLOAD);
       return r == 0 ? 0 : errno;
     };
