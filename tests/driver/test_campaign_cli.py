@@ -173,3 +173,63 @@ def test_stop_ends_a_running_campaign(build_dir, tmp_path, machine):
     assert not (d / "campaign.json.tmp").exists()
     r = campaign(build_dir, tmp_path, root, "stop")
     assert r.returncode == 3 and "no campaign is running" in r.stderr
+
+
+FAKE_VM_RUN = r"""#!/bin/sh
+# a stand-in for scripts/vm-run: --out DIR ... KERNEL -- ...; prints a run directory
+out=$2
+case "$*" in *nobody-boots*) exit 3 ;; esac
+if [ -f "$KB_TEST_SLOW" ]; then rm -f "$KB_TEST_SLOW"; touch "$KB_TEST_SLOW.started"; sleep 30; fi
+d=$out/vm-h/rel/run-$$
+mkdir -p "$d" && echo '{"status": "complete"}' > "$d/meta.json" && echo "$d"
+"""
+
+
+def test_the_loop_in_vm_mode_ctrl_c_a_dead_guest_and_the_end(build_dir, tmp_path, machine):
+    """resume drives a campaign to its end (vm mode, a stand-in vm-run): a
+    step cut by Ctrl-C goes back to pending (exit 130) and runs again at the
+    next resume; a kernel whose guest gives no run (vm-run's 3) fails with
+    its other steps; each other step runs exactly once."""
+    import signal
+    import time
+    root, _a, _b = machine
+    repo = tmp_path / "repo"
+    (repo / "scripts").mkdir(parents=True)
+    (repo / "scripts" / "vm-run").write_text(FAKE_VM_RUN)
+    d = tmp_path / "results" / "campaign-z"
+    d.mkdir(parents=True)
+    state = {"schema": "kbench-campaign/1", "id": "z", "mode": "vm", "status": "running", "dir": str(d),
+             "repo": str(repo), "python": "/bin/sh", "run_args": ["--quick"],
+             "kernels": [{"spec": "k1", "image": "k1", "status": "ok"},
+                         {"spec": "k2", "image": "nobody-boots", "status": "ok"}],
+             "steps": [{"kernel": k, "status": "pending"} for k in (0, 1, 1, 0)]}
+    (d / "campaign.json").write_text(json.dumps(state))
+    slow = tmp_path / "slow"
+    slow.write_text("")
+    env = dict(os.environ, KBENCH_CAMPAIGN_FAKE_ROOT=str(root), KB_TEST_SLOW=str(slow))
+    p = subprocess.Popen([str(build_dir / "bin" / "kbench-campaign"), "resume", str(d / "campaign.json")],
+                         stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+    for _ in range(300):
+        if (tmp_path / "slow.started").exists():
+            break
+        time.sleep(0.1)
+    os.killpg(p.pid, signal.SIGINT)  # the terminal's Ctrl-C: the whole group
+    _out, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err
+    assert "interrupted" in err
+    s = json.loads((d / "campaign.json").read_text())
+    assert s["status"] == "running" and s["steps"][0]["status"] == "pending"
+    assert "interrupted once" in s["steps"][0]["reason"]
+    r = subprocess.run([str(build_dir / "bin" / "kbench-campaign"), "resume", str(d / "campaign.json")],
+                       capture_output=True, text=True, env=env, timeout=60)
+    assert r.returncode == 0, r.stderr
+    s = json.loads((d / "campaign.json").read_text())
+    assert s["status"] == "finished"
+    assert [p["status"] for p in s["steps"]] == ["done", "failed", "failed", "done"]
+    assert s["kernels"][1]["status"] == "failed" and "vm-run exit 3" in s["kernels"][1]["reason"]
+    runs = sorted((d / "A" / "vm-h" / "rel").iterdir())
+    assert len(runs) == 2  # the cut step's stand-in made no run; each step ran once
+    assert {p["run_dir"] for p in s["steps"] if p["status"] == "done"} == {str(r) for r in runs}
+    r = subprocess.run([str(build_dir / "bin" / "kbench-campaign"), "resume", str(d / "campaign.json")],
+                       capture_output=True, text=True, env=env, timeout=60)
+    assert r.returncode == 0 and "nothing to do" in r.stderr
