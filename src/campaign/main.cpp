@@ -760,7 +760,7 @@ int start(const std::vector<std::string>& args) {
   s.created = now.time;
   s.home_release = now.release;
   s.home_boot_id = now.boot_id;
-  s.boots.push_back(kc::Boot{-1, now.release, now.boot_id, now.time, "the default kernel: the campaign began"});
+  if (!a.vm) s.boots.push_back(kc::Boot{-1, now.release, now.boot_id, now.time, "the default kernel: the campaign began"});
   const std::string hook = a.vm ? "" : a.hook == "auto" ? (systemd_runs() ? "systemd" : "initd") : a.hook;
 
   // the plan
