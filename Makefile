@@ -427,6 +427,52 @@ SERIES_KERNELS ?=
 test-series-vm:
 	$(if $(SERIES_KERNELS),KBENCH_SERIES_KERNELS='$(SERIES_KERNELS)') $(PYTHON) -m pytest -q -rs -p no:cacheprovider tests/system/series_vm_check.py
 
+# ---- A campaign: several kernels booted in turn ------------------------------
+#   make campaign KERNELS="A B [C ...]" [ROUNDS=2] [BUDGET=] [ONLY=] [LABEL=]
+#                    boots each kernel in turn with kexec_file_load (as root), in a
+#                    balanced order (A B B A ...), one kbench-run per step, resuming
+#                    after every boot through a hook it installs and removes; at the
+#                    end the default kernel again, the page and the comparison against
+#                    A in results/campaign-ID/ (build/bin/kbench-campaign;
+#                    src/reference/campaign.md). A kernel: an image path or an
+#                    installed release, optionally ,initrd=FILE ,label=NAME.
+#                    KERNEL_ARGS= extra command-line options; DRY_RUN=1 prints the plan.
+#   make campaign-stop    ends the running campaign: the hook removed, the default kernel
+#   make campaign-status  the latest campaign's boots and steps (CAMPAIGN=DIR another)
+#   make campaign-report  its page and comparison again (CAMPAIGN=DIR)
+#   make vm-campaign KERNELS="X Y"  the same plan, each step through make vm-run's
+#                    scripts/vm-run in a QEMU guest: this machine does not reboot.
+#   make test-campaign    a QEMU guest (TCG) of Debian's 6.1 cloud kernel kexecs into
+#                    6.12 and back, k=2, and into a kernel that panics (downloads two
+#                    kernels: not in make test; tests/system/campaign_check.py).
+KERNELS  ?=
+ROUNDS   ?= 2
+DRY_RUN  ?=
+CAMPAIGN ?=
+CAMPAIGN_BIN := $(BUILD)/bin/kbench-campaign
+CAMPAIGN_RUN_ARGS = $(if $(BUDGET),--budget $(BUDGET)) $(if $(ONLY),--only '$(ONLY)') $(RUN_ARGS)
+.PHONY: campaign campaign-stop campaign-status campaign-report vm-campaign test-campaign
+all: $(CAMPAIGN_BIN)
+$(CAMPAIGN_BIN): $(BUILD)/obj/campaign/main.o $(DRIVER_LIB) $(HARNESS_LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CXX) $(CXXFLAGS) $(LDFLAGS) $(KB_LDFLAGS) -o $@ $^
+campaign: all
+	$(CAMPAIGN_BIN) start --rounds '$(ROUNDS)' $(if $(LABEL),--label '$(LABEL)') $(if $(KERNEL_ARGS),--append '$(KERNEL_ARGS)') \
+	  $(if $(DRY_RUN),--dry-run) --python '$(PYTHON)' $(KERNELS) -- $(CAMPAIGN_RUN_ARGS) $(SCALING)
+campaign-stop: $(CAMPAIGN_BIN)
+	$(CAMPAIGN_BIN) stop
+campaign-status: $(CAMPAIGN_BIN)
+	$(CAMPAIGN_BIN) status $(CAMPAIGN)
+campaign-report: $(CAMPAIGN_BIN)
+	$(CAMPAIGN_BIN) report $(CAMPAIGN)
+vm-campaign: $(CAMPAIGN_BIN)
+	$(CAMPAIGN_BIN) start --vm --rounds '$(ROUNDS)' $(if $(LABEL),--label '$(LABEL)') $(if $(DRY_RUN),--dry-run) --python '$(PYTHON)' \
+	  --vm-arg --mem --vm-arg '$(MEM)' $(if $(CPUS),--vm-arg --cpus --vm-arg '$(CPUS)') $(if $(KERNEL_ARGS),--vm-arg --append --vm-arg '$(KERNEL_ARGS)') \
+	  $(KERNELS) -- $(CAMPAIGN_RUN_ARGS)
+test-campaign:
+	$(PYTHON) -m pytest -q -s -rs -p no:cacheprovider tests/system/campaign_check.py
+
 # ---- Find the commit ---------------------------------------------------------
 #   make bisect-step TREE=~/linux ONLY='^lat_syscall stat$$' [RECORD=good|bad] [ARGS=...]
 #                    one step of scripts/bisect-step in the kernel tree TREE: with

@@ -40,7 +40,7 @@ def test_arch_arm64_dry_run_compiles_with_the_cross_compiler_into_build_arm64(tr
     links = [c for c in cmds if " -o build/arm64/bin/" in c and " -c " not in c]
     n_bench = len(list((tree / "src" / "bench").glob("*.cpp")))
     assert compiles and all(c.startswith("aarch64-linux-gnu-g++ ") and " -o build/arm64/obj/" in c for c in compiles)
-    assert len(links) == n_bench + 1                     # every benchmark and the driver
+    assert len(links) == n_bench + 2                     # every benchmark, the driver, kbench-campaign
     assert all(c.startswith("aarch64-linux-gnu-g++ ") and " -static " in c for c in links)
     assert "aarch64-linux-gnu-gcc -O2 -static -o build/arm64/libexec/kbench-exec-helper src/helper/exec_helper.c" in cmds
     assert [c for c in cmds if " rcs build/arm64/lib/libkbench.a" in c][0].startswith("aarch64-linux-gnu-ar ")

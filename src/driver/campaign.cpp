@@ -1,0 +1,417 @@
+// campaign.cpp — the pure part of a campaign (campaign.hpp): plan, state,
+// transitions, refusals. Nothing here touches the machine except through the
+// Probe the caller passes.
+#include "driver/campaign.hpp"
+
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <sstream>
+#include <stdexcept>
+
+#include "harness/internal/usage_error.hpp"
+
+namespace kbench::campaign {
+
+using driver::JsonValue;
+
+std::vector<int> balanced_order(int n, int rounds) {
+  std::vector<int> out;
+  if (n <= 0 || rounds <= 0) return out;
+  for (int r = 0; r < rounds; ++r)
+    for (int i = 0; i < n; ++i) out.push_back(r % 2 == 0 ? i : n - 1 - i);
+  return out;
+}
+
+Kernel parse_kernel_spec(const std::string& text) {
+  Kernel k;
+  std::vector<std::string> parts;
+  std::string cur;
+  for (char c : text) {
+    if (c == ',') {
+      parts.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  parts.push_back(cur);
+  k.spec = parts[0];
+  if (k.spec.empty()) throw UsageError{"kernel '" + text + "': empty image or release"};
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    const auto eq = parts[i].find('=');
+    const std::string key = parts[i].substr(0, eq);
+    const std::string val = eq == std::string::npos ? "" : parts[i].substr(eq + 1);
+    if (eq == std::string::npos || val.empty())
+      throw UsageError{"kernel '" + text + "': expected KEY=VALUE after a comma, got '" + parts[i] + "'"};
+    if (key == "initrd") {
+      k.initrd = val;
+    } else if (key == "label") {
+      for (char c : val)
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '+' || c == '-'))
+          throw UsageError{"kernel '" + text + "': label: only letters, digits and . _ + - are allowed"};
+      k.label = val;
+    } else {
+      throw UsageError{"kernel '" + text + "': unknown option '" + key + "' (initrd=FILE, label=NAME)"};
+    }
+  }
+  return k;
+}
+
+std::optional<std::string> image_release_from_bytes(const std::string& head) {
+  if (head.size() < 0x210 || head.compare(0x202, 4, "HdrS") != 0) return std::nullopt;
+  const auto lo = static_cast<unsigned char>(head[0x20E]), hi = static_cast<unsigned char>(head[0x20F]);
+  const std::size_t off = 0x200 + (std::size_t(hi) << 8 | lo);
+  if (off >= head.size()) return std::string("unknown");
+  std::string text = head.substr(off, 256);
+  text = text.substr(0, text.find('\0'));
+  std::istringstream in(text);
+  std::string word;
+  if (!(in >> word)) return std::string("unknown");
+  return word;
+}
+
+std::string kexec_cmdline(const std::string& proc_cmdline, const std::string& append) {
+  std::istringstream in(proc_cmdline);
+  std::string w, out;
+  while (in >> w) {
+    if (w.rfind("BOOT_IMAGE=", 0) == 0 || w.rfind("initrd=", 0) == 0) continue;
+    out += (out.empty() ? "" : " ") + w;
+  }
+  std::istringstream extra(append);
+  while (extra >> w) out += (out.empty() ? "" : " ") + w;
+  return out;
+}
+
+// ---- the state file ------------------------------------------------------
+
+namespace {
+
+JsonValue str(const std::string& s) { return JsonValue::string(s); }
+
+JsonValue strings(const std::vector<std::string>& v) {
+  JsonValue a = JsonValue::array();
+  for (const auto& s : v) a.push(str(s));
+  return a;
+}
+
+JsonValue boot_json(const Boot& b) {
+  JsonValue o = JsonValue::object();
+  o.set("kernel", JsonValue::integer(b.kernel));
+  o.set("release", str(b.release));
+  o.set("boot_id", str(b.boot_id));
+  o.set("at", str(b.at));
+  o.set("note", str(b.note));
+  return o;
+}
+
+std::string get(const JsonValue& j, const char* key) { return j.get_string(key).value_or(""); }
+
+std::int64_t get_int(const JsonValue& j, const char* key, std::int64_t dflt) {
+  const JsonValue* v = j.find(key);
+  return v && v->as_int() ? *v->as_int() : dflt;
+}
+
+std::vector<std::string> get_strings(const JsonValue& j, const char* key) {
+  std::vector<std::string> out;
+  if (const JsonValue* v = j.find(key); v && v->is_array())
+    for (const auto& e : v->items())
+      if (e.is_string()) out.push_back(e.text());
+  return out;
+}
+
+Boot boot_from(const JsonValue& j) {
+  Boot b;
+  b.kernel = static_cast<int>(get_int(j, "kernel", -1));
+  b.release = get(j, "release");
+  b.boot_id = get(j, "boot_id");
+  b.at = get(j, "at");
+  b.note = get(j, "note");
+  return b;
+}
+
+}  // namespace
+
+JsonValue state_to_json(const State& s) {
+  JsonValue o = JsonValue::object();
+  o.set("schema", str("kbench-campaign/1"));
+  o.set("id", str(s.id));
+  o.set("mode", str(s.mode));
+  o.set("status", str(s.status));
+  o.set("created", str(s.created));
+  o.set("ended", str(s.ended));
+  o.set("dir", str(s.dir));
+  o.set("bin_dir", str(s.bin_dir));
+  o.set("repo", str(s.repo));
+  o.set("python", str(s.python));
+  o.set("run_args", strings(s.run_args));
+  o.set("vm_args", strings(s.vm_args));
+  o.set("append", str(s.append));
+  o.set("rounds", JsonValue::integer(s.rounds));
+  o.set("home_release", str(s.home_release));
+  o.set("home_boot_id", str(s.home_boot_id));
+  JsonValue ks = JsonValue::array();
+  for (const auto& k : s.kernels) {
+    JsonValue e = JsonValue::object();
+    e.set("spec", str(k.spec));
+    e.set("image", str(k.image));
+    e.set("initrd", str(k.initrd));
+    e.set("label", str(k.label));
+    e.set("release", str(k.release));
+    e.set("cmdline", str(k.cmdline));
+    e.set("status", str(k.status));
+    e.set("reason", str(k.reason));
+    ks.push(std::move(e));
+  }
+  o.set("kernels", std::move(ks));
+  JsonValue st = JsonValue::array();
+  for (const auto& p : s.steps) {
+    JsonValue e = JsonValue::object();
+    e.set("kernel", JsonValue::integer(p.kernel));
+    e.set("status", str(p.status));
+    e.set("reason", str(p.reason));
+    e.set("run_dir", str(p.run_dir));
+    e.set("exit_code", JsonValue::integer(p.exit_code));
+    e.set("boot_id", str(p.boot_id));
+    e.set("started", str(p.started));
+    e.set("ended", str(p.ended));
+    st.push(std::move(e));
+  }
+  o.set("steps", std::move(st));
+  o.set("pending_boot", s.pending_boot ? boot_json(*s.pending_boot) : JsonValue());
+  JsonValue bs = JsonValue::array();
+  for (const auto& b : s.boots) bs.push(boot_json(b));
+  o.set("boots", std::move(bs));
+  o.set("hook_kind", str(s.hook_kind));
+  o.set("hook_files", strings(s.hook_files));
+  o.set("pid", JsonValue::integer(s.pid));
+  return o;
+}
+
+State state_from_json(const JsonValue& j) {
+  if (!j.is_object() || get(j, "schema") != "kbench-campaign/1")
+    throw std::runtime_error("not a kbench campaign state (schema kbench-campaign/1)");
+  State s;
+  s.id = get(j, "id");
+  s.mode = get(j, "mode");
+  s.status = get(j, "status");
+  s.created = get(j, "created");
+  s.ended = get(j, "ended");
+  s.dir = get(j, "dir");
+  s.bin_dir = get(j, "bin_dir");
+  s.repo = get(j, "repo");
+  s.python = get(j, "python");
+  s.run_args = get_strings(j, "run_args");
+  s.vm_args = get_strings(j, "vm_args");
+  s.append = get(j, "append");
+  s.rounds = static_cast<int>(get_int(j, "rounds", 0));
+  s.home_release = get(j, "home_release");
+  s.home_boot_id = get(j, "home_boot_id");
+  if (s.mode != "host" && s.mode != "vm") throw std::runtime_error("unknown mode '" + s.mode + "'");
+  if (s.status != "running" && s.status != "finished" && s.status != "stopped")
+    throw std::runtime_error("unknown status '" + s.status + "'");
+  if (const JsonValue* ks = j.find("kernels"); ks && ks->is_array())
+    for (const auto& e : ks->items()) {
+      Kernel k;
+      k.spec = get(e, "spec");
+      k.image = get(e, "image");
+      k.initrd = get(e, "initrd");
+      k.label = get(e, "label");
+      k.release = get(e, "release");
+      k.cmdline = get(e, "cmdline");
+      k.status = get(e, "status");
+      k.reason = get(e, "reason");
+      s.kernels.push_back(k);
+    }
+  if (s.kernels.empty()) throw std::runtime_error("no kernels");
+  if (const JsonValue* st = j.find("steps"); st && st->is_array())
+    for (const auto& e : st->items()) {
+      Step p;
+      p.kernel = static_cast<int>(get_int(e, "kernel", -1));
+      if (p.kernel < 0 || p.kernel >= int(s.kernels.size()))
+        throw std::runtime_error("a step names kernel " + std::to_string(p.kernel) + ", not one of the campaign's");
+      p.status = get(e, "status");
+      p.reason = get(e, "reason");
+      p.run_dir = get(e, "run_dir");
+      p.exit_code = static_cast<int>(get_int(e, "exit_code", -1));
+      p.boot_id = get(e, "boot_id");
+      p.started = get(e, "started");
+      p.ended = get(e, "ended");
+      s.steps.push_back(p);
+    }
+  if (const JsonValue* pb = j.find("pending_boot"); pb && pb->is_object()) s.pending_boot = boot_from(*pb);
+  if (const JsonValue* bs = j.find("boots"); bs && bs->is_array())
+    for (const auto& e : bs->items()) s.boots.push_back(boot_from(e));
+  s.hook_kind = get(j, "hook_kind");
+  s.hook_files = get_strings(j, "hook_files");
+  s.pid = static_cast<long>(get_int(j, "pid", 0));
+  return s;
+}
+
+// ---- what next -----------------------------------------------------------
+
+std::string kernel_name(const State& s, int kernel) {
+  const auto& k = s.kernels.at(static_cast<std::size_t>(kernel));
+  return std::string(1, char('A' + kernel)) + " (" + k.spec + (k.label.empty() ? "" : ", label " + k.label) + ")";
+}
+
+void mark_boot_failed(State& s, int kernel, const std::string& reason) {
+  auto& k = s.kernels.at(static_cast<std::size_t>(kernel));
+  k.status = "failed";
+  k.reason = reason;
+  for (auto& p : s.steps)
+    if (p.kernel == kernel && p.status == "pending") {
+      p.status = "failed";
+      p.reason = "not run: the kernel failed (" + reason + ")";
+    }
+}
+
+std::vector<std::string> reconcile(State& s, const Now& now) {
+  std::vector<std::string> said;
+  if (s.pending_boot) {
+    Boot b = *s.pending_boot;
+    s.pending_boot.reset();
+    const auto& k = s.kernels.at(static_cast<std::size_t>(b.kernel));
+    if (now.boot_id == b.boot_id) {
+      mark_boot_failed(s, b.kernel, "the kexec into it did not happen (still in the boot that asked for it)");
+      said.push_back("kernel " + kernel_name(s, b.kernel) + ": failed: the kexec did not happen");
+    } else if (!k.release.empty() && now.release != k.release) {
+      const std::string why = "booted " + now.release + " instead of " + k.release +
+                              " (it failed to boot or panicked and the machine came back in another kernel)";
+      mark_boot_failed(s, b.kernel, why);
+      s.boots.push_back(Boot{-1, now.release, now.boot_id, now.time, "after the failed boot of " + kernel_name(s, b.kernel)});
+      said.push_back("kernel " + kernel_name(s, b.kernel) + ": failed: " + why);
+    } else {
+      s.boots.push_back(Boot{b.kernel, now.release, now.boot_id, now.time, "kexec"});
+      said.push_back("booted " + kernel_name(s, b.kernel) + ": " + now.release);
+    }
+  }
+  for (auto& p : s.steps)
+    if (p.status == "running") {
+      p.status = "failed";
+      p.reason = p.boot_id == now.boot_id ? "never finished (the campaign process ended during it)"
+                                          : "never finished (the machine rebooted or crashed during it)";
+      p.ended = now.time;
+      said.push_back("a step of " + kernel_name(s, p.kernel) + ": failed: " + p.reason);
+    }
+  return said;
+}
+
+int current_kernel(const State& s, const Now& now) {
+  for (auto it = s.boots.rbegin(); it != s.boots.rend(); ++it)
+    if (it->boot_id == now.boot_id) {
+      if (it->kernel >= 0) return it->kernel;
+      break;
+    }
+  // A boot the campaign did not ask for: by release, when one kernel alone has it.
+  int found = -1;
+  for (std::size_t i = 0; i < s.kernels.size(); ++i)
+    if (!s.kernels[i].release.empty() && s.kernels[i].release == now.release) {
+      if (found >= 0) return -1;
+      found = static_cast<int>(i);
+    }
+  return found >= 0 && s.kernels[std::size_t(found)].status == "ok" ? found : -1;
+}
+
+Action next_action(State& s, const Now& now) {
+  for (std::size_t i = 0; i < s.steps.size(); ++i) {
+    auto& p = s.steps[i];
+    if (p.status != "pending") continue;
+    if (s.kernels.at(std::size_t(p.kernel)).status != "ok") {
+      p.status = "failed";
+      p.reason = "not run: the kernel failed (" + s.kernels[std::size_t(p.kernel)].reason + ")";
+      continue;
+    }
+    if (s.mode == "vm" || current_kernel(s, now) == p.kernel) return {ActionKind::run, int(i), p.kernel, false};
+    return {ActionKind::boot, int(i), p.kernel, false};
+  }
+  // Home again by a reboot only from a boot the campaign kexec'd into: the
+  // boot it began in, or one it did not ask for (the machine came back by
+  // itself after a kernel failed), is the default kernel's already.
+  bool kexec_boot = false;
+  for (const auto& b : s.boots)
+    if (b.boot_id == now.boot_id && b.note == "kexec") kexec_boot = true;
+  return {ActionKind::finish, -1, -1, s.mode == "host" && kexec_boot};
+}
+
+void mark_boot_requested(State& s, int kernel, const Now& now) {
+  s.pending_boot = Boot{kernel, s.kernels.at(std::size_t(kernel)).release, now.boot_id, now.time, "requested"};
+}
+
+void mark_step_running(State& s, int step, const Now& now) {
+  auto& p = s.steps.at(std::size_t(step));
+  p.status = "running";
+  p.boot_id = now.boot_id;
+  p.started = now.time;
+  p.ended.clear();
+  p.reason.clear();
+}
+
+void mark_step_ended(State& s, int step, int exit_code, const std::string& run_dir, const std::string& reason,
+                     const Now& now) {
+  auto& p = s.steps.at(std::size_t(step));
+  p.exit_code = exit_code;
+  p.run_dir = run_dir;
+  p.ended = now.time;
+  p.status = reason.empty() ? "done" : "failed";
+  p.reason = reason;
+}
+
+void mark_step_interrupted(State& s, int step) {
+  auto& p = s.steps.at(std::size_t(step));
+  p.status = "pending";
+  p.reason = "interrupted once (" + p.started + "): runs again";
+  p.started.clear();
+  p.run_dir.clear();
+}
+
+void mark_finished(State& s, const std::string& status, const Now& now) {
+  s.status = status;
+  s.ended = now.time;
+  s.pending_boot.reset();
+}
+
+std::string step_counts(const State& s) {
+  int done = 0, failed = 0, pending = 0;
+  for (const auto& p : s.steps) {
+    if (p.status == "done") ++done;
+    else if (p.status == "failed") ++failed;
+    else ++pending;
+  }
+  return std::to_string(done) + " done, " + std::to_string(failed) + " failed, " + std::to_string(pending) +
+         " not run";
+}
+
+// ---- refusals ------------------------------------------------------------
+
+std::string kexec_refusal(const Probe& p) {
+  if (auto d = p.read_file("/proc/sys/kernel/kexec_load_disabled"); d && d->rfind("1", 0) == 0)
+    return "kexec is disabled on this boot (kernel.kexec_load_disabled = 1; it stays so until a reboot)";
+  if (auto l = p.read_file("/sys/kernel/security/lockdown")) {
+    if (l->find("[integrity]") != std::string::npos || l->find("[confidentiality]") != std::string::npos)
+      return "the kernel is locked down (" + l->substr(0, l->find('\n')) +
+             "): kexec_file_load takes only signed images, and the campaign does not ask for that; "
+             "boot with lockdown=none or Secure Boot off";
+  }
+  const int e = p.kexec_probe();
+  if (e == ENOSYS)
+    return "this kernel has no kexec_file_load (CONFIG_KEXEC_FILE is not set): use make vm-campaign";
+  if (e == EPERM) return "kexec_file_load is not permitted here (needs CAP_SYS_BOOT; in a container?)";
+  if (e != 0) return std::string("kexec_file_load does not work here: ") + std::strerror(e);
+  return "";
+}
+
+std::string start_refusal(const Probe& p, const State& s, const std::string& running) {
+  if (!running.empty())
+    return "a campaign is already running (" + running + "): wait for it, or make campaign-stop";
+  for (const auto& k : s.kernels) {
+    if (s.mode == "vm") break;
+    if (!p.is_file(k.image)) return "kernel " + k.spec + ": no such image: " + k.image;
+    if (!k.initrd.empty() && !p.is_file(k.initrd)) return "kernel " + k.spec + ": no such initrd: " + k.initrd;
+  }
+  if (s.mode == "vm") return "";
+  if (p.euid() != 0) return "needs root: it loads kernels and reboots the machine (sudo make campaign ...)";
+  return kexec_refusal(p);
+}
+
+}  // namespace kbench::campaign

@@ -1,0 +1,164 @@
+// campaign.hpp — a campaign: several kernels, each booted in turn, in a
+// balanced order (A B B A A B ...), one kbench-run per step (issue 42).
+//
+// This header is the pure part: the plan, the state (one JSON file under
+// results/ that survives reboots), what to do next given the state and the
+// boot we are in, and the refusals, all as functions of their inputs so that
+// the unit tests (tests/harness/unit/test_campaign.cpp) can walk every step,
+// every crash and every refusal without root, kexec or a reboot. The system
+// side (kexec_file_load, reboot, the boot hook, running kbench-run) is in
+// campaign_sys.cpp and src/campaign/main.cpp.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "driver/json_value.hpp"
+
+namespace kbench::campaign {
+
+// One kernel of the campaign, as given ("SPEC[,initrd=FILE][,label=NAME]")
+// and as resolved (image, initrd, the release its image says it is).
+struct Kernel {
+  std::string spec;     // as given: an image path or an installed release
+  std::string image;    // the image file (host mode); the spec itself (vm mode)
+  std::string initrd;   // "" = none
+  std::string label;    // kbench-run --label for its runs ("" = none)
+  std::string release;  // expected `uname -r` after booting it ("" = unknown: vm mode)
+  std::string cmdline;  // the command line it is booted with (host mode)
+  std::string status = "ok";  // ok | failed
+  std::string reason;         // why failed
+};
+
+struct Step {
+  int kernel = 0;                 // index into kernels
+  std::string status = "pending"; // pending | running | done | failed
+  std::string reason;             // failed: why
+  std::string run_dir;            // done: the run directory kbench-run printed
+  int exit_code = -1;             // kbench-run's (or vm-run's) exit status
+  std::string boot_id;            // the boot it ran in
+  std::string started, ended;     // UTC ISO times
+};
+
+struct Boot {                     // one boot the campaign saw (or asked for)
+  int kernel = -1;                // -1: the default kernel (home)
+  std::string release, boot_id, at, note;
+};
+
+struct State {
+  std::string id;
+  std::string mode = "host";      // host (kexec) | vm (scripts/vm-run)
+  std::string status = "running"; // running | finished | stopped
+  std::string created, ended;
+  std::string dir;                // the campaign's directory (absolute): results/campaign-ID
+  std::string bin_dir;            // where kbench-run is
+  std::string repo;               // the kbench tree (scripts/report, scripts/compare, scripts/vm-run)
+  std::string python = "/usr/bin/python3";
+  std::vector<std::string> run_args;  // kbench-run's options for every step
+  std::vector<std::string> vm_args;   // vm mode: scripts/vm-run's options
+  std::string append;             // the extra command-line options, explicit
+  int rounds = 0;
+  std::string home_release, home_boot_id;  // the default kernel and the boot the campaign began in
+  std::vector<Kernel> kernels;
+  std::vector<Step> steps;
+  std::optional<Boot> pending_boot;        // a kexec asked for, not yet seen
+  std::vector<Boot> boots;
+  std::string hook_kind;                   // systemd | initd | "" (none)
+  std::vector<std::string> hook_files;
+  long pid = 0;                            // the process driving it now
+};
+
+// ---- the plan ------------------------------------------------------------
+
+// Kernel indices for `rounds` rounds of n kernels: forwards in even rounds,
+// backwards in odd ones (A B | B A | A B ...). Over every two rounds each
+// kernel's mean position is the same, so a drift linear in time cancels.
+std::vector<int> balanced_order(int n, int rounds);
+
+// "SPEC[,initrd=FILE][,label=NAME]"; throws UsageError on a bad option.
+Kernel parse_kernel_spec(const std::string& text);
+
+// The release in an x86 boot image's header ("HdrS" at 0x202, the version
+// string at 0x200 + the u16 at 0x20E): its first word; nullopt when the
+// bytes are not an x86 boot image.
+std::optional<std::string> image_release_from_bytes(const std::string& head);
+
+// The command line a kexec'd kernel gets: the current one without the boot
+// loader's BOOT_IMAGE= and initrd= words (the campaign passes its own
+// initrd), then the explicit extra options.
+std::string kexec_cmdline(const std::string& proc_cmdline, const std::string& append);
+
+// ---- the state file ------------------------------------------------------
+
+driver::JsonValue state_to_json(const State& s);
+// Throws std::runtime_error naming what is wrong.
+State state_from_json(const driver::JsonValue& j);
+
+// ---- what next -----------------------------------------------------------
+
+struct Now {
+  std::string release;   // uname -r
+  std::string boot_id;   // /proc/sys/kernel/random/boot_id
+  std::string time;      // UTC ISO
+};
+
+// Folds what this boot tells into the state: the outcome of a kexec asked
+// for (booted the right release: recorded; the wrong one, or no reboot at
+// all: the kernel failed), a step left "running" by an earlier boot or
+// process (failed: it never finished). Returns one line per finding.
+std::vector<std::string> reconcile(State& s, const Now& now);
+
+enum class ActionKind { run, boot, finish };
+struct Action {
+  ActionKind kind;
+  int step = -1;     // run: the step; boot: the step it is for
+  int kernel = -1;   // run/boot: the kernel
+  bool go_home = false;  // finish: reboot into the default kernel first
+};
+
+// The kernel this boot is running, as far as the campaign knows: the one it
+// last booted in this boot, else (the boot it did not ask for: the first,
+// or the default kernel after a failure) the first ok kernel whose release
+// is this one; -1 for none.
+int current_kernel(const State& s, const Now& now);
+
+// After reconcile: the next action. Steps of a failed kernel are marked
+// failed on the way (never run).
+Action next_action(State& s, const Now& now);
+
+// Transitions, each a small edit of the state (saved by the caller).
+void mark_boot_requested(State& s, int kernel, const Now& now);
+void mark_boot_failed(State& s, int kernel, const std::string& reason);  // the kernel and its steps
+void mark_step_running(State& s, int step, const Now& now);
+void mark_step_ended(State& s, int step, int exit_code, const std::string& run_dir, const std::string& reason,
+                     const Now& now);
+void mark_step_interrupted(State& s, int step);  // back to pending: it runs again
+void mark_finished(State& s, const std::string& status, const Now& now);
+
+// "C (/boot/vmlinuz-6.12, label patched)": a kernel in messages.
+std::string kernel_name(const State& s, int kernel);
+
+// Summary counts "N done, M failed, P pending".
+std::string step_counts(const State& s);
+
+// ---- refusals ------------------------------------------------------------
+
+// What the checks read, injectable: the real machine, or a fake one in tests.
+struct Probe {
+  std::function<unsigned()> euid;
+  std::function<std::optional<std::string>(const std::string&)> read_file;  // nullopt: missing
+  std::function<bool(const std::string&)> is_file;
+  // kexec_file_load(KEXEC_FILE_UNLOAD)'s errno, 0 when it works
+  std::function<int()> kexec_probe;
+};
+
+// "" when the machine can boot kernels with kexec_file_load, else why not.
+std::string kexec_refusal(const Probe& p);
+// "" or why the campaign cannot start: root, kexec, the images, another
+// campaign (`running` names a running campaign's state file, "" for none).
+std::string start_refusal(const Probe& p, const State& s, const std::string& running);
+
+}  // namespace kbench::campaign
