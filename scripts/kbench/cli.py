@@ -12,7 +12,8 @@ import sys
 import traceback
 from pathlib import Path
 
-from . import load, missing_dependency
+from .model import defaults, load
+from .deps import missing_dependency
 
 PROG_DIR = Path(__file__).resolve().parent.parent
 ROOT = PROG_DIR.parent
@@ -97,16 +98,17 @@ def _positive_int(text):
 
 
 def _add_stats_options(ap):
-    ap.add_argument("--min-effect", type=_min_effect, default=0.03, metavar="PCT",
-                    help="smallest change called faster/slower, in %% (default 3)")
-    ap.add_argument("--boot", type=_positive_int, default=2000, metavar="N",
-                    help="bootstrap resamples (default 2000)")
-    ap.add_argument("--seed", type=int, default=1, help="bootstrap seed (default 1; results are reproducible)")
-    ap.add_argument("--min-reps", type=_positive_int, default=3, metavar="N",
-                    help="fewer reps on a side than this gives 'too few reps' (default 3)")
+    ap.add_argument("--min-effect", type=_min_effect, default=defaults.DEFAULT_MIN_EFFECT, metavar="PCT",
+                    help=f"smallest change called faster/slower, in %% (default {defaults.DEFAULT_MIN_EFFECT * 100:g})")
+    ap.add_argument("--boot", type=_positive_int, default=defaults.DEFAULT_BOOT, metavar="N",
+                    help=f"bootstrap resamples (default {defaults.DEFAULT_BOOT})")
+    ap.add_argument("--seed", type=int, default=defaults.DEFAULT_SEED,
+                    help=f"bootstrap seed (default {defaults.DEFAULT_SEED}; results are reproducible)")
+    ap.add_argument("--min-reps", type=_positive_int, default=defaults.DEFAULT_MIN_REPS, metavar="N",
+                    help=f"fewer reps on a side than this gives 'too few reps' (default {defaults.DEFAULT_MIN_REPS})")
     ap.add_argument("--no-adjust", action="store_true",
                     help="judge each case on its own instead of adjusting for the number of cases")
-    ap.add_argument("--families", choices=("tables", "two", "one"), default="tables",
+    ap.add_argument("--families", choices=defaults.FAMILIES, default=defaults.DEFAULT_FAMILIES,
                     help="how p is adjusted for the number of cases: tables (default) = the cases behind each "
                          "summary table are a family of their own, every other case another; two = the cases "
                          "behind all the tables one family, the others another; one = all cases together")
@@ -115,19 +117,19 @@ def _add_stats_options(ap):
                          "summary tables that changed significantly with one run on a side, while no other case "
                          "of its binary changed the same way, is inconclusive ('moved alone': one run can jump "
                          "that far for the whole run, one case at a time)")
-    ap.add_argument("--estimator", choices=("low", "median"), default="low",
+    ap.add_argument("--estimator", choices=defaults.ESTIMATORS, default=defaults.DEFAULT_ESTIMATOR,
                     help="a case's value over its reps: low = Harrell-Davis 20th percentile of the reps' "
                          "times (default: noise only adds time), median = median of the rep medians")
-    ap.add_argument("--shift-threshold", type=_min_effect, default=0.05, metavar="PCT",
+    ap.add_argument("--shift-threshold", type=_min_effect, default=defaults.SHIFT_THRESHOLD, metavar="PCT",
                     help="a control case moving significantly by at least this %% is a machine shift "
-                         "(default 5)")
+                         f"(default {defaults.SHIFT_THRESHOLD * 100:g})")
     _add_prior_options(ap)
 
 
 def _add_prior_options(ap):
     ap.add_argument("--prior", metavar="FILE",
                     help="the drift between runs assumed before this host has two runs of a kernel (default: "
-                         "the built-in scripts/kbench/drift_prior.json; make one with scripts/drift-prior)")
+                         "the built-in scripts/kbench/model/drift_prior.json; make one with scripts/drift-prior)")
     ap.add_argument("--no-prior", action="store_true",
                     help="no prior: without the host's own runs the intervals hold the reps' noise only "
                          "(too narrow on a machine that drifts)")
@@ -139,7 +141,7 @@ def _prior(a):
         if getattr(a, "prior", None):
             raise UsageError("--prior and --no-prior exclude each other")
         return None
-    from . import drift
+    from .model import drift
     try:
         return drift.load_prior(getattr(a, "prior", None))
     except drift.PriorError as e:
@@ -150,7 +152,7 @@ def _prior(a):
 
 
 def _options(a):
-    from .compare import Options
+    from .model.compare import Options
     return Options(min_effect=a.min_effect, n_boot=a.boot, seed=a.seed, min_reps=a.min_reps,
                    adjust=not a.no_adjust, estimator=a.estimator, shift_threshold=a.shift_threshold,
                    prior=_prior(a), families=a.families, alone=not a.flag_alone)
@@ -190,7 +192,7 @@ def _resolve(path_text, results):
 # ------------------------------------------------------------ summarize
 
 def _summarize(argv):
-    from . import summary
+    from .model import summary
     ap = _Parser(prog="summarize", description=(
         "Summary of runs, per kernel: the category tables (one value per quantity, with its unit and the "
         "spread of its reps; ! marks a noisy one), the control cases, power and noise; with --cases every "
@@ -208,7 +210,7 @@ def _summarize(argv):
                          "summary tables that changed significantly with one run on a side, while no other case "
                          "of its binary changed the same way, is inconclusive ('moved alone': one run can jump "
                          "that far for the whole run, one case at a time)")
-    ap.add_argument("--estimator", choices=("low", "median"), default="low",
+    ap.add_argument("--estimator", choices=defaults.ESTIMATORS, default=defaults.DEFAULT_ESTIMATOR,
                     help="the headline over reps: low = Harrell-Davis 20th percentile of the reps' times "
                          "(default), median = median of the rep medians")
     ap.add_argument("--results", default=str(ROOT / "results"), help=argparse.SUPPRESS)
@@ -220,7 +222,7 @@ def _summarize(argv):
     if not runs:
         raise Failure("no usable run found in " + ", ".join(a.dirs))
     if a.series or a.order:
-        from .compare import Options
+        from .model.compare import Options
         opts = Options(estimator=a.estimator, prior=_prior(a))
         groups = load.drop_quick_groups(load.group_runs(runs, _warn), _warn)
         opts.run_noise = _measured_run_noise(runs, a, opts)
@@ -235,7 +237,7 @@ def _summarize(argv):
             groups.append(g)
     else:
         groups = load.group_runs(runs, _warn)
-    from .compare import Options
+    from .model.compare import Options
     noise = _measured_run_noise(runs, a, Options(estimator=a.estimator, prior=_prior(a)))
     print("\n\n".join(_quick_prefix(g) + summary.format_group(g, a.estimator, a.cases, noise) for g in groups))
     _write_csv(a.csv, lambda gs, f: summary.write_csv(gs, f, noise), groups)
@@ -260,7 +262,7 @@ def _add_series_options(ap, page=False):
 
 def _series_of(groups, a, opts, sides=None, tabs=None):
     """The series of the groups (ordered by --order, else by release)."""
-    from . import series
+    from .model import series
     try:
         ordered, left_out = series.order_groups(groups, series.parse_order(a.order))
     except series.OrderError as e:
@@ -276,7 +278,7 @@ def _series_of(groups, a, opts, sides=None, tabs=None):
 
 
 def _print_series(groups, a, opts, sides=None):
-    from . import series
+    from .model import series
     res = _series_of(groups, a, opts, sides)
     print(series.format_series(res, opts))
     _write_csv(a.csv, series.write_csv, res)
@@ -292,7 +294,7 @@ def summarize_main(argv=None):
 
 def _sides_of(path_text, results, role):
     """Sides (one per (host, kernel)) of the runs under one argument."""
-    from .compare import Side
+    from .model.compare import Side
     p = _resolve(path_text, results)
     runs = load.load_runs([p], _warn)
     if not runs:
@@ -302,7 +304,7 @@ def _sides_of(path_text, results, role):
 
 
 def _compare(argv):
-    from . import compare
+    from .model import compare
     ap = _Parser(prog="compare", description=(
         "Compare kernels case by case against a baseline.  BASE and each OTHER are a run directory, a "
         "kernel directory (its runs are pooled), HOST/KERNEL under --results, or a directory holding "
@@ -366,12 +368,12 @@ def _compare(argv):
     for side in sides:
         reports.append(compare.run_compare(base, side, opts))
     print("\n\n".join(compare.format_report(r, a.changed, opts) for r in reports))
-    from . import scaling
+    from .model import scaling
     for lines in (scaling.compare_lines(r, opts) for r in reports):  # copies at once (scaling.py)
         if lines:
             print("\n".join(lines))
     if a.explain:
-        from . import explain
+        from .model import explain
         for r in reports:
             r.explanations = explain.explain_report(r)
             print("\n" + explain.format_explanations(r.explanations, r.base.label, r.other.label))
@@ -389,7 +391,7 @@ def _compare(argv):
 
 def _compare_series(a, opts):
     """compare --series: every kernel under BASE and the OTHERs, a series."""
-    from .compare import Side
+    from .model.compare import Side
     runs = load.load_runs([_resolve(d, a.results) for d in [a.base] + a.others], _warn)
     if not runs:
         raise Failure("no usable run found in " + ", ".join([a.base] + a.others))
@@ -439,7 +441,7 @@ def _run_noise(sides, a, opts):
             lists[next(iter(sides_of))] += rs
         else:
             lists.append(rs)
-    from . import compare
+    from .model import compare
     return compare.measure_run_noise(lists, opts)
 
 
@@ -450,7 +452,7 @@ def _measured_run_noise(runs, a, opts):
         by_kernel.setdefault(r.key, []).append(r)
     for key, rs in _history_by_kernel([runs], a).items():
         by_kernel.setdefault(key, []).extend(rs)
-    from . import compare
+    from .model import compare
     return compare.measure_run_noise(list(by_kernel.values()), opts)
 
 
@@ -523,7 +525,7 @@ def _analyse(dirs, baseline_spec, opts, series_args=None):
     the series or None).  series_args: the options of a series (--series,
     --order): the groups in its order, the first one the baseline unless
     --baseline says otherwise."""
-    from . import compare, tables as tables_mod
+    from .model import compare, tables as tables_mod
     w = load.Warnings(_warn)
     runs = load.load_runs(dirs, w)
     if not runs:
@@ -536,7 +538,7 @@ def _analyse(dirs, baseline_spec, opts, series_args=None):
         raise Failure("the runs found hold no usable samples")
     series = None
     if series_args is not None:
-        from . import series as series_mod
+        from .model import series as series_mod
         try:
             ordered, left_out = series_mod.order_groups(groups, series_mod.parse_order(series_args.order))
         except series_mod.OrderError as e:
@@ -572,7 +574,7 @@ def _make_plots(groups, baseline, comparisons, out_dir, formats, strips=True, es
     """The charts, written to out_dir in each of formats; with out_dir None,
     kept in memory for the page (bars and curves as SVG, the dense
     raw-sample strips as PNG)."""
-    from . import plot
+    from .views import plot
     out_dir = Path(out_dir) if out_dir is not None else None
     vector = formats if out_dir is not None else ("svg",)
     raster = formats if out_dir is not None else ("png",)
@@ -582,7 +584,7 @@ def _make_plots(groups, baseline, comparisons, out_dir, formats, strips=True, es
     if not strips:
         strip = {}
     elif out_dir is None:  # the page: its own small SVG, fast over many runs
-        from .strips import strip_figures
+        from .views.strips import strip_figures
         strip = strip_figures(groups, estimator)
     else:
         strip = plot.strip_plots(groups, out_dir, raster, estimator)
@@ -613,7 +615,8 @@ def _plot(argv):
     groups, baseline, _, comparisons, _, _, _ = _analyse(dirs, a.baseline, _options(a))
     bars, curves, strips = _make_plots(groups, baseline, comparisons, a.out, a.formats, not a.no_samples,
                                        a.estimator)
-    from . import plot, scaling
+    from .views import plot
+    from .model import scaling
     curves.update(plot.scaling_curves([(g, scaling.curves(g, a.estimator)) for g in groups], a.out, a.formats))
     n = sum(len(v) for v in bars.values()) + sum(len(v) for v in curves.values()) \
         + len({str(p) for p in strips.values()}) * len(a.formats)
@@ -628,7 +631,7 @@ def plot_main(argv=None):
 def _report(argv):
     from datetime import datetime, timezone
 
-    from . import html, trends
+    from .views import html, trends
     ap = _Parser(prog="report", description=(
         "Find every run under DIRs (default: results/) and write one self-contained HTML page (its charts "
         "embedded: it works copied alone anywhere) with the summary tables (coloured against the baseline), "
@@ -643,7 +646,7 @@ def _report(argv):
     a = ap.parse_args(argv)
     dirs = a.dirs or [str(ROOT / "results")]
     opts = _options(a)
-    from . import trends
+    from .views import trends
     bisect = []
     for path in a.bisect:
         try:
@@ -688,7 +691,7 @@ def _report(argv):
 
 
 def _change_line(ch, res):
-    from . import series
+    from .model import series
     return f"{series.change_words(ch, res)} at {res.label(ch.index)} (from {res.label(ch.index - 1)})"
 
 
@@ -699,9 +702,9 @@ def report_main(argv=None):
 # ------------------------------------------------------------ drift prior
 
 def _drift_prior(argv):
-    from . import compare, drift, stats
+    from .model import compare, drift, stats
     ap = _Parser(prog="drift-prior", description=(
-        "Make the drift prior (scripts/kbench/drift_prior.json by default) from A/A runs: runs of one kernel "
+        "Make the drift prior (scripts/kbench/model/drift_prior.json by default) from A/A runs: runs of one kernel "
         "made at different moments (make run, several times, nothing changed between them).  Every kernel "
         "with two runs or more on a host is one group; each case's spread of its runs' estimates beyond their "
         "reps' noise, moderated across cases, times --inflate, is its tau (log units) with its degrees of "
@@ -716,7 +719,8 @@ def _drift_prior(argv):
                          "summary tables that changed significantly with one run on a side, while no other case "
                          "of its binary changed the same way, is inconclusive ('moved alone': one run can jump "
                          "that far for the whole run, one case at a time)")
-    ap.add_argument("--estimator", choices=("low", "median"), default="low", help="as compare's (default low)")
+    ap.add_argument("--estimator", choices=defaults.ESTIMATORS, default=defaults.DEFAULT_ESTIMATOR,
+                    help=f"as compare's (default {defaults.DEFAULT_ESTIMATOR})")
     ap.add_argument("--at-least", metavar="FILE",
                     help="an earlier prior (e.g. the built-in one, made on other boots or machines): each case's "
                          "tau is never below that prior's, so that the new prior covers the drift of every "

@@ -10,7 +10,7 @@ for p in (str(DATA), str(HERE.parent.parent / "scripts")):
     if p not in sys.path:
         sys.path.insert(0, p)
 
-from kbench import load  # noqa: E402  (after the path is set)
+from kbench.model import load  # noqa: E402  (after the path is set)
 
 RUNS = DATA / "runs"
 BASE_DIR = RUNS / "testhost" / "6.1.0-base"

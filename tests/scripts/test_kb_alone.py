@@ -8,7 +8,8 @@ import re
 
 import pytest
 
-from kbench import cli, compare, load, stats
+from kbench import cli
+from kbench.model import compare, load, stats
 
 
 def _cmp(ratio, p=1e-6, runs=(1, 1)):

@@ -4,7 +4,7 @@ run's machine (architecture, CPU, page size, caches), and summarize,
 compare and the page name the architecture difference first and loudly."""
 import re
 
-from kbench import load
+from kbench.model import load
 from kbench.cli import compare_main, report_main, summarize_main
 
 from kb_helpers import grouping_warnings, set_meta

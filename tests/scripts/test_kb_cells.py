@@ -2,7 +2,7 @@
 comparable": a cell resolved per kernel (its largest size, its machine's
 cache levels) is never coloured against a different case."""
 from kb_helpers import rewrite_samples
-from kbench import compare, load, stats, tables
+from kbench.model import compare, load, stats, tables
 
 
 def test_cells_of_different_cases_are_not_comparable(tmp_path, gen):

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from kb_helpers import assert_clean_exit
-from kbench import cli, load, summary
+from kbench import cli
+from kbench.model import load, summary
 
 SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
 INSTALL = "apt-get install python3-numpy python3-matplotlib (make test installs them)"

@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from kb_helpers import assert_clean_exit, one_run, recorded_runs, rewrite_samples, set_meta
-from kbench import compare, load, stats
+from kbench.model import compare, load, stats
 from kbench.cli import compare_main, summarize_main
 
 FAST = compare.Options(n_boot=300)

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from kbench import compare, controls, html, load, summary
+from kbench.model import compare, controls, load, summary
+from kbench.views import html
 
 T0 = 5_000_000_000  # CLOCK_MONOTONIC of the first sample
 

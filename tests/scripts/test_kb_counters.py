@@ -3,7 +3,7 @@ summary, the comparison and the page show, on samples with known counts."""
 import math
 
 from kb_helpers import rewrite_samples
-from kbench import counters, load
+from kbench.model import counters, load
 from kbench.cli import compare_main, report_main, summarize_main
 
 PIPE = "lat_pipe rt @same"

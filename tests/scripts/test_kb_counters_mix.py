@@ -1,7 +1,7 @@
 """--counters changes what is measured (inherited perf counters make fork and
 every context switch dearer): runs with and without it are never set side
 by side without a loud warning (issue 14, item 4)."""
-from kbench import load
+from kbench.model import load
 from kbench.cli import compare_main, report_main, summarize_main
 
 from kb_helpers import grouping_warnings, rewrite_samples, set_meta

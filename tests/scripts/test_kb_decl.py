@@ -5,7 +5,7 @@ import pathlib
 
 from kb_helpers import one_run, rewrite_samples
 
-from kbench import decl, legacy, load, tables
+from kbench.model import decl, legacy, load, tables
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 

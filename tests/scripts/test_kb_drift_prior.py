@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kbench import cli, compare, drift, load, stats
+from kbench import cli
+from kbench.model import compare, drift, load, stats
 
 T0 = 1_000_000_000
 

@@ -10,7 +10,7 @@ from contextlib import redirect_stdout
 
 import pytest
 
-from kbench import compare, explain, load
+from kbench.model import compare, explain, load
 from kbench.cli import compare_main, report_main
 
 

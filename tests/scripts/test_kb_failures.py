@@ -3,7 +3,7 @@ regression: its samples are not used, compare calls it FAILED and lists it
 first, --changed shows it, and the page says it."""
 import json
 
-from kbench import compare, load, stats
+from kbench.model import compare, load, stats
 from kbench.cli import report_main
 
 

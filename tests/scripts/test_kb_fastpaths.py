@@ -13,7 +13,7 @@ import pytest
 
 from kb_helpers import HERE  # noqa: F401  (puts scripts/ on sys.path)
 
-from kbench import load, scaling, stats  # noqa: E402
+from kbench.model import load, scaling, stats  # noqa: E402
 
 
 def _reference_samples(path, run_id, warn):

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from kb_helpers import assert_clean_exit
-from kbench import decl, load
+from kbench.model import decl, load
 from kbench.cli import summarize_main
 
 

@@ -113,7 +113,7 @@ def test_case_anchors_and_sample_links_resolve(pages):
 
 
 def test_a_change_is_stated_the_same_way_for_latency_and_bandwidth():
-    from kbench.html import speed_words
+    from kbench.views.html import speed_words
     # 1.25 times the time and 0.8 times the MB/s are the same slow-down
     assert speed_words(1.25, "latency") == ("1.25× slower", "time +25.0%")
     assert speed_words(0.8, "bandwidth") == ("1.25× slower", "MB/s −20.0%")
@@ -168,8 +168,8 @@ def test_no_adjust_wording(tmp_path, fixture_runs):
 def test_strips_over_many_runs_are_small_and_coloured_by_run(tmp_path):
     """Twenty runs' worth of reps: each rep a 10-90% line with its median, one
     path per run colour; few reps: every sample a dot."""
-    from kbench import load
-    from kbench.strips import DOTS_MAX, RUN_COLOURS, panel
+    from kbench.model import load
+    from kbench.views.strips import DOTS_MAX, RUN_COLOURS, panel
 
     def case(n_runs, reps, samples):
         c = load.Case.__new__(load.Case)
@@ -224,7 +224,8 @@ def test_memory_levels_guessed_from_the_curve_and_a_too_wide_interval(tmp_path, 
 
 def test_too_wide_is_not_significant_and_wider_than_four_times():
     from types import SimpleNamespace
-    from kbench import html, stats
+    from kbench.views import html
+    from kbench.model import stats
 
     def cmp(lo, hi, verdict=stats.INCONCLUSIVE):
         return SimpleNamespace(verdict=verdict, significant=verdict in (stats.FASTER, stats.SLOWER), lo=lo, hi=hi,

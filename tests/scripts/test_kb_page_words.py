@@ -11,7 +11,8 @@ import re
 
 import pytest
 
-from kbench import html, stats
+from kbench.views import html
+from kbench.model import stats
 from kbench.cli import report_main
 
 # What a summary cell says for each verdict (html.VERDICT_WORD, by hand);

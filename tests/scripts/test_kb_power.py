@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kbench import compare, load
-from kbench import stats as S
+from kbench.model import compare, load
+from kbench.model import stats as S
 
 TRUE = 1.10
 

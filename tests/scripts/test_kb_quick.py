@@ -12,7 +12,7 @@ import shutil
 import pytest
 
 from kb_helpers import NEW_DIR, one_run
-from kbench import compare, load, stats
+from kbench.model import compare, load, stats
 from kbench.cli import _analyse, compare_main, summarize_main
 
 CHANGE = re.compile(r"\d% (faster|slower)")

@@ -6,7 +6,7 @@ import json
 import shutil
 
 from kb_helpers import rewrite_samples, set_meta
-from kbench import compare, load
+from kbench.model import compare, load
 
 FAST = compare.Options(n_boot=200)
 

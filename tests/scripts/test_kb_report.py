@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from kb_helpers import assert_clean_exit, rewrite_samples, set_meta
-from kbench import compare, load, plot, stats
+from kbench.model import compare, load, stats
+from kbench.views import plot
 from kbench.cli import plot_main, report_main
 
 SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"

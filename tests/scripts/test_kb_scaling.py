@@ -14,7 +14,7 @@ import pytest
 
 from kb_helpers import HERE  # noqa: F401  (puts scripts/ on sys.path)
 
-from kbench import load, scaling  # noqa: E402
+from kbench.model import load, scaling  # noqa: E402
 
 ROOT = HERE.parent.parent
 

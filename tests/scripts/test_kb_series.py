@@ -9,7 +9,7 @@ import re
 import pytest
 
 from kb_helpers import assert_clean_exit
-from kbench import compare, load, series, stats
+from kbench.model import compare, load, series, stats
 from kbench.cli import compare_main, summarize_main
 
 KERNELS = ["6.1.0", "6.2.0", "6.3.0", "6.4.0", "6.5.0"]
@@ -152,7 +152,7 @@ def test_kernel_value_interval_holds_the_run_level(flat):
     side = compare.Side.from_group(g)
     ser = side.series("lat_syscall null")
     reps_only = series.kernel_value(side, "lat_syscall null", ser, compare.Options(n_boot=300, prior=None))
-    from kbench import drift
+    from kbench.model import drift
     with_prior = series.kernel_value(side, "lat_syscall null", ser,
                                      compare.Options(n_boot=300, prior=drift.load_prior(None)))
     v, lo, hi = reps_only
@@ -162,7 +162,7 @@ def test_kernel_value_interval_holds_the_run_level(flat):
 
 
 def test_page_where_it_changed_on_top_and_a_trend_per_cell(planted, tmp_path, capsys):
-    from kbench import tables
+    from kbench.model import tables
     from kbench.cli import report_main
     log = tmp_path / "bisect.jsonl"
     log.write_text(json.dumps({"time": "2025-01-01T00:00:00Z", "commit": "0123456789abcdef0123", "subject": "mm: <x>",
@@ -229,7 +229,7 @@ def test_a_machine_shift_between_the_kernels_around_a_change_cannot_tell(gen, tm
 def test_trend_chart_has_two_y_ticks_at_least_and_numbers_every_kernel_it_can():
     """An emulated series' open/close: 5.8..18.9 µs, where a round step of
     10 left one tick (10.0) and no scale; 20 kernels: every other number."""
-    from kbench import trends
+    from kbench.views import trends
     pts = [(13.8e3, 12.8e3, 14.9e3, None), (15.2e3, 14.0e3, 16.6e3, None), (17.9e3, 17.0e3, 18.9e3, None),
            (6.80e3, 6.38e3, 7.25e3, None), (7.27e3, 5.81e3, 9.09e3, None)]
     svg = trends.trend_svg("open/close", "latency", "µs", 1000.0, pts, [f"h/k{i}" for i in range(5)])

@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from kbench import stats as S
+from kbench.model import stats as S
 
 
 def series(reps, metric="latency", estimator=None):

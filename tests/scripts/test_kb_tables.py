@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from kb_helpers import memory_curve, steps
-from kbench import load, tables
+from kbench.model import load, tables
 
 RECORDED = pathlib.Path(__file__).resolve().parents[1] / "data" / "recorded"
 
@@ -28,7 +28,7 @@ def low(values):
     v = np.sort(np.asarray(values, float))
     n = len(v)
     a, b = 0.2 * (n + 1), 0.8 * (n + 1)
-    from kbench.stats import betainc
+    from kbench.model.stats import betainc
     w = np.diff([betainc(a, b, i / n) for i in range(n + 1)])
     return float(np.exp(np.dot(w, np.log(v))))
 

@@ -5,7 +5,7 @@ import json
 import re
 
 from kb_helpers import BASE_DIR, one_run
-from kbench import load, summary
+from kbench.model import load, summary
 from kbench.cli import summarize_main
 
 
@@ -33,7 +33,7 @@ def test_mb_per_s_is_decimal():
 
 def test_every_bandwidth_column_header_of_the_page_says_it(tmp_path):
     """The page's summary tables take each column's unit from tables.column_unit."""
-    from kbench import tables
+    from kbench.model import tables
     runs = load.load_runs([BASE_DIR], load.Warnings())
     groups = load.group_runs(runs)
     seen = 0
@@ -51,7 +51,7 @@ def test_every_bandwidth_column_header_of_the_page_says_it(tmp_path):
 def test_every_direction_text_of_a_bandwidth_names_its_unit():
     """compare's section headers, the page's table titles and the charts'
     axes all take the direction from stats.direction_text."""
-    from kbench import stats
+    from kbench.model import stats
     assert stats.direction_text("bandwidth") == "higher is better; MB/s = 10^6 B/s"
     assert stats.direction_text("latency") == "lower is better"
 

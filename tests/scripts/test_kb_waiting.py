@@ -6,7 +6,7 @@ wait for their partner by design, never count."""
 import shutil
 
 from kb_helpers import BASE_DIR, NEW_DIR, one_run, rewrite_samples
-from kbench import load
+from kbench.model import load
 from kbench.cli import summarize_main
 
 CREATE = "lat_fs create mode=fresh,size_kb=0"

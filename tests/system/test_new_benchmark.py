@@ -140,7 +140,7 @@ def test_legacy_mapping_agrees_with_the_binaries(bin_dir):
     legacy.py) says what today's binaries declare: same category, rank of
     category and bench, direction, unit, summary column and curve."""
     import json
-    from kbench import legacy, load
+    from kbench.model import legacy, load
     n = 0
     for b in sorted(bin_dir.iterdir()):
         if b.name == "kbench-run":

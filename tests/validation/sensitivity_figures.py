@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent / "scripts"))
-from kbench import compare, load, stats  # noqa: E402
+from kbench.model import compare, load, stats  # noqa: E402
 
 SYSCALLS_PER_OP = {"lat_syscall null": 1, "lat_syscall read": 1, "lat_syscall write": 1,
                    "lat_syscall stat": 1, "lat_syscall fstat": 1, "lat_syscall open": 2,

@@ -7,7 +7,7 @@ a few hundred small charts in well under a second."""
 import json
 import math
 
-from . import series as series_mod, stats
+from ..model import series as series_mod, stats
 from .html import cmp_title, esc, speed_words, verdict_class
 
 W, H = 230, 130
@@ -178,7 +178,7 @@ def trends_section(res, opts):
             good = [v for v in unit_ref if not math.isnan(v)]
             if not good:
                 continue
-            from .tables import column_unit
+            from ..model.tables import column_unit
             unit, div = column_unit(t, col, good)
             title = col.label + (f" ({col.note})" if col.note else "")
             charts.append(trend_svg(title, t.metric, unit, div, points, labels))

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import stats
-from .decl import case_sort_key, natural_key
+from ..model import stats
+from ..model.decl import case_sort_key, natural_key
 
 # Runs, not verdicts: no blue and no orange (faster and slower on the page).
 RUN_COLOURS = ["#7b3294", "#1b7837", "#c51b7d", "#5e3c99", "#8c510a", "#01665e", "#762a83", "#4d4d4d",

@@ -22,9 +22,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.ticker import FixedLocator, FormatStrFormatter, NullLocator  # noqa: E402
 
-from . import stats  # noqa: E402
-from .decl import case_sort_key, in_order, natural_key  # noqa: E402
-from .load import parse_params  # noqa: E402
+from ..model import stats  # noqa: E402
+from ..model.decl import case_sort_key, in_order, natural_key  # noqa: E402
+from ..model.load import parse_params  # noqa: E402
 
 plt.rcParams.update({
     "figure.dpi": 100, "savefig.dpi": 100, "font.size": 9, "axes.titlesize": 10,

@@ -347,7 +347,7 @@ def profile_line(e):
 
 def format_explanations(expls, base_label="base", other_label="other"):
     """The terminal text of --explain."""
-    from .text import table
+    from ..views.text import table
     out = [f"== Why it changed: the kernel profiles of {other_label} against {base_label} (kbench-run --profile)",
            "share = of all perf samples of the case's profiled run (the function itself, not what it calls); "
            "ns/op = share x the time per operation (the headline value; for bandwidth the profiled run's); "

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import SUPPORTED_SCHEMA
+from .defaults import SUPPORTED_SCHEMA
 from . import decl as decl_mod
 
 META = "meta.json"

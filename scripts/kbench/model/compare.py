@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from . import decl, stats
+from . import decl, defaults, stats
 from .counters import LABELS as COUNTER_LABELS, changes as counter_changes
 from .counters import fmt as counter_fmt, fmt_change as counter_fmt_change
 from .decl import case_sort_key, category_of, in_order
@@ -36,15 +36,15 @@ RUN_ONLY_KEYS = {
 class Options:
     min_effect: float = stats.DEFAULT_MIN_EFFECT
     n_boot: int = stats.DEFAULT_BOOT
-    seed: int = 1
+    seed: int = defaults.DEFAULT_SEED
     level: float = stats.LEVEL
     min_reps: int = stats.DEFAULT_MIN_REPS
     adjust: bool = True
     estimator: str = stats.DEFAULT_ESTIMATOR
-    shift_threshold: float = 0.05   # a control moving this much (and significantly) = a machine shift
+    shift_threshold: float = defaults.SHIFT_THRESHOLD  # a control moving this much (and significantly) = a machine shift
     run_noise: object = None        # {host: stats.RunNoise}: the run level measured on each host
     prior: object = None            # drift.DriftPrior: the drift between runs before a host has measured it
-    families: str = "tables"        # the adjustment's families: tables (each summary table's cases one family,
+    families: str = defaults.DEFAULT_FAMILIES       # the adjustment's families: tables (each summary table's cases one family,
                                     # the other cases another), two (all the tables' cases, the others), one
     alone: bool = True              # a non-primary case that moved alone with one run on a side: inconclusive
                                     # (stats.decide's groups; --flag-alone turns it off)
@@ -698,7 +698,7 @@ def shift_lines(rep, opts):
     if sh is None:
         return ["note: no control cases on both sides (runs made before kbench had them): a shift of the "
                 "whole machine between the runs cannot be told from a change of the kernel."]
-    from .text import table
+    from ..views.text import table
     out = []
     def worst_of(rows):
         return max((r for r in rows if r.cmp.significant), key=lambda r: abs(math.log(r.cmp.ratio)))
@@ -801,7 +801,7 @@ def adjustment_text(rows):
             f"{sum(prim.values())} in all) and the {fams.get(stats.SECONDARY, 0)} others (secondary)")
 
 
-PLAN_RUNS = (1, 2, 4, 8)
+PLAN_RUNS = defaults.PLAN_RUNS
 
 
 def more_runs_lines(rep, opts):
@@ -835,8 +835,8 @@ def more_runs_lines(rep, opts):
 # one run slow); full runs (7-13 reps) and quick runs of 10 reps did not
 # (README: make quick; REFERENCE: Drift prior).  Full runs at the default
 # budget there had a median of 10-12 reps a case.
-FEW_REPS = 8
-ENOUGH_REPS = 10      # what the note suggests
+FEW_REPS = defaults.FEW_REPS
+ENOUGH_REPS = defaults.ENOUGH_REPS
 
 
 def few_reps_lines(rep):
@@ -871,7 +871,7 @@ def nothing_tested_line(rep, opts):
 
 def format_report(rep, changed_only=False, opts=None):
     """The terminal text of one comparison."""
-    from .text import table
+    from ..views.text import table
     opts = opts or Options()
     out = []
     out.append(f"Comparing {rep.other.label} ({len(rep.other.runs)} run(s), {rep.other.n_reps} reps) "

@@ -273,7 +273,7 @@ def adjustment_lines(result, opts):
 
 def format_series(result, opts):
     """The terminal text of a series."""
-    from .text import table
+    from ..views.text import table
     out = []
     names = " < ".join(g.label for g in result.groups) if not result.left_out else \
         " , ".join(g.label for g in result.groups)

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from . import decl, load, stats
-from .text import table
+from ..views.text import table
 
 NAME = re.compile(r"^(?P<base>.+) x(?P<n>\d+)$")
 
@@ -308,7 +308,7 @@ def html_section(m, esc, figures):
            "efficiency: aggregate / (N &times; the 1-copy aggregate), 1.00 = perfect scaling.  In the charts the "
            "dashed line of a kernel is its ideal, N times its 1-copy aggregate.</p>"]
     try:
-        from . import plot
+        from ..views import plot
         charts = plot.scaling_curves(per_group, None, ("svg",))
     except ImportError:
         charts = {}

@@ -22,16 +22,10 @@ from itertools import combinations
 
 import numpy as np
 
-LEVEL = 0.95
-ALPHA = 0.05
-DEFAULT_BOOT = 2000
-DEFAULT_MIN_EFFECT = 0.03
-DEFAULT_MIN_REPS = 3
-ESTIMATORS = ("low", "median")
-DEFAULT_ESTIMATOR = "low"
-LOW_Q = 0.2          # the quantile of the reps' times that `low` estimates
-POWER = 0.80         # for the minimum detectable effect
-PLAN_MAX_RUNS = 30  # the most runs a side a plan of more runs considers
+from .defaults import (  # noqa: F401  (the model's names for them)
+    ALPHA, DEFAULT_BOOT, DEFAULT_ESTIMATOR, DEFAULT_MIN_EFFECT, DEFAULT_MIN_REPS, ESTIMATORS, LEVEL, LOW_Q,
+    PLAN_MAX_RUNS, POWER,
+)
 
 FASTER = "significantly faster"
 SLOWER = "significantly slower"

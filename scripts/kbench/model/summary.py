@@ -7,7 +7,7 @@ from . import controls, counters, load, scaling, stats
 from .compare import drift_basis, run_level_source
 from .decl import case_sort_key, category_of, in_order
 from .load import WAITING_SHARE, dominated_by_waiting, most_waiting
-from .text import table
+from ..views.text import table
 
 NOT_OK_ORDER = ("failed", "crashed", "timeout", "interrupted", "skipped")
 

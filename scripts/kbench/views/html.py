@@ -9,11 +9,11 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import controls, counters, scaling, stats
-from .compare import flatten_meta, meta_differences
-from .decl import case_sort_key, categories as categories_of, category_of
-from .load import META, RUNS, SAMPLES, most_waiting
-from .tables import CURVE_NOTE, column_unit
+from ..model import controls, counters, scaling, stats
+from ..model.compare import flatten_meta, meta_differences
+from ..model.decl import case_sort_key, categories as categories_of, category_of
+from ..model.load import META, RUNS, SAMPLES, most_waiting
+from ..model.tables import CURVE_NOTE, column_unit
 
 
 def esc(s):
@@ -362,7 +362,7 @@ def case_ids(m):
 def _run_level_text(m):
     """What the intervals hold about the machine's drift between runs, in
     the words compare and summarize use (compare.run_level_source)."""
-    from .compare import run_level_source
+    from ..model.compare import run_level_source
     noise = m.opts.run_noise
     hosts = sorted({g.host for g in m.groups})
     parts = []
@@ -381,7 +381,7 @@ def _more_runs_text(m):
             for k, v in stats.planned_medians([c.parts for c in cmps], (1, 2, 4, 8), m.opts.level)]
     if not meds:
         return ""
-    from .compare import drift_basis
+    from ..model.compare import drift_basis
     noise = m.opts.run_noise
     rns = [noise.get(g.host) if noise is not None else None for g in m.groups]
     prior_only = [r for r in rns if r is not None and not r.measured]
@@ -698,7 +698,7 @@ def _counters(m):
 
 
 def _problems(m):
-    from .summary import problems
+    from ..model.summary import problems
     items = []
     for g in m.groups:
         for case, status, reason, reps in problems(g):
@@ -845,7 +845,7 @@ def _explain(m, ids):
     """Why the changed cases changed: their profiles on the two kernels
     (explain.py), for every kernel against the baseline; nothing when no
     run of either has profiles."""
-    from . import explain
+    from ..model import explain
     base_prof = explain.side_profiles(m.baseline)
     out = []
     for g in m.groups:
