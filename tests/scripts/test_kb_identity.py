@@ -5,7 +5,7 @@ different conditions are pooled with a loud warning."""
 import html
 import re
 
-from kbench.model import load
+from kbench.model import groups as groups_mod, load, runs
 from kbench.cli import compare_main, report_main, summarize_main
 
 from kb_helpers import set_meta
@@ -21,7 +21,7 @@ def _two_runs(gen, root, **second):
 
 def _groups(root):
     w = load.Warnings()
-    return load.group_runs(load.load_runs([root], w), w), w.messages
+    return groups_mod.group_runs(load.load_runs([root], w), w), w.messages
 
 
 def test_a_label_makes_a_kernel_of_its_own(tmp_path, gen, capsys):
@@ -108,14 +108,14 @@ def test_debug_information_options_are_no_difference_in_conditions(tmp_path, gen
     assert [(k, b) for k, _, b in diffs] == [("cxxflags", flags.format("-g1 -O3"))]
     # a -g inside another option is no debug option
     assert compare.meta_differences({"cxxflags": "-O2 -gno-such"}, {"cxxflags": "-O2"}) != []
-    assert load_mod.condition_value("compiler", "gcc -g") == "gcc -g"
+    assert runs.condition_value("compiler", "gcc -g") == "gcc -g"
 
     a, b = _two_runs(gen, tmp_path)
     set_meta(a, cxxflags=flags.format("-g"))
     set_meta(b, cxxflags=flags.format("-g1"))
     groups, warnings = _groups(tmp_path)
     assert len(groups) == 1 and not [m for m in warnings if "same conditions" in m]
-    pooled = load_mod.merged_meta([load_mod.load_run(r, lambda m: None).meta for r in (a, b)])
+    pooled = runs.merged_meta([load_mod.load_run(r, lambda m: None).meta for r in (a, b)])
     assert pooled["cxxflags"] == flags.format("-g")     # one value: the first run's
     set_meta(b, cxxflags=flags.format("-g1 -O3"))
     _, warnings = _groups(tmp_path)
@@ -149,7 +149,7 @@ def test_a_pooled_side_compares_its_options_key_by_key(tmp_path, gen, capsys):
         return out, html.unescape(text), re.findall(r"<tr class='diff'><td>([^<]*)</td>", text)
 
     from kbench.model import load as load_mod
-    pooled = load_mod.merged_meta([load_mod.load_run(r, lambda m: None).meta for r in (a, b)])
+    pooled = runs.merged_meta([load_mod.load_run(r, lambda m: None).meta for r in (a, b)])
     assert pooled["options"] == {"reps": 3, "samples": 2, "pin_cpu": 1, "counters": None, "bench_args": "",
                                  "seed": "3 | 4", "out": "/results/3 | /results/4"}
     out, text, highlighted = compare_and_page()

@@ -393,7 +393,7 @@ def test_summary_cells_of_several_cases_get_their_own_measured_run_level(tmp_pat
     and write; a context switch = ring minus overhead) has its own drift
     between runs: the runs of the host measure it under the key the
     comparison gives the cell, instead of lending it the prior."""
-    from kbench.model import compare, load, tables
+    from kbench.model import compare, groups as groups_mod, load, tables
     _runs(tmp_path, gen, {"a": (1,), "b": (2,), "c": (3, 4, 5)})
     hist = load.load_runs([tmp_path / "h" / "c"], lambda m: None)
     opts = compare.Options(n_boot=100)
@@ -403,8 +403,8 @@ def test_summary_cells_of_several_cases_get_their_own_measured_run_level(tmp_pat
     assert not any(k.startswith("cell:") and k.endswith(":null call") for k in est)   # one case: its own key
     noise = compare.measure_run_noise([hist], opts)["h"]
     assert cells <= set(noise.spreads)
-    groups = load.group_runs(load.load_runs([tmp_path / "h" / "a", tmp_path / "h" / "b"], lambda m: None),
-                             lambda m: None)
+    groups = groups_mod.group_runs(load.load_runs([tmp_path / "h" / "a", tmp_path / "h" / "b"], lambda m: None),
+                                   lambda m: None)
     sides = {g.key: compare.Side.from_group(g) for g in groups}
     ka, kb = [g.key for g in groups]
     opts.run_noise = {"h": noise}

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from kb_helpers import assert_clean_exit
-from kbench.model import compare, load, series, stats
+from kbench.model import compare, groups as groups_mod, load, series, stats
 from kbench.cli import compare_main, summarize_main
 
 KERNELS = ["6.1.0", "6.2.0", "6.3.0", "6.4.0", "6.5.0"]
@@ -50,7 +50,7 @@ def test_release_order():
 
 
 def test_order_given_and_its_errors(flat):
-    groups = load.group_runs(load.load_runs([flat], load.Warnings()))
+    groups = groups_mod.group_runs(load.load_runs([flat], load.Warnings()))
     shuffled = [groups[3], groups[0], groups[4], groups[2], groups[1]]
     got, left = series.order_groups(shuffled)
     assert [g.kernel for g in got] == KERNELS and left == []
@@ -112,7 +112,7 @@ def test_flat_series_lists_nothing(flat, tmp_path, capsys):
 def test_every_family_is_adjusted_over_all_steps(flat):
     """The adjusted p of each step is Benjamini-Hochberg over the family's
     cases at every step of the series together, not per step."""
-    groups = load.group_runs(load.load_runs([flat], load.Warnings()))
+    groups = groups_mod.group_runs(load.load_runs([flat], load.Warnings()))
     opts = compare.Options(n_boot=300, prior=None)
     res = series.analyse(groups, opts)
     cmps = {}
@@ -147,7 +147,7 @@ def test_compare_series_order_and_bad_input(flat, capsys):
 
 
 def test_kernel_value_interval_holds_the_run_level(flat):
-    groups = load.group_runs(load.load_runs([flat], load.Warnings()))
+    groups = groups_mod.group_runs(load.load_runs([flat], load.Warnings()))
     g = groups[0]
     side = compare.Side.from_group(g)
     ser = side.series("lat_syscall null")
@@ -182,7 +182,7 @@ def test_page_where_it_changed_on_top_and_a_trend_per_cell(planted, tmp_path, ca
     changes = changes[:changes.index("</table>")]
     assert changes.count("<tr>") == 3                       # the head and two changes
     assert "<td class='k'>h/6.3.0</td><td>h/6.2.0</td>" in changes and "went back at h/6.3.0" in changes
-    groups = load.group_runs(load.load_runs([planted], load.Warnings()))
+    groups = groups_mod.group_runs(load.load_runs([planted], load.Warnings()))
     cells = sum(1 for t in tables.build_tables(groups) for col in t.columns if any(col.cells.values()))
     assert text.count("<svg class='trend'") == cells
     # the kernels by number under each chart's points, the key above them

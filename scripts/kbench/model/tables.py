@@ -23,7 +23,7 @@ import numpy as np
 from dataclasses import dataclass, field
 
 from . import stats
-from .load import parse_params
+from .runs import parse_params
 
 
 @dataclass
@@ -421,13 +421,3 @@ def build_tables(groups):
         tables.append(Table(cat, metric, [Column(label, note, {g.key: resolve(g) for g in groups})
                                           for _, label, note, resolve in cols]))
     return tables
-
-
-def column_unit(table, col, values):
-    """(unit, divisor) for a column header from its values: ns, µs or ms,
-    or for bandwidth "MB/s (10^6 B/s)", the decimal megabyte said in every
-    header (lmbench's MB/s is 2^20 bytes/s)."""
-    if table.metric == "bandwidth":
-        return "MB/s (10^6 B/s)", 1.0
-    vals = [v for v in values if v is not None and not math.isnan(v)]
-    return stats.latency_unit(max(vals) if vals else math.nan)
