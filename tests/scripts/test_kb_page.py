@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kbench.cli import report_main
-from kbench.views import page
+from kbench.views import page as page_mod
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -231,9 +231,9 @@ def test_too_wide_is_not_significant_and_wider_than_four_times():
     def cmp(lo, hi, verdict=stats.INCONCLUSIVE):
         return SimpleNamespace(verdict=verdict, significant=verdict in (stats.FASTER, stats.SLOWER), lo=lo, hi=hi,
                                ratio=(lo * hi) ** 0.5, unresolved=False, change=-50.0, metric="latency")
-    assert page.too_wide(cmp(0.18, 27.4)) and page.verdict_class(cmp(0.18, 27.4)) == "wide"
-    assert not page.too_wide(cmp(0.5, 2.0))                  # exactly four times: still judged
-    assert page.too_wide(cmp(0.49, 2.0))                     # just beyond: too wide
-    assert page.verdict_class(cmp(2.0, 9.0, stats.SLOWER)) == "s3"  # a significant change keeps its colour
-    assert "too wide to judge" in page.cell_words(cmp(0.18, 27.4))
-    assert not page.too_wide(cmp(float("nan"), float("nan")))
+    assert page_mod.too_wide(cmp(0.18, 27.4)) and page_mod.verdict_class(cmp(0.18, 27.4)) == "wide"
+    assert not page_mod.too_wide(cmp(0.5, 2.0))                  # exactly four times: still judged
+    assert page_mod.too_wide(cmp(0.49, 2.0))                     # just beyond: too wide
+    assert page_mod.verdict_class(cmp(2.0, 9.0, stats.SLOWER)) == "s3"  # a significant change keeps its colour
+    assert "too wide to judge" in page_mod.cell_words(cmp(0.18, 27.4))
+    assert not page_mod.too_wide(cmp(float("nan"), float("nan")))

@@ -67,7 +67,7 @@ class DriftPrior:
         """One phrase: what the prior was measured on."""
         s = self.source
         return (f"the built-in prior of the drift between runs (measured from {s.get('runs', '?')} A/A runs on "
-                f"{s.get('boots', '?')} boot(s) of {s.get('machine', 'a noisy VM')}; README: Drift prior)")
+                f"{s.get('boots', '?')} boot(s) of {s.get('machine', 'a machine not recorded')}; README: Drift prior)")
 
 
 def _pair(v, what):

@@ -274,7 +274,7 @@ def pick_level_size(sizes, lo, hi):
 # Without meta.cache (a VM whose kernel reports no cache sizes), the cache
 # levels are guessed from the latency curve of the random chain itself.
 STEP = 1.5   # a latency this many times its plateau's first is the next level's
-CURVE_NOTE = ("meta.cache records no cache sizes for these runs (a VM often reports none): L1, L2 and L3 are "
+CURVE_NOTE = ("meta.cache records no cache sizes for these runs (the machine reported none): L1, L2 and L3 are "
               "sizes on the first three plateaus of the random chain's own latency curve, a plateau being the "
               f"sizes whose latency stays below {STEP:g} times its first; the last plateau is left to main memory")
 

@@ -23,13 +23,11 @@ def run_level_source(noise):
                         "machine between runs (too narrow on a machine that drifts)")
     on_boots, _ = boots_text(noise) if noise.measured else ("", "")
     if not noise.measured:
-        return "prior", (f"no kernel of this host has two runs, so every interval adds {noise.prior.describe} "
-                         f"for each case; this host's own runs replace it as they accumulate (make run twice "
-                         f"on one kernel: the prior counts as {stats.PRIOR_WEIGHT:g} degrees of freedom, a kernel's "
-                         f"k runs as k - 1, so with 8 runs the host's own drift has a third of the say, with 16 half)")
+        return "prior", (f"no kernel of this host has two runs: the built-in drift prior "
+                         f"({len(noise.prior.cases)} cases)")
     if noise.prior is not None:
         return "host", (f"measured on this host from {noise.runs} runs of {noise.kernels} kernel(s) with two runs "
-                        f"or more{on_boots}, each case's spread weighed against {noise.prior.describe}")
+                        f"or more{on_boots}, each case's spread weighed against the built-in drift prior")
     return "host only", (f"measured on this host from {noise.runs} runs of {noise.kernels} kernel(s) with two runs "
                          f"or more{on_boots} (no built-in prior: --no-prior)")
 
@@ -164,8 +162,8 @@ def run_level_lines(rep, opts):
             return []
         return ["note: one run on a side, no kernel with two runs on this host and no prior (--no-prior): the "
                 "intervals hold the noise between reps only, not the drift of the machine between runs; on a "
-                "machine that drifts they are too narrow (an A/A of two single runs on a 2-vCPU VM flagged 0 to "
-                "43 of 274 cases). Two runs of any one kernel on this host measure that drift."]
+                "machine that drifts they are too narrow. Two runs of any one kernel on this host measure that "
+                "drift."]
     sds = sorted(r.cmp.run_sd for r in rep.rows if r.cmp.comparable and not math.isnan(r.cmp.run_sd))
     spread = ""
     if sds:
@@ -228,12 +226,8 @@ def more_runs_lines(rep, opts):
             f"(each case's in the CSV's runs_for_min_effect)."]
 
 
-# Fewer reps than this in a side's one run: the note below.  On a 2-vCPU VM
-# whose speed moved within the runs, quick runs of 5 reps flagged one case
-# in 2 of 3 A/A pairs (a case with a fast and a slow mode, all five reps of
-# one run slow); full runs (7-13 reps) and quick runs of 10 reps did not
-# (README: make quick; REFERENCE: Drift prior).  Full runs at the default
-# budget there had a median of 10-12 reps a case.
+# Fewer reps than FEW_REPS in a side's one run: the note below (a case with
+# a fast and a slow mode can have all of a run's reps in one mode).
 FEW_REPS = defaults.FEW_REPS
 
 

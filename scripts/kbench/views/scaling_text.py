@@ -93,7 +93,7 @@ def machine_note(base_side, other_side, estimator=None):
     if not parts:
         return ""
     return ("The machine's own scaling (a control case, work no kernel can change; not judged): "
-            + "; ".join(parts) + ".  An efficiency below 1 there is the machine's (vCPUs that share cores, a "
+            + "; ".join(parts) + ".  An efficiency below 1 there is the machine's (CPUs that share cores, a "
             "busy host), not the kernel's.")
 
 

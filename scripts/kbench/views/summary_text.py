@@ -214,7 +214,7 @@ def format_group(group, estimator=None, all_cases=False, noise=None):
         out.append("")
         rn = (noise if noise is not None else {}).get(group.host)
         kind, text = run_level_source(rn)
-        level = f" Run level ({kind}): {text}."
+        level = f"Run level ({kind}): {text}."
         plan = ""
         planned = [s for _, s in rows if s.parts]
         if planned:
@@ -224,7 +224,8 @@ def format_group(group, estimator=None, all_cases=False, noise=None):
                         f"{', '.join(meds)} runs a side (if the host drifts {drift_basis(rn)}).")
         out.append(wrap(f"Power: median mde {live[len(live) // 2] * 100:.1f}%; {sum(m <= defaults.DEFAULT_MIN_EFFECT for m in live)} "
                         f"of {len(live)} cases could detect a {defaults.DEFAULT_MIN_EFFECT * 100:g}% change against another run like this one."
-                        + level + plan))
+                        + plan))
+        out.append(wrap(level))
     # One-party cases only: a two-party case on one CPU waits for its
     # partner on the run queue by design.
     solo = [c for c, _ in rows if " @" not in c.name]
