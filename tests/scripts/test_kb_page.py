@@ -206,8 +206,8 @@ def test_memory_levels_guessed_from_the_curve_and_a_too_wide_interval(tmp_path, 
     text = page.read_text()
     table = text[text.index("<h3>Memory latency"):]
     table = table[:table.index("</table>") + 200]
-    assert ("<p class='note'>h/6.1.0, h/6.6.0: meta.cache records no cache sizes for these runs (a VM often "
-            "reports none): L1, L2 and L3 are sizes on the first three plateaus") in table
+    assert ("<p class='note'>h/6.1.0, h/6.6.0: meta.cache records no cache sizes for these runs (the machine "
+            "reported none): L1, L2 and L3 are sizes on the first three plateaus") in table
     assert "L1 guessed from the latency curve (plateau 1 KB..16 KB), not meta.cache" in table
     row = re.search(r"<tr><td class='k'>h/6\.6\.0</td>(.*?)</tr>", table).group(1)
     cells = re.findall(r"<td class='num ([a-z0-9]*)'[^>]*title='([^']*)'>(.*?)</td>", row)
