@@ -512,8 +512,10 @@ install: all
 	install -m 755 $(BENCH_BIN) $(DRIVER_BIN) $(DESTDIR)$(PREFIX)/lib/kbench/bin/
 	install -m 755 $(HELPER_BIN) $(DESTDIR)$(PREFIX)/lib/kbench/libexec/
 	$(if $(DRIVER_BIN),ln -sf ../lib/kbench/bin/kbench-run $(DESTDIR)$(PREFIX)/bin/kbench-run)
-	install -d $(DESTDIR)$(PREFIX)/lib/kbench/scripts/kbench
-	install -m 644 scripts/kbench/*.py scripts/kbench/drift_prior.json $(DESTDIR)$(PREFIX)/lib/kbench/scripts/kbench/
+	install -d $(DESTDIR)$(PREFIX)/lib/kbench/scripts/kbench/model $(DESTDIR)$(PREFIX)/lib/kbench/scripts/kbench/views
+	install -m 644 scripts/kbench/*.py $(DESTDIR)$(PREFIX)/lib/kbench/scripts/kbench/
+	install -m 644 scripts/kbench/model/*.py scripts/kbench/model/drift_prior.json $(DESTDIR)$(PREFIX)/lib/kbench/scripts/kbench/model/
+	install -m 644 scripts/kbench/views/*.py $(DESTDIR)$(PREFIX)/lib/kbench/scripts/kbench/views/
 	for s in summarize compare plot report drift-prior; do \
 	  install -m 755 scripts/$$s $(DESTDIR)$(PREFIX)/lib/kbench/scripts/$$s && \
 	  ln -sf ../lib/kbench/scripts/$$s $(DESTDIR)$(PREFIX)/bin/kbench-$$s || exit 1; \

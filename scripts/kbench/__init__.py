@@ -1,34 +1,38 @@
 """kbench analysis scripts: load run directories, compute statistics,
 compare kernels, draw charts and write the HTML report.
 
-Modules:
-  load     find and read run directories (tolerant of damaged files)
-  stats    pure statistics (medians of rep medians, bootstrap, rank test)
-  compare  case-by-case comparison of two sides (kernels)
-  tables   the lmbench-style summary table definitions
-  plot     charts (the only module that imports matplotlib)
-  html     the self-contained HTML page
-  cli      the command-line entry points (scripts/NAME calls main(NAME) here,
-           which needs no numpy)
+Two layers and a command line on top; an arrow only points down
+(tests/scripts/test_kb_layers.py):
+
+  model/    what the runs say: plain data in, plain data out (no printing,
+            no units, no HTML)
+    defaults   every default (level, minimum effect, bootstrap, ...), once
+    load       find and read run directories (tolerant of damaged files)
+    runs       Case, Run, Group; meta.json merged and compared
+    groups     runs into kernels: identities, conditions, pooling
+    decl, legacy   the benchmarks' declarations (and the older runs')
+    stats      series, estimates, the run level, verdicts (with pvalues:
+               distributions and tests; bootstrap: the estimators)
+    drift      the built-in drift prior (drift_prior.json); prior: making one
+    history    the runs that measure a host's drift between runs
+    compare    case-by-case comparison of two sides (kernels)
+    tables     the lmbench-style summary tables' cells
+    series, scaling, explain, summary, controls, counters
+  views/    how the model is shown
+    text, units, machine   tables of text, numbers with units, the machine
+    compare_text, summary_text, series_text, scaling_text, explain_text
+    export     compare's CSV and JSON
+    page, html, trends, strips   the self-contained HTML page
+    plot       charts (the only module that imports matplotlib, lazily)
+  cli       the command-line entry points (scripts/NAME calls main(NAME)
+            here, which needs no numpy); bisect: scripts/bisect-step
+  deps      what the scripts need beyond the standard library
 """
 
 import sys
 
-SUPPORTED_SCHEMA = 1
-
-# What the scripts need beyond the standard library (Debian's packages).
-DEPENDENCIES = ("numpy", "matplotlib")
-INSTALL = "apt-get install python3-numpy python3-matplotlib"
-
-
-def missing_dependency(prog, error):
-    """The one-line message for an ImportError of a dependency (numpy,
-    matplotlib), or None when `error` is anything else."""
-    name = getattr(error, "name", None) or ""
-    if not isinstance(error, ImportError) or name.split(".")[0] not in DEPENDENCIES:
-        return None
-    return (f"{prog}: needs {name.split('.')[0]}, which {sys.executable} cannot import "
-            f"({error}): {INSTALL} (make test installs them)")
+from .deps import DEPENDENCIES, INSTALL, missing_dependency  # noqa: F401  (handed on; no numpy)
+from .model.defaults import SUPPORTED_SCHEMA  # noqa: F401  (handed on; imports no numpy)
 
 
 def main(prog):

@@ -37,7 +37,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import compare, load, stats
+from .model import compare, defaults, drift, load, stats
 
 PROG = "bisect-step"
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -88,12 +88,12 @@ def parse(argv):
                     help="where the references, each step's runs and the log go (default results/bisect)")
     ap.add_argument("--log", metavar="FILE", help="the step log, JSON Lines (default WORK/bisect-log.jsonl; "
                     "scripts/report --bisect shows it)")
-    ap.add_argument("--min-effect", type=float, default=3.0, metavar="PCT",
-                    help="the smallest difference of the references that counts (default 3)")
+    ap.add_argument("--min-effect", type=float, default=defaults.DEFAULT_MIN_EFFECT * 100, metavar="PCT",
+                    help=f"the smallest difference of the references that counts (default {defaults.DEFAULT_MIN_EFFECT * 100:g})")
     ap.add_argument("--no-prior", action="store_true", help="no drift prior (as compare --no-prior)")
-    ap.add_argument("--shift-threshold", type=float, default=5.0, metavar="PCT",
+    ap.add_argument("--shift-threshold", type=float, default=defaults.SHIFT_THRESHOLD * 100, metavar="PCT",
                     help="a control case moving significantly by at least this much is a machine shift, and "
-                         "nothing is judged (as compare's; default 5): raise it when the kernels themselves move "
+                         f"nothing is judged (as compare's; default {defaults.SHIFT_THRESHOLD * 100:g}): raise it when the kernels themselves move "
                          "the controls")
     a = ap.parse_args(argv)
     if not 0 <= a.shift_threshold < 1000:
@@ -185,7 +185,6 @@ def side(label, dirs):
 
 
 def options(a):
-    from . import drift
     return compare.Options(min_effect=a.min_effect / 100.0, prior=None if a.no_prior else drift.load_prior(None),
                            shift_threshold=a.shift_threshold / 100.0)
 

@@ -7,12 +7,19 @@ never as a traceback; set KBENCH_DEBUG=1 to see the traceback of an
 internal error.
 """
 import argparse
+import json
 import os
+import re
 import sys
 import traceback
+from datetime import datetime, timezone
 from pathlib import Path
 
-from . import load, missing_dependency
+from .deps import missing_dependency
+from .model import compare, defaults, drift, explain, history, load, prior, scaling, tables as tables_mod
+from .model import groups as groups_mod, series as series_mod
+from .views import compare_text, explain_text, export, html, scaling_text, series_text, summary_text, trends
+from .views.strips import strip_figures
 
 PROG_DIR = Path(__file__).resolve().parent.parent
 ROOT = PROG_DIR.parent
@@ -97,16 +104,17 @@ def _positive_int(text):
 
 
 def _add_stats_options(ap):
-    ap.add_argument("--min-effect", type=_min_effect, default=0.03, metavar="PCT",
-                    help="smallest change called faster/slower, in %% (default 3)")
-    ap.add_argument("--boot", type=_positive_int, default=2000, metavar="N",
-                    help="bootstrap resamples (default 2000)")
-    ap.add_argument("--seed", type=int, default=1, help="bootstrap seed (default 1; results are reproducible)")
-    ap.add_argument("--min-reps", type=_positive_int, default=3, metavar="N",
-                    help="fewer reps on a side than this gives 'too few reps' (default 3)")
+    ap.add_argument("--min-effect", type=_min_effect, default=defaults.DEFAULT_MIN_EFFECT, metavar="PCT",
+                    help=f"smallest change called faster/slower, in %% (default {defaults.DEFAULT_MIN_EFFECT * 100:g})")
+    ap.add_argument("--boot", type=_positive_int, default=defaults.DEFAULT_BOOT, metavar="N",
+                    help=f"bootstrap resamples (default {defaults.DEFAULT_BOOT})")
+    ap.add_argument("--seed", type=int, default=defaults.DEFAULT_SEED,
+                    help=f"bootstrap seed (default {defaults.DEFAULT_SEED}; results are reproducible)")
+    ap.add_argument("--min-reps", type=_positive_int, default=defaults.DEFAULT_MIN_REPS, metavar="N",
+                    help=f"fewer reps on a side than this gives 'too few reps' (default {defaults.DEFAULT_MIN_REPS})")
     ap.add_argument("--no-adjust", action="store_true",
                     help="judge each case on its own instead of adjusting for the number of cases")
-    ap.add_argument("--families", choices=("tables", "two", "one"), default="tables",
+    ap.add_argument("--families", choices=defaults.FAMILIES, default=defaults.DEFAULT_FAMILIES,
                     help="how p is adjusted for the number of cases: tables (default) = the cases behind each "
                          "summary table are a family of their own, every other case another; two = the cases "
                          "behind all the tables one family, the others another; one = all cases together")
@@ -115,19 +123,19 @@ def _add_stats_options(ap):
                          "summary tables that changed significantly with one run on a side, while no other case "
                          "of its binary changed the same way, is inconclusive ('moved alone': one run can jump "
                          "that far for the whole run, one case at a time)")
-    ap.add_argument("--estimator", choices=("low", "median"), default="low",
+    ap.add_argument("--estimator", choices=defaults.ESTIMATORS, default=defaults.DEFAULT_ESTIMATOR,
                     help="a case's value over its reps: low = Harrell-Davis 20th percentile of the reps' "
                          "times (default: noise only adds time), median = median of the rep medians")
-    ap.add_argument("--shift-threshold", type=_min_effect, default=0.05, metavar="PCT",
+    ap.add_argument("--shift-threshold", type=_min_effect, default=defaults.SHIFT_THRESHOLD, metavar="PCT",
                     help="a control case moving significantly by at least this %% is a machine shift "
-                         "(default 5)")
+                         f"(default {defaults.SHIFT_THRESHOLD * 100:g})")
     _add_prior_options(ap)
 
 
 def _add_prior_options(ap):
     ap.add_argument("--prior", metavar="FILE",
                     help="the drift between runs assumed before this host has two runs of a kernel (default: "
-                         "the built-in scripts/kbench/drift_prior.json; make one with scripts/drift-prior)")
+                         "the built-in scripts/kbench/model/drift_prior.json; make one with scripts/drift-prior)")
     ap.add_argument("--no-prior", action="store_true",
                     help="no prior: without the host's own runs the intervals hold the reps' noise only "
                          "(too narrow on a machine that drifts)")
@@ -139,7 +147,6 @@ def _prior(a):
         if getattr(a, "prior", None):
             raise UsageError("--prior and --no-prior exclude each other")
         return None
-    from . import drift
     try:
         return drift.load_prior(getattr(a, "prior", None))
     except drift.PriorError as e:
@@ -150,8 +157,7 @@ def _prior(a):
 
 
 def _options(a):
-    from .compare import Options
-    return Options(min_effect=a.min_effect, n_boot=a.boot, seed=a.seed, min_reps=a.min_reps,
+    return compare.Options(min_effect=a.min_effect, n_boot=a.boot, seed=a.seed, min_reps=a.min_reps,
                    adjust=not a.no_adjust, estimator=a.estimator, shift_threshold=a.shift_threshold,
                    prior=_prior(a), families=a.families, alone=not a.flag_alone)
 
@@ -190,7 +196,6 @@ def _resolve(path_text, results):
 # ------------------------------------------------------------ summarize
 
 def _summarize(argv):
-    from . import summary
     ap = _Parser(prog="summarize", description=(
         "Summary of runs, per kernel: the category tables (one value per quantity, with its unit and the "
         "spread of its reps; ! marks a noisy one), the control cases, power and noise; with --cases every "
@@ -208,7 +213,7 @@ def _summarize(argv):
                          "summary tables that changed significantly with one run on a side, while no other case "
                          "of its binary changed the same way, is inconclusive ('moved alone': one run can jump "
                          "that far for the whole run, one case at a time)")
-    ap.add_argument("--estimator", choices=("low", "median"), default="low",
+    ap.add_argument("--estimator", choices=defaults.ESTIMATORS, default=defaults.DEFAULT_ESTIMATOR,
                     help="the headline over reps: low = Harrell-Davis 20th percentile of the reps' times "
                          "(default), median = median of the rep medians")
     ap.add_argument("--results", default=str(ROOT / "results"), help=argparse.SUPPRESS)
@@ -220,9 +225,8 @@ def _summarize(argv):
     if not runs:
         raise Failure("no usable run found in " + ", ".join(a.dirs))
     if a.series or a.order:
-        from .compare import Options
-        opts = Options(estimator=a.estimator, prior=_prior(a))
-        groups = load.drop_quick_groups(load.group_runs(runs, _warn), _warn)
+        opts = compare.Options(estimator=a.estimator, prior=_prior(a))
+        groups = groups_mod.drop_quick_groups(groups_mod.group_runs(runs, _warn), _warn)
         opts.run_noise = _measured_run_noise(runs, a, opts)
         return _print_series(groups, a, opts)
     if a.json:
@@ -234,17 +238,16 @@ def _summarize(argv):
             g.cases = r.cases
             groups.append(g)
     else:
-        groups = load.group_runs(runs, _warn)
-    from .compare import Options
-    noise = _measured_run_noise(runs, a, Options(estimator=a.estimator, prior=_prior(a)))
-    print("\n\n".join(_quick_prefix(g) + summary.format_group(g, a.estimator, a.cases, noise) for g in groups))
-    _write_csv(a.csv, lambda gs, f: summary.write_csv(gs, f, noise), groups)
+        groups = groups_mod.group_runs(runs, _warn)
+    noise = _measured_run_noise(runs, a, compare.Options(estimator=a.estimator, prior=_prior(a)))
+    print("\n\n".join(_quick_prefix(g) + summary_text.format_group(g, a.estimator, a.cases, noise) for g in groups))
+    _write_csv(a.csv, lambda gs, f: summary_text.write_csv(gs, f, noise), groups)
     return 0
 
 
 def _quick_prefix(group):
     """The one-line note above the summary of quick runs ("" for full runs)."""
-    return load.quick_note(group.label, len(group.runs)) + "\n" if group.quick else ""
+    return groups_mod.quick_note(group.label, len(group.runs)) + "\n" if group.quick else ""
 
 
 def _add_series_options(ap, page=False):
@@ -260,27 +263,25 @@ def _add_series_options(ap, page=False):
 
 def _series_of(groups, a, opts, sides=None, tabs=None):
     """The series of the groups (ordered by --order, else by release)."""
-    from . import series
     try:
-        ordered, left_out = series.order_groups(groups, series.parse_order(a.order))
-    except series.OrderError as e:
+        ordered, left_out = series_mod.order_groups(groups, series_mod.parse_order(a.order))
+    except series_mod.OrderError as e:
         raise UsageError(str(e)) from None
     if len(ordered) < 2:
         raise Failure("a series needs two kernels or more; found " + (", ".join(g.label for g in ordered)
                                                                         or "none"))
     if sides is not None:
         sides = [sides[g.key] for g in ordered]
-    res = series.analyse(ordered, opts, sides=sides, tabs=tabs, warn=_warn)
+    res = series_mod.analyse(ordered, opts, sides=sides, tabs=tabs, warn=_warn)
     res.left_out = left_out
     return res
 
 
 def _print_series(groups, a, opts, sides=None):
-    from . import series
     res = _series_of(groups, a, opts, sides)
-    print(series.format_series(res, opts))
-    _write_csv(a.csv, series.write_csv, res)
-    _write_csv(getattr(a, "json", None), series.write_json, res)
+    print(series_text.format_series(res, opts))
+    _write_csv(a.csv, series_text.write_csv, res)
+    _write_csv(getattr(a, "json", None), series_text.write_json, res)
     return 0
 
 
@@ -292,17 +293,15 @@ def summarize_main(argv=None):
 
 def _sides_of(path_text, results, role):
     """Sides (one per (host, kernel)) of the runs under one argument."""
-    from .compare import Side
     p = _resolve(path_text, results)
     runs = load.load_runs([p], _warn)
     if not runs:
         raise Failure(f"{role} {path_text}: no usable run found")
-    groups = load.group_runs(runs, _warn)
-    return [Side.from_group(g, _warn) for g in groups]
+    groups = groups_mod.group_runs(runs, _warn)
+    return [compare.Side.from_group(g, _warn) for g in groups]
 
 
 def _compare(argv):
-    from . import compare
     ap = _Parser(prog="compare", description=(
         "Compare kernels case by case against a baseline.  BASE and each OTHER are a run directory, a "
         "kernel directory (its runs are pooled), HOST/KERNEL under --results, or a directory holding "
@@ -359,24 +358,22 @@ def _compare(argv):
                 base.label = f"{base_label} [{_short_id(base)}]"
                 side.label = f"{side.label} [{_short_id(side)}]"
             sides.append(side)
-    counted = load.counters_warning([(s.label, s.runs) for s in [base] + sides])
+    counted = groups_mod.counters_warning([(s.label, s.runs) for s in [base] + sides])
     if counted:
         _warn(counted)
     opts.run_noise = _run_noise([base] + sides, a, opts)
     for side in sides:
         reports.append(compare.run_compare(base, side, opts))
-    print("\n\n".join(compare.format_report(r, a.changed, opts) for r in reports))
-    from . import scaling
-    for lines in (scaling.compare_lines(r, opts) for r in reports):  # copies at once (scaling.py)
+    print("\n\n".join(compare_text.format_report(r, a.changed, opts) for r in reports))
+    for lines in (scaling_text.compare_lines(r, opts) for r in reports):  # copies at once (scaling.py)
         if lines:
             print("\n".join(lines))
     if a.explain:
-        from . import explain
         for r in reports:
             r.explanations = explain.explain_report(r)
-            print("\n" + explain.format_explanations(r.explanations, r.base.label, r.other.label))
-    _write_csv(a.csv, compare.write_csv, reports)
-    _write_csv(a.json, compare.write_json, reports)
+            print("\n" + explain_text.format_explanations(r.explanations, r.base.label, r.other.label))
+    _write_csv(a.csv, export.write_csv, reports)
+    _write_csv(a.json, export.write_json, reports)
     if a.fail_on_regression:
         bad = [(r.other.label, row.case) for r in reports for row in compare.regressions(r)]
         if bad:
@@ -389,12 +386,11 @@ def _compare(argv):
 
 def _compare_series(a, opts):
     """compare --series: every kernel under BASE and the OTHERs, a series."""
-    from .compare import Side
     runs = load.load_runs([_resolve(d, a.results) for d in [a.base] + a.others], _warn)
     if not runs:
         raise Failure("no usable run found in " + ", ".join([a.base] + a.others))
-    groups = load.drop_quick_groups(load.group_runs(runs, _warn), _warn)
-    sides = {g.key: Side.from_group(g) for g in groups}
+    groups = groups_mod.drop_quick_groups(groups_mod.group_runs(runs, _warn), _warn)
+    sides = {g.key: compare.Side.from_group(g) for g in groups}
     only = _regex(a.only)
     if only is not None:
         for x in list(groups) + list(sides.values()):
@@ -412,79 +408,23 @@ def _add_history_options(ap):
                          "then comes from the compared kernels' own runs and --history only)")
 
 
-def _host_dirs(runs):
-    """results/<host>/ of runs kept in the usual layout (results/<host>/<kernel>/<run>)."""
-    out = []
-    for r in runs:
-        p = Path(r.path).resolve()
-        if len(p.parts) >= 3 and p.parent.parent.name == r.host and p.parent.parent not in out:
-            out.append(p.parent.parent)
-    return out
-
-
 def _run_noise(sides, a, opts):
-    """{host: RunNoise} from the compared sides' own runs, the other runs
-    under their host directories (unless --no-history) and --history.
-    Each side is its own list of replicates, even when two sides are runs
-    of one kernel; another run of a side's kernel joins that side's list
-    when no other side has that kernel, else it is a list of its own."""
-    lists = [list(s.runs) for s in sides]
-    owner = {}
-    for i, s in enumerate(sides):
-        for r in s.runs:
-            owner.setdefault(r.key, set()).add(i)
-    for key, rs in _history_by_kernel(lists, a).items():
-        sides_of = owner.get(key, set())
-        if len(sides_of) == 1:
-            lists[next(iter(sides_of))] += rs
-        else:
-            lists.append(rs)
-    from . import compare
-    return compare.measure_run_noise(lists, opts)
+    """{host: RunNoise} of compare: the sides' runs and their history (model/history.py)."""
+    try:
+        return history.run_noise(sides, opts, a.history, a.no_history, _warn)
+    except history.HistoryError as e:
+        raise UsageError(str(e)) from None
 
 
 def _measured_run_noise(runs, a, opts):
-    """{host: RunNoise} for summarize: runs (and the history's) grouped by kernel."""
-    by_kernel = {}
-    for r in runs:
-        by_kernel.setdefault(r.key, []).append(r)
-    for key, rs in _history_by_kernel([runs], a).items():
-        by_kernel.setdefault(key, []).extend(rs)
-    from . import compare
-    return compare.measure_run_noise(list(by_kernel.values()), opts)
-
-
-def _history_by_kernel(lists, a):
-    """{kernel key: [Run]} of the runs under the given runs' host
-    directories (unless --no-history) and under --history, without the
-    given runs themselves."""
-    given = {(r.host, r.run_id) for rs in lists for r in rs}
-    given_paths = {os.path.realpath(r.path) for rs in lists for r in rs}
-    dirs = [] if a.no_history else _host_dirs([r for rs in lists for r in rs])
-    for d in a.history:
-        p = Path(d)
-        if not p.exists():
-            raise UsageError(f"--history {d}: no such directory")
-        dirs.append(p)
-    if not dirs:
-        return {}
-    quiet = load.Warnings()   # the history's own warnings are not this comparison's
-    # the given runs sit under their host directories too: not read twice
-    found = load.find_run_dirs(dirs, quiet)
-    others = [d for d in found if os.path.realpath(d) not in given_paths]
-    runs = load.load_runs(others, quiet)
-    load.split_identities(runs)
-    if a.history and not runs and len(others) == len(found):
-        _warn("--history " + ", ".join(a.history) + ": no usable run found")
-    by_kernel = {}
-    for r in runs:
-        if (r.host, r.run_id) not in given:
-            by_kernel.setdefault(r.key, []).append(r)
-    return by_kernel
+    """{host: RunNoise} of summarize: the runs and their history, grouped by kernel."""
+    try:
+        return history.measured_run_noise(runs, opts, a.history, a.no_history, _warn)
+    except history.HistoryError as e:
+        raise UsageError(str(e)) from None
 
 
 def _regex(text):
-    import re
     if text is None:
         return None
     try:
@@ -523,20 +463,18 @@ def _analyse(dirs, baseline_spec, opts, series_args=None):
     the series or None).  series_args: the options of a series (--series,
     --order): the groups in its order, the first one the baseline unless
     --baseline says otherwise."""
-    from . import compare, tables as tables_mod
     w = load.Warnings(_warn)
     runs = load.load_runs(dirs, w)
     if not runs:
         raise Failure("no usable run found in " + ", ".join(str(d) for d in dirs))
-    groups = load.drop_quick_groups(load.group_runs(runs, w), w)
+    groups = groups_mod.drop_quick_groups(groups_mod.group_runs(runs, w), w)
     for g in groups:
         if g.quick:
-            w(load.quick_note(g.label, len(g.runs))[len("note: "):])
+            w(groups_mod.quick_note(g.label, len(g.runs))[len("note: "):])
     if not any(g.cases for g in groups):
         raise Failure("the runs found hold no usable samples")
     series = None
     if series_args is not None:
-        from . import series as series_mod
         try:
             ordered, left_out = series_mod.order_groups(groups, series_mod.parse_order(series_args.order))
         except series_mod.OrderError as e:
@@ -572,7 +510,7 @@ def _make_plots(groups, baseline, comparisons, out_dir, formats, strips=True, es
     """The charts, written to out_dir in each of formats; with out_dir None,
     kept in memory for the page (bars and curves as SVG, the dense
     raw-sample strips as PNG)."""
-    from . import plot
+    from .views import plot
     out_dir = Path(out_dir) if out_dir is not None else None
     vector = formats if out_dir is not None else ("svg",)
     raster = formats if out_dir is not None else ("png",)
@@ -582,7 +520,6 @@ def _make_plots(groups, baseline, comparisons, out_dir, formats, strips=True, es
     if not strips:
         strip = {}
     elif out_dir is None:  # the page: its own small SVG, fast over many runs
-        from .strips import strip_figures
         strip = strip_figures(groups, estimator)
     else:
         strip = plot.strip_plots(groups, out_dir, raster, estimator)
@@ -613,7 +550,7 @@ def _plot(argv):
     groups, baseline, _, comparisons, _, _, _ = _analyse(dirs, a.baseline, _options(a))
     bars, curves, strips = _make_plots(groups, baseline, comparisons, a.out, a.formats, not a.no_samples,
                                        a.estimator)
-    from . import plot, scaling
+    from .views import plot
     curves.update(plot.scaling_curves([(g, scaling.curves(g, a.estimator)) for g in groups], a.out, a.formats))
     n = sum(len(v) for v in bars.values()) + sum(len(v) for v in curves.values()) \
         + len({str(p) for p in strips.values()}) * len(a.formats)
@@ -626,9 +563,6 @@ def plot_main(argv=None):
 
 
 def _report(argv):
-    from datetime import datetime, timezone
-
-    from . import html, trends
     ap = _Parser(prog="report", description=(
         "Find every run under DIRs (default: results/) and write one self-contained HTML page (its charts "
         "embedded: it works copied alone anywhere) with the summary tables (coloured against the baseline), "
@@ -643,7 +577,6 @@ def _report(argv):
     a = ap.parse_args(argv)
     dirs = a.dirs or [str(ROOT / "results")]
     opts = _options(a)
-    from . import trends
     bisect = []
     for path in a.bisect:
         try:
@@ -664,9 +597,7 @@ def _report(argv):
                        generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    # report --series and --bisect: where it changed, the trends, the bisection's steps, first
-    page = html.render(model, out, front_css=trends.CSS,
-                       front=lambda m, ids: trends.html_section(m, ids) + trends.bisect_section(m.bisect))
+    page = html.render(model, out)
     tmp = out.with_name(out.name + ".tmp")
     tmp.write_text(page, encoding="utf-8")
     tmp.replace(out)
@@ -688,8 +619,7 @@ def _report(argv):
 
 
 def _change_line(ch, res):
-    from . import series
-    return f"{series.change_words(ch, res)} at {res.label(ch.index)} (from {res.label(ch.index - 1)})"
+    return f"{series_text.change_words(ch, res)} at {res.label(ch.index)} (from {res.label(ch.index - 1)})"
 
 
 def report_main(argv=None):
@@ -699,9 +629,8 @@ def report_main(argv=None):
 # ------------------------------------------------------------ drift prior
 
 def _drift_prior(argv):
-    from . import compare, drift, stats
     ap = _Parser(prog="drift-prior", description=(
-        "Make the drift prior (scripts/kbench/drift_prior.json by default) from A/A runs: runs of one kernel "
+        "Make the drift prior (scripts/kbench/model/drift_prior.json by default) from A/A runs: runs of one kernel "
         "made at different moments (make run, several times, nothing changed between them).  Every kernel "
         "with two runs or more on a host is one group; each case's spread of its runs' estimates beyond their "
         "reps' noise, moderated across cases, times --inflate, is its tau (log units) with its degrees of "
@@ -716,7 +645,8 @@ def _drift_prior(argv):
                          "summary tables that changed significantly with one run on a side, while no other case "
                          "of its binary changed the same way, is inconclusive ('moved alone': one run can jump "
                          "that far for the whole run, one case at a time)")
-    ap.add_argument("--estimator", choices=("low", "median"), default="low", help="as compare's (default low)")
+    ap.add_argument("--estimator", choices=defaults.ESTIMATORS, default=defaults.DEFAULT_ESTIMATOR,
+                    help=f"as compare's (default {defaults.DEFAULT_ESTIMATOR})")
     ap.add_argument("--at-least", metavar="FILE",
                     help="an earlier prior (e.g. the built-in one, made on other boots or machines): each case's "
                          "tau is never below that prior's, so that the new prior covers the drift of every "
@@ -734,7 +664,7 @@ def _drift_prior(argv):
     runs = [r for r in load.load_runs([Path(d) for d in a.dirs], w) if not r.quick]
     if not runs:
         raise Failure("no usable full run (quick runs do not count) in " + ", ".join(a.dirs))
-    load.split_identities(runs)
+    groups_mod.split_identities(runs)
     by_kernel = {}
     for r in runs:
         by_kernel.setdefault((r.host, r.key, (r.meta or {}).get("suite_version")), []).append(r)
@@ -742,46 +672,14 @@ def _drift_prior(argv):
     if not lists:
         raise Failure("no kernel with two runs or more: an A/A prior needs runs of one kernel made at "
                       "different moments")
-    opts = compare.Options(estimator=a.estimator)
-    groups = [[compare.run_estimates(r, opts) for r in rs] for rs in lists]
-    med = compare.Options(estimator="median")
-    memory = {n for r in runs for n, c in r.cases.items() if compare.domain_of(c) == "memory"}
-    bulk = [[{k: v for k, v in compare.run_estimates(r, med).items() if k in memory} for r in rs] for rs in lists]
-    taus = drift.estimate(stats.run_spreads(groups), inflate=a.inflate, bulk=stats.run_spreads(bulk))
-    if not taus:
-        raise Failure("the runs share no case with reps enough to measure (each needs 2 reps or more)")
-    used = [r for rs in lists for r in rs]
-    boots = {(r.meta or {}).get("boot_id") or r.run_id for r in used}
-    metas = [r.meta or {} for r in used]
-    source = {
-        "runs": len(used), "kernels": len(lists), "boots": len(boots),
-        "machine": a.machine or ", ".join(sorted({f"{m.get('cpu_count', '?')}-CPU {m.get('virt') or 'machine'} "
-                                                   f"({m.get('cpu_model', '?')})" for m in metas})),
-        "kernels_seen": sorted({r.kernel for r in used}),
-        "suite_versions": sorted({str(m.get("suite_version")) for m in metas}),
-        "run_ids": sorted(r.run_id for r in used),
-        "started_utc": sorted(str(m.get("started_utc")) for m in metas),
-        "boot_ids": sorted(boots - {r.run_id for r in used}),   # the recorded ones
-    }
-    if earlier is not None:
-        overlap = set(source["run_ids"]) & set(earlier.source.get("run_ids", []))
-        if overlap:
-            raise UsageError(f"--at-least: {a.at_least} was made from {len(overlap)} of these runs "
-                             f"({', '.join(sorted(overlap))}): give only runs it was not made from")
-        taus = drift.at_least(taus, earlier)
-        source = drift.merged_source(source, earlier)
-    method = (f"per case: the runs' estimates ({a.estimator} estimator) of each kernel around their mean; their "
-              f"pooled variance beyond the runs' own squared standard errors, moderated towards the binary's "
-              f"cases (empirical Bayes), never below the case's own nor, for a memory-bound case, the pooled "
-              f"variance of the runs' medians, times {a.inflate:g}, never below tau {drift.TAU_FLOOR:g}; df = the moderated degrees "
-              f"of freedom, at most {drift.MAX_DF:g}. A case not listed takes its bench's largest tau, else the "
-              f"default (the 90th percentile over cases).")
-    if earlier is not None:
-        method += (f" Each case's tau is at least that of the earlier prior {Path(a.at_least).name} "
-                   f"({earlier.source.get('runs', '?')} runs on {earlier.source.get('boots', '?')} boot(s); "
-                   f"its source under source.at_least), with that prior's df where its tau is the larger.")
+    try:
+        taus, source, method, used, boots = prior.make(lists, runs, a.estimator, a.inflate, a.machine, earlier,
+                                                       Path(a.at_least).name if a.at_least else "")
+    except prior.NoCases as e:
+        raise Failure(str(e)) from None
+    except prior.Overlap as e:
+        raise UsageError(f"--at-least: {a.at_least} {e}") from None
     obj = drift.to_json(taus, source, method)
-    import json
     text = json.dumps(obj, indent=1, sort_keys=False) + "\n"
     out = Path(a.out)
     tmp = out.with_name(out.name + ".tmp")

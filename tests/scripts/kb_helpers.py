@@ -10,7 +10,7 @@ for p in (str(DATA), str(HERE.parent.parent / "scripts")):
     if p not in sys.path:
         sys.path.insert(0, p)
 
-from kbench import load  # noqa: E402  (after the path is set)
+from kbench.model import groups as groups_mod, load  # noqa: E402  (after the path is set)
 
 RUNS = DATA / "runs"
 BASE_DIR = RUNS / "testhost" / "6.1.0-base"
@@ -49,7 +49,7 @@ def grouping_warnings(root, marker):
     """The warnings that loading and grouping every run under root gives
     (what summarize, compare and report print first), those holding marker."""
     w = load.Warnings()
-    load.group_runs(load.load_runs([root], w), w)
+    groups_mod.group_runs(load.load_runs([root], w), w)
     return [m for m in w.messages if marker in m]
 
 

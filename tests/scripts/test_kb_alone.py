@@ -8,7 +8,9 @@ import re
 
 import pytest
 
-from kbench import cli, compare, load, stats
+from kbench import cli
+from kbench.model import compare, load, stats
+from kbench.views import compare_text
 
 
 def _cmp(ratio, p=1e-6, runs=(1, 1)):
@@ -120,7 +122,7 @@ def test_compare_on_one_run_a_side(lone_runs):
     for n in pair:
         assert by[n].verdict == stats.SLOWER and not by[n].alone
     assert [n for n, c in by.items() if c.alone] == [LONE]
-    text = compare.format_report(rep, opts=compare.Options(n_boot=300))
+    text = compare_text.format_report(rep, opts=compare.Options(n_boot=300))
     assert "(alone) 1 case(s) outside the summary tables changed significantly" in text
     assert re.search(rf"^    {re.escape(LONE)}: .*slower", text, re.M)
     # --flag-alone: judged like any other case

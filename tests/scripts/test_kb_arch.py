@@ -4,8 +4,9 @@ run's machine (architecture, CPU, page size, caches), and summarize,
 compare and the page name the architecture difference first and loudly."""
 import re
 
-from kbench import load
+from kbench.model import load
 from kbench.cli import compare_main, report_main, summarize_main
+from kbench.views import machine
 
 from kb_helpers import grouping_warnings, set_meta
 
@@ -79,9 +80,9 @@ def test_pooled_runs_of_two_architectures_are_named(tmp_path, gen):
 
 
 def test_machine_text_of_older_and_sparse_runs():
-    assert load.machine_text({}) == "architecture not recorded, CPU model not recorded"
-    assert load.machine_text({"arch": "aarch64", "cpu_model": None, "cache": None}) == \
+    assert machine.machine_text({}) == "architecture not recorded, CPU model not recorded"
+    assert machine.machine_text({"arch": "aarch64", "cpu_model": None, "cache": None}) == \
         "aarch64, CPU model not recorded, caches not reported"
     # binaries of another architecture than the machine's (qemu-user, a mistake)
-    assert load.machine_text({"arch": "x86_64", "build_arch": "aarch64", "cpu_model": "x", "page_size": 16384}) == \
+    assert machine.machine_text({"arch": "x86_64", "build_arch": "aarch64", "cpu_model": "x", "page_size": 16384}) == \
         "x86_64 (binaries built for aarch64), x, 16 KB pages"

@@ -2,7 +2,7 @@
 comparable": a cell resolved per kernel (its largest size, its machine's
 cache levels) is never coloured against a different case."""
 from kb_helpers import rewrite_samples
-from kbench import compare, load, stats, tables
+from kbench.model import compare, groups as groups_mod, load, stats, tables
 
 
 def test_cells_of_different_cases_are_not_comparable(tmp_path, gen):
@@ -14,7 +14,7 @@ def test_cells_of_different_cases_are_not_comparable(tmp_path, gen):
             o["params"], o["case"] = "size_kb=131072", "lat_mem_rd random size_kb=131072"
         return o
     rewrite_samples(b, smaller)
-    groups = load.group_runs(load.load_runs([tmp_path], load.Warnings()))
+    groups = groups_mod.group_runs(load.load_runs([tmp_path], load.Warnings()))
     base, new = groups
     tabs = tables.build_tables(groups)
     sides = [compare.Side.from_group(g) for g in groups]

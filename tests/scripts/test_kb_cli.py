@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 
 from kb_helpers import assert_clean_exit
-from kbench import cli, load, summary
+from kbench import cli
+from kbench.model import load, summary
+from kbench.views import summary_text
 
 SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
 INSTALL = "apt-get install python3-numpy python3-matplotlib (make test installs them)"
@@ -75,7 +77,7 @@ def test_a_bug_in_a_command_is_an_internal_error(fixture_runs, capsys, monkeypat
 
     def broken(*a, **kw):
         raise ValueError("boom")
-    monkeypatch.setattr(summary, "format_group", broken)
+    monkeypatch.setattr(summary_text, "format_group", broken)
     rc = cli.summarize_main([str(fixture_runs[0])])
     out, err = capsys.readouterr()
     assert rc == 1 and out == "" and err == INTERNAL.replace("prog:", "summarize:")

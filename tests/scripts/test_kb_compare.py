@@ -8,8 +8,9 @@ import shutil
 import pytest
 
 from kb_helpers import assert_clean_exit, one_run, recorded_runs, rewrite_samples, set_meta
-from kbench import compare, load, stats
+from kbench.model import compare, load, stats
 from kbench.cli import compare_main, summarize_main
+from kbench.views import compare_text
 
 FAST = compare.Options(n_boot=300)
 
@@ -91,7 +92,7 @@ def test_missing_case_is_missing_not_zero(tmp_path, base_run):
     rows = {r.case: r.cmp for r in compare.compare_sides(side(base_run), side(other), FAST)}
     c = rows["lat_proc fork"]
     assert c.verdict == stats.MISSING and c.other != c.other  # nan
-    assert compare.row_cells(compare.Row("lat_proc fork", "", "latency", c))["other"] == "-"
+    assert compare_text.row_cells(compare.Row("lat_proc fork", "", "latency", c))["other"] == "-"
 
 
 def test_compare_cli_text_and_csv(fixture_runs, tmp_path, capsys):

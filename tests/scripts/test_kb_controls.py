@@ -5,7 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from kbench import compare, controls, html, load, summary
+from kbench.model import compare, controls, load, summary
+from kbench.views import html
+from kbench.views import summary_text
 
 T0 = 5_000_000_000  # CLOCK_MONOTONIC of the first sample
 
@@ -78,7 +80,7 @@ def test_describe_and_sparkline():
 def test_summarize_keeps_controls_apart():
     g = load.Group("h", "k", [_run(slow=range(10, 20))])
     g.cases = g.runs[0].cases
-    text = summary.format_group(g, all_cases=True)
+    text = summary_text.format_group(g, all_cases=True)
     table, controls_part = text.split("== controls")
     assert "lat_syscall null" in table and "ctl_machine" not in table
     assert "ctl_machine alu" in controls_part and "machine speed over run r1" in controls_part
@@ -121,10 +123,10 @@ def test_summarize_says_how_many_reps_the_markers_flag(tmp_path):
     case.disturbed = {("r1", 3), ("r1", 4)}
     g = load.Group("h", "k", [run])
     g.cases = run.cases
-    text = " ".join(summary.format_group(g).split())   # lines are wrapped at 100 columns
+    text = " ".join(summary_text.format_group(g).split())   # lines are wrapped at 100 columns
     assert "Noise markers: 2 of 30 reps of one-party cases" in text and "lat_syscall null (2)" in text
     case.disturbed = set()
-    assert "Noise markers" not in summary.format_group(g)
+    assert "Noise markers" not in summary_text.format_group(g)
 
 
 def test_the_memory_control_has_its_own_trace():

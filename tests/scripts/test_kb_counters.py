@@ -3,8 +3,9 @@ summary, the comparison and the page show, on samples with known counts."""
 import math
 
 from kb_helpers import rewrite_samples
-from kbench import counters, load
+from kbench.model import counters, load
 from kbench.cli import compare_main, report_main, summarize_main
+from kbench.views import units
 
 PIPE = "lat_pipe rt @same"
 
@@ -84,7 +85,7 @@ def test_report_has_a_counter_table(tmp_path, gen):
 
 
 def test_change_text():
-    assert counters.fmt_change(10.0) == "10.0% more"
-    assert counters.fmt_change(-5.0) == "5.0% fewer"
-    assert counters.fmt_change(0.0) == "same"
-    assert counters.fmt_change(math.nan) == "-"
+    assert units.counter_fmt_change(10.0) == "10.0% more"
+    assert units.counter_fmt_change(-5.0) == "5.0% fewer"
+    assert units.counter_fmt_change(0.0) == "same"
+    assert units.counter_fmt_change(math.nan) == "-"

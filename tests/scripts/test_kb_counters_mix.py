@@ -1,7 +1,7 @@
 """--counters changes what is measured (inherited perf counters make fork and
 every context switch dearer): runs with and without it are never set side
 by side without a loud warning (issue 14, item 4)."""
-from kbench import load
+from kbench.model import groups as groups_mod, load
 from kbench.cli import compare_main, report_main, summarize_main
 
 from kb_helpers import grouping_warnings, rewrite_samples, set_meta
@@ -66,7 +66,7 @@ def test_counters_warning_names_each_side():
     class R:
         def __init__(self, c):
             self.counters = c
-    assert load.counters_warning([("a", [R(None)]), ("b", [R(None)])]) is None
-    assert load.counters_warning([("a", [R("all")]), ("b", [R("cycles")])]) is None
-    w = load.counters_warning([("a", [R(None), R(None)]), ("b", [R("all")])])
+    assert groups_mod.counters_warning([("a", [R(None)]), ("b", [R(None)])]) is None
+    assert groups_mod.counters_warning([("a", [R("all")]), ("b", [R("cycles")])]) is None
+    w = groups_mod.counters_warning([("a", [R(None), R(None)]), ("b", [R("all")])])
     assert "runs with --counters: b; without: a." in w

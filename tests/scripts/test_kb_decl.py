@@ -5,7 +5,7 @@ import pathlib
 
 from kb_helpers import one_run, rewrite_samples
 
-from kbench import decl, legacy, load, tables
+from kbench.model import decl, legacy, groups as groups_mod, load, tables
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -30,7 +30,7 @@ def _rename_bench(run_dir, old, new):
 
 def _load(run_dir, warn=None):
     runs = load.load_runs([run_dir], warn or load.Warnings())
-    return load.group_runs(runs)
+    return groups_mod.group_runs(runs)
 
 
 def test_recorded_declaration_makes_a_new_category_and_table(base_run):

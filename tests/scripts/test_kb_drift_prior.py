@@ -10,7 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kbench import cli, compare, drift, load, stats
+from kbench import cli
+from kbench.model import compare, drift, load, stats
+from kbench.views import compare_text
+from kbench.views import export
 
 T0 = 1_000_000_000
 
@@ -152,10 +155,10 @@ def test_a_memory_regime_shift_is_the_machine_and_judges_out_memory_cases_only()
     by = {r.case: r.cmp for r in rep.rows}
     assert by["bw_mem rd size_kb=262144"].verdict == stats.MACHINE
     assert by["lat_syscall null"].verdict == stats.SLOWER
-    text = compare.format_report(rep, opts=compare.Options(n_boot=300))
+    text = compare_text.format_report(rep, opts=compare.Options(n_boot=300))
     assert "WARNING: MEMORY SHIFT" in text and "MACHINE SHIFT" not in text
     buf = io.StringIO()
-    compare.write_json([rep], buf)
+    export.write_json([rep], buf)
     assert '"memory_shift": true' in buf.getvalue()
 
 
@@ -211,7 +214,7 @@ def test_compare_counts_the_summary_table_cases_as_the_primary_family(fixture_ru
     assert stats.SECONDARY in fam.values()
     prim = sorted(k for k, v in fam.items() if v == stats.PRIMARY)
     assert prim == sorted(set(primary) & set(fam))
-    text = compare.format_report(rep, opts=compare.Options(n_boot=200))
+    text = compare_text.format_report(rep, opts=compare.Options(n_boot=200))
     assert f"the {len(prim)} cases behind the summary tables (primary)" in text
     # the default: one family per summary table
     rep = compare.run_compare(a, b, compare.Options(n_boot=200))
@@ -220,11 +223,11 @@ def test_compare_counts_the_summary_table_cases_as_the_primary_family(fixture_ru
     assert fam["lat_syscall null"] != fam["lat_pipe rt @same"] and fam["lat_syscall read"] == fam["lat_syscall null"]
     tables = {v for v in fam.values() if v.startswith(stats.PRIMARY)}
     assert len(tables) >= 4
-    text = " ".join(compare.format_report(rep, opts=compare.Options(n_boot=200)).split())
+    text = " ".join(compare_text.format_report(rep, opts=compare.Options(n_boot=200)).split())
     assert f"the cases behind each summary table (primary: {len(tables)} tables" in text
     one = compare.run_compare(a, b, compare.Options(n_boot=200, families="one"))
     assert all(r.cmp.family == "" for r in one.rows)
-    assert "adjusted for the" in compare.format_report(one, opts=compare.Options(n_boot=200, families="one"))
+    assert "adjusted for the" in compare_text.format_report(one, opts=compare.Options(n_boot=200, families="one"))
 
 
 def test_compare_cli_says_which_run_level_it_used(tmp_path, capsys, gen):
@@ -234,12 +237,16 @@ def test_compare_cli_says_which_run_level_it_used(tmp_path, capsys, gen):
     base, other = str(root / "hx" / "6.1.0-a"), str(root / "hx" / "6.1.0-b")
     assert cli.compare_main([base, other, "--boot", "200"]) == 0
     out = capsys.readouterr().out
-    assert "Run level (prior): no kernel of this host has two runs" in out and "built-in prior" in out
+    n = len(drift.load_prior(None).cases)
+    said = f"Run level (prior): no kernel of this host has two runs: the built-in drift prior ({n} cases)."
+    assert said in out
     assert cli.compare_main([base, other, "--boot", "200", "--no-prior"]) == 0
     out = capsys.readouterr().out
     assert "Run level (prior)" not in out and "no prior (--no-prior)" in out
     assert cli.summarize_main([base]) == 0
-    assert "Run level (prior): no kernel of this host has two runs" in " ".join(capsys.readouterr().out.split())
+    # the summary says it in one line of its own: what the tool uses, not where the prior came from
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if "Run level" in ln]
+    assert lines == [said]
     # a second run of the base kernel: the host's runs, weighed against the prior
     gen.make_run(root, host="hx", kernel="6.1.0-a", seed=13, reps=5)
     assert cli.compare_main([str(root / "hx" / "6.1.0-a"), other, "--boot", "200"]) == 0

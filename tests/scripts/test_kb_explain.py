@@ -10,8 +10,9 @@ from contextlib import redirect_stdout
 
 import pytest
 
-from kbench import compare, explain, load
+from kbench.model import compare, explain, groups as groups_mod, load
 from kbench.cli import compare_main, report_main
+from kbench.views import explain_text
 
 
 def line(case, kernel=(), user=(), samples=1000, events=None, ns_per_op=100.0, kernel_share=None):
@@ -41,7 +42,7 @@ def test_functions_ranked_by_change_of_share_with_time_attributed():
     assert (b.base, b.other, b.base_ns, b.other_ns) == (0.10, 0.20, 100.0, 250.0)
     d = rows[1]
     assert math.isnan(d.base) and math.isnan(d.base_ns) and d.other_ns == 125.0
-    assert explain.function_cells(d) == ["d", "kernel", "—", "10.0%", "+10.0", "—", "125", "+125"]
+    assert explain_text.function_cells(d) == ["d", "kernel", "—", "10.0%", "+10.0", "—", "125", "+125"]
     inc = explain.rank_functions(base, other, 1000.0, 1250.0, inclusive=True, top=2)
     assert [(r.name, round(r.points, 6)) for r in inc] == [("b", 10.0), ("d", 10.0)]
 
@@ -71,7 +72,7 @@ def test_event_counts_that_moved():
     rows = explain.rank_events(base, other)
     # pgfault x1.1: too small a move; tiny: below 0.01 per op on both sides
     assert [r.name for r in rows] == ["slab dentry", "slab filp", "interrupts LOC", "softirqs RCU"]
-    assert [explain.event_cells(r)[3] for r in rows] == ["appeared", "sign reversed", "×0.07", "×2.50"]
+    assert [explain_text.event_cells(r)[3] for r in rows] == ["appeared", "sign reversed", "×0.07", "×2.50"]
 
 
 def test_a_side_without_profile_is_said():
@@ -80,10 +81,10 @@ def test_a_side_without_profile_is_said():
                                 "profile_missing": "the profiled invocation timeout", "events": None}])
     e = explain.explain_case("c", "FAILED", "on B: timeout", "latency", 100.0, math.nan, base, other, "A", "B")
     assert not e.complete and e.functions == []
-    assert explain.profile_line(e) == ("A: 1000 cpu-clock samples, 50.0% in the kernel; "
+    assert explain_text.profile_line(e) == ("A: 1000 cpu-clock samples, 50.0% in the kernel; "
                                        "B: no profile (the profiled invocation timeout)")
     e = explain.explain_case("c", "slower", "", "latency", 100.0, 120.0, base, None, "A", "B")
-    assert "B: no profile (run with kbench-run --profile)" in explain.profile_line(e)
+    assert "B: no profile (run with kbench-run --profile)" in explain_text.profile_line(e)
 
 
 def test_bandwidth_attributes_the_profiled_runs_time_per_op():
@@ -117,7 +118,7 @@ def _report(base, new):
     sides = []
     for d in (base, new):
         runs = load.load_runs([d], lambda m: None)
-        sides.append(compare.Side.from_group(load.group_runs(runs, lambda m: None)[0]))
+        sides.append(compare.Side.from_group(groups_mod.group_runs(runs, lambda m: None)[0]))
     return compare.run_compare(sides[0], sides[1], compare.Options(n_boot=200))
 
 

@@ -3,8 +3,9 @@ regression: its samples are not used, compare calls it FAILED and lists it
 first, --changed shows it, and the page says it."""
 import json
 
-from kbench import compare, load, stats
+from kbench.model import compare, load, stats
 from kbench.cli import report_main
+from kbench.views import compare_text
 
 
 def _timeout_in(run_dir, case, rep):
@@ -43,7 +44,7 @@ def test_compare_calls_it_failed_and_lists_it_first(tmp_path, gen):
     assert row.cmp.verdict == stats.FAILED and row.cmp.flagged and not row.cmp.significant
     assert row.cmp.failure.startswith("on h/new: timeout")
     for changed in (False, True):
-        text = compare.format_report(rep, changed_only=changed)
+        text = compare_text.format_report(rep, changed_only=changed)
         lines = text.splitlines()
         first = next(i for i, ln in enumerate(lines) if ln.startswith("FAILED: 1 case(s)"))
         assert lines[first + 1].strip().startswith("lat_syscall null: on h/new: timeout")

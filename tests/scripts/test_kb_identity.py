@@ -5,7 +5,7 @@ different conditions are pooled with a loud warning."""
 import html
 import re
 
-from kbench import load
+from kbench.model import groups as groups_mod, load, runs
 from kbench.cli import compare_main, report_main, summarize_main
 
 from kb_helpers import set_meta
@@ -21,7 +21,7 @@ def _two_runs(gen, root, **second):
 
 def _groups(root):
     w = load.Warnings()
-    return load.group_runs(load.load_runs([root], w), w), w.messages
+    return groups_mod.group_runs(load.load_runs([root], w), w), w.messages
 
 
 def test_a_label_makes_a_kernel_of_its_own(tmp_path, gen, capsys):
@@ -81,7 +81,7 @@ def test_runs_of_one_kernel_under_other_conditions_are_pooled_with_a_warning(tmp
 
 def test_compare_warns_only_about_conditions_that_matter():
     """Per-run bookkeeping never reads as a difference in conditions."""
-    from kbench import compare
+    from kbench.model import compare
     base = {"governor": "performance", "options": {"out": "/a", "counters": None}, "cases_planned": 10,
             "mitigations": {"meltdown": "PTI"}, "kernel_cmdline": "ro"}
     other = {"governor": "performance", "options": {"out": "/b", "counters": None}, "cases_planned": 11,
@@ -98,8 +98,8 @@ def test_debug_information_options_are_no_difference_in_conditions(tmp_path, gen
     """-g and -g1 (make's default before and now) generate the same code:
     runs built with either are pooled without a warning, and compare sees no
     difference; -O2 against -O3 stays one."""
-    from kbench import compare
-    from kbench import load as load_mod
+    from kbench.model import compare
+    from kbench.model import load as load_mod
     flags = "-O2 {} -std=c++17 -Wall -Wextra -Werror -Isrc -MMD -MP -pthread"
     assert compare.meta_differences({"cxxflags": flags.format("-g")}, {"cxxflags": flags.format("-g1")}) == []
     assert compare.meta_differences({"cxxflags": flags.format("-ggdb3 -gdwarf-5")},
@@ -108,14 +108,14 @@ def test_debug_information_options_are_no_difference_in_conditions(tmp_path, gen
     assert [(k, b) for k, _, b in diffs] == [("cxxflags", flags.format("-g1 -O3"))]
     # a -g inside another option is no debug option
     assert compare.meta_differences({"cxxflags": "-O2 -gno-such"}, {"cxxflags": "-O2"}) != []
-    assert load_mod.condition_value("compiler", "gcc -g") == "gcc -g"
+    assert runs.condition_value("compiler", "gcc -g") == "gcc -g"
 
     a, b = _two_runs(gen, tmp_path)
     set_meta(a, cxxflags=flags.format("-g"))
     set_meta(b, cxxflags=flags.format("-g1"))
     groups, warnings = _groups(tmp_path)
     assert len(groups) == 1 and not [m for m in warnings if "same conditions" in m]
-    pooled = load_mod.merged_meta([load_mod.load_run(r, lambda m: None).meta for r in (a, b)])
+    pooled = runs.merged_meta([load_mod.load_run(r, lambda m: None).meta for r in (a, b)])
     assert pooled["cxxflags"] == flags.format("-g")     # one value: the first run's
     set_meta(b, cxxflags=flags.format("-g1 -O3"))
     _, warnings = _groups(tmp_path)
@@ -148,8 +148,8 @@ def test_a_pooled_side_compares_its_options_key_by_key(tmp_path, gen, capsys):
         text = page.read_text()
         return out, html.unescape(text), re.findall(r"<tr class='diff'><td>([^<]*)</td>", text)
 
-    from kbench import load as load_mod
-    pooled = load_mod.merged_meta([load_mod.load_run(r, lambda m: None).meta for r in (a, b)])
+    from kbench.model import load as load_mod
+    pooled = runs.merged_meta([load_mod.load_run(r, lambda m: None).meta for r in (a, b)])
     assert pooled["options"] == {"reps": 3, "samples": 2, "pin_cpu": 1, "counters": None, "bench_args": "",
                                  "seed": "3 | 4", "out": "/results/3 | /results/4"}
     out, text, highlighted = compare_and_page()

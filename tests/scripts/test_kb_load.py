@@ -5,7 +5,7 @@ import json
 import pytest
 
 from kb_helpers import assert_clean_exit
-from kbench import decl, load
+from kbench.model import decl, groups as groups_mod, load, runs
 from kbench.cli import summarize_main
 
 
@@ -18,7 +18,7 @@ def read(paths):
 def test_committed_fixture_reads_cleanly(fixture_runs):
     runs, msgs = read([fixture_runs[0].parent])
     assert len(runs) == 2 and msgs == []
-    groups = load.group_runs(runs)
+    groups = groups_mod.group_runs(runs)
     assert [g.label for g in groups] == ["testhost/6.1.0-base", "testhost/6.6.0-new"]
     case = groups[0].cases["lat_syscall null"]
     assert case.metric == "latency" and case.n_reps == 5 and case.n_samples == 15
@@ -181,14 +181,14 @@ def test_runs_pool_their_reps(tmp_path, gen):
     for seed in (1, 2):
         gen.make_run(tmp_path, "h", "k", seed=seed, reps=3, samples=2, cases="small", run_id=f"run{seed}")
     runs, msgs = read([tmp_path])
-    groups = load.group_runs(runs)
+    groups = groups_mod.group_runs(runs)
     assert len(groups) == 1 and len(groups[0].runs) == 2
     assert groups[0].cases["lat_syscall null"].n_reps == 6
 
 
 def test_params_and_natural_order():
-    assert load.parse_params("size_kb=4,stride=64") == {"size_kb": "4", "stride": "64"}
-    assert load.parse_params("") == {}
+    assert runs.parse_params("size_kb=4,stride=64") == {"size_kb": "4", "stride": "64"}
+    assert runs.parse_params("") == {}
     assert sorted(["size_kb=16", "size_kb=4"], key=decl.natural_key) == ["size_kb=4", "size_kb=16"]
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from kbench.cli import report_main
+from kbench.views import page as page_mod
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -113,7 +114,7 @@ def test_case_anchors_and_sample_links_resolve(pages):
 
 
 def test_a_change_is_stated_the_same_way_for_latency_and_bandwidth():
-    from kbench.html import speed_words
+    from kbench.views.html import speed_words
     # 1.25 times the time and 0.8 times the MB/s are the same slow-down
     assert speed_words(1.25, "latency") == ("1.25× slower", "time +25.0%")
     assert speed_words(0.8, "bandwidth") == ("1.25× slower", "MB/s −20.0%")
@@ -168,8 +169,8 @@ def test_no_adjust_wording(tmp_path, fixture_runs):
 def test_strips_over_many_runs_are_small_and_coloured_by_run(tmp_path):
     """Twenty runs' worth of reps: each rep a 10-90% line with its median, one
     path per run colour; few reps: every sample a dot."""
-    from kbench import load
-    from kbench.strips import DOTS_MAX, RUN_COLOURS, panel
+    from kbench.model import load
+    from kbench.views.strips import DOTS_MAX, RUN_COLOURS, panel
 
     def case(n_runs, reps, samples):
         c = load.Case.__new__(load.Case)
@@ -205,8 +206,8 @@ def test_memory_levels_guessed_from_the_curve_and_a_too_wide_interval(tmp_path, 
     text = page.read_text()
     table = text[text.index("<h3>Memory latency"):]
     table = table[:table.index("</table>") + 200]
-    assert ("<p class='note'>h/6.1.0, h/6.6.0: meta.cache records no cache sizes for these runs (a VM often "
-            "reports none): L1, L2 and L3 are sizes on the first three plateaus") in table
+    assert ("<p class='note'>h/6.1.0, h/6.6.0: meta.cache records no cache sizes for these runs (the machine "
+            "reported none): L1, L2 and L3 are sizes on the first three plateaus") in table
     assert "L1 guessed from the latency curve (plateau 1 KB..16 KB), not meta.cache" in table
     row = re.search(r"<tr><td class='k'>h/6\.6\.0</td>(.*?)</tr>", table).group(1)
     cells = re.findall(r"<td class='num ([a-z0-9]*)'[^>]*title='([^']*)'>(.*?)</td>", row)
@@ -224,14 +225,15 @@ def test_memory_levels_guessed_from_the_curve_and_a_too_wide_interval(tmp_path, 
 
 def test_too_wide_is_not_significant_and_wider_than_four_times():
     from types import SimpleNamespace
-    from kbench import html, stats
+    from kbench.views import html
+    from kbench.model import stats
 
     def cmp(lo, hi, verdict=stats.INCONCLUSIVE):
         return SimpleNamespace(verdict=verdict, significant=verdict in (stats.FASTER, stats.SLOWER), lo=lo, hi=hi,
                                ratio=(lo * hi) ** 0.5, unresolved=False, change=-50.0, metric="latency")
-    assert html.too_wide(cmp(0.18, 27.4)) and html.verdict_class(cmp(0.18, 27.4)) == "wide"
-    assert not html.too_wide(cmp(0.5, 2.0))                  # exactly four times: still judged
-    assert html.too_wide(cmp(0.49, 2.0))                     # just beyond: too wide
-    assert html.verdict_class(cmp(2.0, 9.0, stats.SLOWER)) == "s3"  # a significant change keeps its colour
-    assert "too wide to judge" in html.cell_words(cmp(0.18, 27.4))
-    assert not html.too_wide(cmp(float("nan"), float("nan")))
+    assert page_mod.too_wide(cmp(0.18, 27.4)) and page_mod.verdict_class(cmp(0.18, 27.4)) == "wide"
+    assert not page_mod.too_wide(cmp(0.5, 2.0))                  # exactly four times: still judged
+    assert page_mod.too_wide(cmp(0.49, 2.0))                     # just beyond: too wide
+    assert page_mod.verdict_class(cmp(2.0, 9.0, stats.SLOWER)) == "s3"  # a significant change keeps its colour
+    assert "too wide to judge" in page_mod.cell_words(cmp(0.18, 27.4))
+    assert not page_mod.too_wide(cmp(float("nan"), float("nan")))

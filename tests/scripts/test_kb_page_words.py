@@ -11,10 +11,12 @@ import re
 
 import pytest
 
-from kbench import html, stats
+from kbench.views import html
+from kbench.model import stats
 from kbench.cli import report_main
+from kbench.views import page as page_mod
 
-# What a summary cell says for each verdict (html.VERDICT_WORD, by hand);
+# What a summary cell says for each verdict (page_mod.VERDICT_WORD, by hand);
 # significant cells say the factor instead.
 WORD = {stats.SAME: "no sig. change", stats.INCONCLUSIVE: "inconclusive", stats.FAILED: "FAILED",
         stats.FEW: "too few reps", stats.MACHINE: "not judged", stats.MISSING: "missing",
@@ -136,4 +138,4 @@ def test_colour_levels_at_their_edges(change, cls):
     for sign, side in ((1, "f"), (-1, "s")):
         c = stats.Comparison("latency", 100.0, 100.0, 1.0, 0.9, 1.1, 0.001, 0.001, 5, 5, 15, 15,
                              stats.FASTER if sign > 0 else stats.SLOWER, sign * change)
-        assert html.verdict_class(c) == side + cls
+        assert page_mod.verdict_class(c) == side + cls

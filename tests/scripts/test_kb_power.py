@@ -7,8 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kbench import compare, load
-from kbench import stats as S
+from kbench.model import compare, load
+from kbench.model import stats as S
+from kbench.views import compare_text
 
 TRUE = 1.10
 
@@ -160,7 +161,7 @@ def test_uniform_shift_of_everything_is_a_machine_shift():
     assert all(r.cmp.verdict == S.MACHINE for r in rep.rows)
     assert not any(r.cmp.significant for r in rep.rows)
     assert all(r.case not in CONTROLS for r in rep.rows)  # never in the case rows
-    text = compare.format_report(rep)
+    text = compare_text.format_report(rep)
     assert "WARNING: MACHINE SHIFT" in text and "slower during B" in text
     assert "significantly slower" not in text.split("Summary")[1]
 
@@ -173,7 +174,7 @@ def test_a_machine_that_got_faster_is_a_machine_shift():
     assert rep.shift.ratio == pytest.approx(1 / 1.09, rel=0.02)
     assert all(r.cmp.verdict == S.FASTER for r in rep.shift.rows)
     assert all(r.cmp.verdict == S.MACHINE for r in rep.rows)
-    text = compare.format_report(rep)
+    text = compare_text.format_report(rep)
     assert "WARNING: MACHINE SHIFT" in text and "faster during B than during A" in text
     assert "significantly faster" not in text.split("Summary")[1]
 
@@ -193,9 +194,9 @@ def test_shift_threshold_decides_what_counts_as_a_shift(factor):
     assert all(r.cmp.verdict == S.MACHINE for r in at5.rows)
     assert {r.cmp.verdict for r in at15.rows} == {S.SLOWER if factor > 1 else S.FASTER}
     assert all(r.cmp.verdict == S.SAME for r in at15.shift.rows)     # moved, significantly, but under 15%
-    text = compare.format_report(at15)
+    text = compare_text.format_report(at15)
     assert "Machine check: the control cases did not move" in text and "at least 15%" in text
-    assert "WARNING: MACHINE SHIFT" in compare.format_report(at5)
+    assert "WARNING: MACHINE SHIFT" in compare_text.format_report(at5)
 
 
 def test_shift_of_syscall_cases_only_is_a_kernel_change():
@@ -205,7 +206,7 @@ def test_shift_of_syscall_cases_only_is_a_kernel_change():
     assert verdicts["lat_syscall null"] == S.SLOWER and verdicts["lat_syscall stat"] == S.SLOWER
     assert verdicts["bw_mem rd size_kb=64"] in (S.SAME, S.INCONCLUSIVE)
     assert verdicts["lat_mem_rd random size_kb=1"] in (S.SAME, S.INCONCLUSIVE)
-    text = compare.format_report(rep)
+    text = compare_text.format_report(rep)
     assert "Machine check: the control cases did not move" in text and "MACHINE SHIFT" not in text
 
 
@@ -223,4 +224,4 @@ def test_runs_without_controls_say_so():
             del r.cases[n]
     rep = compare.run_compare(compare.Side("A", [ra]), compare.Side("B", [rb]), compare.Options(n_boot=200))
     assert rep.shift is None
-    assert "no control cases on both sides" in compare.format_report(rep)
+    assert "no control cases on both sides" in compare_text.format_report(rep)

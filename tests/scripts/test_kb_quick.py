@@ -12,8 +12,9 @@ import shutil
 import pytest
 
 from kb_helpers import NEW_DIR, one_run
-from kbench import compare, load, stats
+from kbench.model import compare, load, runs, stats
 from kbench.cli import _analyse, compare_main, summarize_main
+from kbench.views import compare_text
 
 CHANGE = re.compile(r"\d% (faster|slower)")
 
@@ -35,12 +36,12 @@ def run_cli(main, argv, capsys):
 
 
 def test_is_quick_from_the_key_or_the_recorded_options():
-    assert load.is_quick({"quick": True})
-    assert load.is_quick({"options": {"quick": True}})          # recorded before the "quick" key
-    assert not load.is_quick({"quick": False, "options": {"quick": True}})  # the key wins
-    assert not load.is_quick({"options": {"reps": 5}})
-    assert not load.is_quick({})                                   # made by hand: a full run
-    assert not load.is_quick({"quick": "yes", "options": "x"})     # not a boolean: ignored
+    assert runs.is_quick({"quick": True})
+    assert runs.is_quick({"options": {"quick": True}})          # recorded before the "quick" key
+    assert not runs.is_quick({"quick": False, "options": {"quick": True}})  # the key wins
+    assert not runs.is_quick({"options": {"reps": 5}})
+    assert not runs.is_quick({})                                   # made by hand: a full run
+    assert not runs.is_quick({"quick": "yes", "options": "x"})     # not a boolean: ignored
 
 
 # Where a quick run sits: under results/quick/ (make quick since it has
@@ -123,11 +124,11 @@ def test_untested_rows_show_no_change_beside_tested_ones(base_run, gen, tmp_path
     rows = compare.compare_sides(full, quick, compare.Options(n_boot=200))
     assert rows and all(r.cmp.verdict in (stats.FEW, stats.MISSING) for r in rows)
     for r in rows:
-        cells = compare.row_cells(r)
+        cells = compare_text.row_cells(r)
         assert cells["change"] == "-" and cells["ratio"] == "-"
     # A tested row keeps its change.
     tested = compare.compare_sides(full, full, compare.Options(n_boot=200))
-    assert any(compare.row_cells(r)["change"] != "-" for r in tested if r.cmp.comparable)
+    assert any(compare_text.row_cells(r)["change"] != "-" for r in tested if r.cmp.comparable)
 
 
 def test_the_quick_key_is_not_a_difference_between_sides(base_run, tmp_path):

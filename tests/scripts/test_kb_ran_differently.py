@@ -6,7 +6,8 @@ import json
 import shutil
 
 from kb_helpers import rewrite_samples, set_meta
-from kbench import compare, load
+from kbench.model import compare, load
+from kbench.views import compare_text
 
 FAST = compare.Options(n_boot=200)
 
@@ -33,7 +34,7 @@ def test_ran_without_a_feature_on_one_side_is_named(base_run, tmp_path):
     rep = compare.run_compare(side(base_run, "BASE"), side(other, "OTHER"), FAST)
     assert rep.ran_differently == ["lat_proc fork: ran without thp on OTHER"]
     assert "Cases that ran differently on the two sides:\n  lat_proc fork: ran without thp on OTHER" in \
-        compare.format_report(rep, opts=FAST)
+        compare_text.format_report(rep, opts=FAST)
     # the other way round: on the baseline
     rep = compare.run_compare(side(other, "OTHER"), side(base_run, "BASE"), FAST)
     assert rep.ran_differently == ["lat_proc fork: ran without thp on OTHER"]
@@ -61,4 +62,4 @@ def test_same_on_both_sides_says_nothing(base_run, tmp_path):
         rewrite_samples(run, lambda o: dict(o, thp="unavailable") if o["case"] == "lat_proc fork" else o)
     rep = compare.run_compare(side(base_run, "BASE"), side(other, "OTHER"), FAST)
     assert rep.ran_differently == []
-    assert "ran differently" not in compare.format_report(rep, opts=FAST)
+    assert "ran differently" not in compare_text.format_report(rep, opts=FAST)

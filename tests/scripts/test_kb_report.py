@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from kb_helpers import assert_clean_exit, rewrite_samples, set_meta
-from kbench import compare, load, plot, stats
+from kbench.model import compare, groups as groups_mod, load, stats
+from kbench.views import plot
 from kbench.cli import plot_main, report_main
 
 SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
@@ -51,7 +52,7 @@ def check_html(text):
 
 
 def groups_of(path):
-    return load.group_runs(load.load_runs([path], load.Warnings()))
+    return groups_mod.group_runs(load.load_runs([path], load.Warnings()))
 
 
 def test_plots_are_written(tmp_path, fixture_runs):

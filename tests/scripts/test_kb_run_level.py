@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from kb_helpers import assert_clean_exit
-from kbench import stats as S
+from kbench.model import stats as S
 from kbench.cli import compare_main
 
 # ------------------------------------------------------------ fixed inputs
@@ -371,7 +371,7 @@ def test_runs_of_two_suite_versions_are_never_replicates(tmp_path, gen):
     """Two runs of one kernel made by different versions of the suite (whose
     benchmarks may measure something else): not a replicate pair, so they
     measure no run level; a pair of each version measures it."""
-    from kbench import compare, load
+    from kbench.model import compare, load
     for s, v in ((3, "0.1.0"), (4, "0.2.0")):
         gen.make_run(tmp_path, "h", "c", seed=s, reps=3, samples=3, cases="small", run_id=f"r{s}",
                      meta_extra={"suite_version": v})
@@ -393,7 +393,7 @@ def test_summary_cells_of_several_cases_get_their_own_measured_run_level(tmp_pat
     and write; a context switch = ring minus overhead) has its own drift
     between runs: the runs of the host measure it under the key the
     comparison gives the cell, instead of lending it the prior."""
-    from kbench import compare, load, tables
+    from kbench.model import compare, groups as groups_mod, load, tables
     _runs(tmp_path, gen, {"a": (1,), "b": (2,), "c": (3, 4, 5)})
     hist = load.load_runs([tmp_path / "h" / "c"], lambda m: None)
     opts = compare.Options(n_boot=100)
@@ -403,8 +403,8 @@ def test_summary_cells_of_several_cases_get_their_own_measured_run_level(tmp_pat
     assert not any(k.startswith("cell:") and k.endswith(":null call") for k in est)   # one case: its own key
     noise = compare.measure_run_noise([hist], opts)["h"]
     assert cells <= set(noise.spreads)
-    groups = load.group_runs(load.load_runs([tmp_path / "h" / "a", tmp_path / "h" / "b"], lambda m: None),
-                             lambda m: None)
+    groups = groups_mod.group_runs(load.load_runs([tmp_path / "h" / "a", tmp_path / "h" / "b"], lambda m: None),
+                                   lambda m: None)
     sides = {g.key: compare.Side.from_group(g) for g in groups}
     ka, kb = [g.key for g in groups]
     opts.run_noise = {"h": noise}

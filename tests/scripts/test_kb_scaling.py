@@ -14,7 +14,7 @@ import pytest
 
 from kb_helpers import HERE  # noqa: F401  (puts scripts/ on sys.path)
 
-from kbench import load, scaling  # noqa: E402
+from kbench.model import groups as groups_mod, load, scaling  # noqa: E402
 
 ROOT = HERE.parent.parent
 
@@ -49,7 +49,7 @@ def test_aggregate_and_efficiency_exact(tmp_path):
     # rep 0, copy c: elapsed 1e6 * (1 + 0.01 c)
     assert got["lat_syscall null x2"]["reps"][("r1", 0)] == [pytest.approx(1e6 + 1e6 / 1.01)]
     assert got["lat_syscall null x1"]["reps"][("r1", 0)] == [pytest.approx(1e6)]
-    g = load.group_runs(load.load_runs([tmp_path], lambda m: None))[0]
+    g = groups_mod.group_runs(load.load_runs([tmp_path], lambda m: None))[0]
     cv = scaling.curves(g)
     assert scaling.efficiency(cv["lat_syscall null"], 2) == pytest.approx((1 + 1 / 1.01) / 2)
     assert scaling.efficiency(cv["lat_pagefault anon threads"], 2) == pytest.approx((1 + 1 / 1.01) / 4)
@@ -131,7 +131,7 @@ def test_machine_scaling_is_the_reference_and_not_judged(tmp_path):
     o = write_run(tmp_path, "6.6-new", "n1", {"ctl_machine alu": {1: 1000, 2: 1250}, "lat_syscall null": {1: 1000, 2: 2500}})
     declare(b, "ctl_machine alu")
     declare(o, "ctl_machine alu")
-    g = load.group_runs(load.load_runs([tmp_path / "h" / "6.1-base"], lambda m: None))[0]
+    g = groups_mod.group_runs(load.load_runs([tmp_path / "h" / "6.1-base"], lambda m: None))[0]
     rows = {(r[0], r[1].n): r for r in scaling.summary_rows(g)}
     assert rows[("ctl_machine alu", 2)][5] is True and rows[("lat_syscall null", 2)][5] is False
     assert rows[("ctl_machine alu", 2)][3] == pytest.approx(rows[("lat_syscall null", 2)][3])

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from kb_helpers import assert_clean_exit
-from kbench import compare, load, series, stats
+from kbench.model import compare, groups as groups_mod, load, series, stats
 from kbench.cli import compare_main, summarize_main
 
 KERNELS = ["6.1.0", "6.2.0", "6.3.0", "6.4.0", "6.5.0"]
@@ -50,7 +50,7 @@ def test_release_order():
 
 
 def test_order_given_and_its_errors(flat):
-    groups = load.group_runs(load.load_runs([flat], load.Warnings()))
+    groups = groups_mod.group_runs(load.load_runs([flat], load.Warnings()))
     shuffled = [groups[3], groups[0], groups[4], groups[2], groups[1]]
     got, left = series.order_groups(shuffled)
     assert [g.kernel for g in got] == KERNELS and left == []
@@ -112,7 +112,7 @@ def test_flat_series_lists_nothing(flat, tmp_path, capsys):
 def test_every_family_is_adjusted_over_all_steps(flat):
     """The adjusted p of each step is Benjamini-Hochberg over the family's
     cases at every step of the series together, not per step."""
-    groups = load.group_runs(load.load_runs([flat], load.Warnings()))
+    groups = groups_mod.group_runs(load.load_runs([flat], load.Warnings()))
     opts = compare.Options(n_boot=300, prior=None)
     res = series.analyse(groups, opts)
     cmps = {}
@@ -147,12 +147,12 @@ def test_compare_series_order_and_bad_input(flat, capsys):
 
 
 def test_kernel_value_interval_holds_the_run_level(flat):
-    groups = load.group_runs(load.load_runs([flat], load.Warnings()))
+    groups = groups_mod.group_runs(load.load_runs([flat], load.Warnings()))
     g = groups[0]
     side = compare.Side.from_group(g)
     ser = side.series("lat_syscall null")
     reps_only = series.kernel_value(side, "lat_syscall null", ser, compare.Options(n_boot=300, prior=None))
-    from kbench import drift
+    from kbench.model import drift
     with_prior = series.kernel_value(side, "lat_syscall null", ser,
                                      compare.Options(n_boot=300, prior=drift.load_prior(None)))
     v, lo, hi = reps_only
@@ -162,7 +162,7 @@ def test_kernel_value_interval_holds_the_run_level(flat):
 
 
 def test_page_where_it_changed_on_top_and_a_trend_per_cell(planted, tmp_path, capsys):
-    from kbench import tables
+    from kbench.model import tables
     from kbench.cli import report_main
     log = tmp_path / "bisect.jsonl"
     log.write_text(json.dumps({"time": "2025-01-01T00:00:00Z", "commit": "0123456789abcdef0123", "subject": "mm: <x>",
@@ -182,7 +182,7 @@ def test_page_where_it_changed_on_top_and_a_trend_per_cell(planted, tmp_path, ca
     changes = changes[:changes.index("</table>")]
     assert changes.count("<tr>") == 3                       # the head and two changes
     assert "<td class='k'>h/6.3.0</td><td>h/6.2.0</td>" in changes and "went back at h/6.3.0" in changes
-    groups = load.group_runs(load.load_runs([planted], load.Warnings()))
+    groups = groups_mod.group_runs(load.load_runs([planted], load.Warnings()))
     cells = sum(1 for t in tables.build_tables(groups) for col in t.columns if any(col.cells.values()))
     assert text.count("<svg class='trend'") == cells
     # the kernels by number under each chart's points, the key above them
@@ -229,7 +229,7 @@ def test_a_machine_shift_between_the_kernels_around_a_change_cannot_tell(gen, tm
 def test_trend_chart_has_two_y_ticks_at_least_and_numbers_every_kernel_it_can():
     """An emulated series' open/close: 5.8..18.9 µs, where a round step of
     10 left one tick (10.0) and no scale; 20 kernels: every other number."""
-    from kbench import trends
+    from kbench.views import trends
     pts = [(13.8e3, 12.8e3, 14.9e3, None), (15.2e3, 14.0e3, 16.6e3, None), (17.9e3, 17.0e3, 18.9e3, None),
            (6.80e3, 6.38e3, 7.25e3, None), (7.27e3, 5.81e3, 9.09e3, None)]
     svg = trends.trend_svg("open/close", "latency", "µs", 1000.0, pts, [f"h/k{i}" for i in range(5)])

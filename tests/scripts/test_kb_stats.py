@@ -4,7 +4,8 @@ import math
 import numpy as np
 import pytest
 
-from kbench import stats as S
+from kbench.model import stats as S
+from kbench.views import units
 
 
 def series(reps, metric="latency", estimator=None):
@@ -299,11 +300,11 @@ def test_interval_is_d_plus_minus_t_se_on_known_estimates(metric):
 
 
 def test_units():
-    assert S.latency_unit(950) == ("ns", 1.0)
-    assert S.latency_unit(25_000) == ("µs", 1e3)
-    assert S.latency_unit(2.5e7) == ("ms", 1e6)
-    assert S.fmt_num(1234.5) == "1234" or S.fmt_num(1234.5) == "1235"
-    assert S.fmt_num(12.34) == "12.3" and S.fmt_num(0.3123) == "0.312"
+    assert units.latency_unit(950) == ("ns", 1.0)
+    assert units.latency_unit(25_000) == ("µs", 1e3)
+    assert units.latency_unit(2.5e7) == ("ms", 1e6)
+    assert units.fmt_num(1234.5) == "1234" or units.fmt_num(1234.5) == "1235"
+    assert units.fmt_num(12.34) == "12.3" and units.fmt_num(0.3123) == "0.312"
 
 
 def _cmp(ratio, lo, hi, p, mde=0.02):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from kb_helpers import memory_curve, steps
-from kbench import load, tables
+from kbench.model import groups as groups_mod, load, tables
 
 RECORDED = pathlib.Path(__file__).resolve().parents[1] / "data" / "recorded"
 
@@ -15,7 +15,7 @@ RECORDED = pathlib.Path(__file__).resolve().parents[1] / "data" / "recorded"
 @pytest.fixture(scope="module")
 def groups(fixture_runs):
     runs = load.load_runs([fixture_runs[0].parent], load.Warnings())
-    return load.group_runs(runs)
+    return groups_mod.group_runs(runs)
 
 
 def cells(groups, title):
@@ -29,7 +29,7 @@ def low(values):
     v = np.sort(np.asarray(values, float))
     n = len(v)
     a, b = 0.2 * (n + 1), 0.8 * (n + 1)
-    from kbench.stats import betainc
+    from kbench.model.stats import betainc
     w = np.diff([betainc(a, b, i / n) for i in range(n + 1)])
     return float(np.exp(np.dot(w, np.log(v))))
 
@@ -95,7 +95,7 @@ def test_memory_latency_on_the_recorded_run():
     """On a real run (tests/data/recorded: L1 48 KB, L2 2 MB, L3 260 MB), the
     cache-level cells are the random chain at a size well inside each level."""
     runs = load.load_runs([RECORDED], load.Warnings())
-    (g,) = load.group_runs(runs)
+    (g,) = groups_mod.group_runs(runs)
     t = next(t for t in tables.build_tables([g]) if t.title == "Memory latency")
     c = {col.label: col.cells[g.key] for col in t.columns}
     # the recorded VM reports a 260 MB L3, which 256 MB does not dwarf
@@ -255,7 +255,7 @@ def test_cache_levels_from_the_curve_without_meta_cache(tmp_path, gen):
     the curve's first three plateaus, and each says it was guessed."""
     run = gen.make_run(tmp_path, "h", "6.1.0", seed=7, reps=3, samples=2, cases=memory_curve(steps),
                        failures=False, meta_extra={"cache": []})
-    (g,) = load.group_runs(load.load_runs([run], load.Warnings()))
+    (g,) = groups_mod.group_runs(load.load_runs([run], load.Warnings()))
     t = next(t for t in tables.build_tables([g]) if t.title == "Memory latency")
     c = {col.label: col.cells[g.key] for col in t.columns}
     assert {k: v.cases[0].name for k, v in c.items()} == {
@@ -266,7 +266,7 @@ def test_cache_levels_from_the_curve_without_meta_cache(tmp_path, gen):
     # the same curve with meta.cache: the reported sizes, nothing guessed
     run2 = gen.make_run(tmp_path, "h2", "6.1.0", seed=7, reps=3, samples=2, cases=memory_curve(steps),
                         failures=False)
-    (g2,) = load.group_runs(load.load_runs([run2], load.Warnings()))
+    (g2,) = groups_mod.group_runs(load.load_runs([run2], load.Warnings()))
     t = next(t for t in tables.build_tables([g2]) if t.title == "Memory latency")
     c = {col.label: col.cells[g2.key] for col in t.columns}
     assert c["L1"].cases[0].name == "lat_mem_rd random size_kb=16"     # inside the fixture's 48 KB L1

@@ -5,8 +5,10 @@ import json
 import re
 
 from kb_helpers import BASE_DIR, one_run
-from kbench import load, summary
+from kbench.model import groups as groups_mod, load, summary
 from kbench.cli import summarize_main
+from kbench.views import summary_text
+from kbench.views import units
 
 
 def test_every_bandwidth_header_says_decimal_megabytes(capsys):
@@ -17,7 +19,7 @@ def test_every_bandwidth_header_says_decimal_megabytes(capsys):
     assert len(bw) >= 2  # the summary table and the --cases table
     assert all("MB/s = 10^6 B/s" in h and "2^20" in h for h in bw), bw
     assert not [h for h in heads if "lower is better" in h and "MB/s" in h]
-    assert all(len(h) <= summary.WIDTH for h in bw)
+    assert all(len(h) <= summary_text.WIDTH for h in bw)
 
 
 def test_mb_per_s_is_decimal():
@@ -28,18 +30,18 @@ def test_mb_per_s_is_decimal():
     value, err = load._sample_value(s)
     assert err is None
     assert abs(value - s["bytes_per_op"] * s["iters"] / (s["elapsed_ns"] / 1e9) / 1e6) < 1e-6 * value
-    assert summary.fmt_value(12345.0, "bandwidth") == "12.3 GB/s"
+    assert summary_text.fmt_value(12345.0, "bandwidth") == "12.3 GB/s"
 
 
 def test_every_bandwidth_column_header_of_the_page_says_it(tmp_path):
-    """The page's summary tables take each column's unit from tables.column_unit."""
-    from kbench import tables
+    """The page's summary tables take each column's unit from units.column_unit."""
+    from kbench.model import tables
     runs = load.load_runs([BASE_DIR], load.Warnings())
-    groups = load.group_runs(runs)
+    groups = groups_mod.group_runs(runs)
     seen = 0
     for t in tables.build_tables(groups):
         for col in t.columns:
-            unit, div = tables.column_unit(t, col, [100.0])
+            unit, div = units.column_unit(t, col, [100.0])
             if t.metric == "bandwidth":
                 assert unit == "MB/s (10^6 B/s)" and div == 1.0
                 seen += 1
@@ -51,7 +53,7 @@ def test_every_bandwidth_column_header_of_the_page_says_it(tmp_path):
 def test_every_direction_text_of_a_bandwidth_names_its_unit():
     """compare's section headers, the page's table titles and the charts'
     axes all take the direction from stats.direction_text."""
-    from kbench import stats
+    from kbench.model import stats
     assert stats.direction_text("bandwidth") == "higher is better; MB/s = 10^6 B/s"
     assert stats.direction_text("latency") == "lower is better"
 
@@ -61,9 +63,9 @@ def test_latency_values_carry_their_unit(capsys):
     fits, by hand (a microsecond value is never labelled ns)."""
     for v, text in ((262.4, "262 ns"), (62.0, "62.0 ns"), (1.5, "1.50 ns"), (1070.0, "1.07 µs"),
                     (72000.0, "72.0 µs"), (820000.0, "820 µs"), (13.2e6, "13.2 ms"), (2.5e9, "2.50 s")):
-        assert summary.fmt_value(v, "latency") == text, v
-    assert summary.fmt_value(float("nan"), "latency") == "-"
-    assert summary.fmt_value(980.0, "bandwidth") == "980 MB/s"
+        assert summary_text.fmt_value(v, "latency") == text, v
+    assert summary_text.fmt_value(float("nan"), "latency") == "-"
+    assert summary_text.fmt_value(980.0, "bandwidth") == "980 MB/s"
     # in the table: the base fixture's fork (about 72 µs) and null call (about 62 ns)
     assert summarize_main([str(BASE_DIR)]) == 0
     out = capsys.readouterr().out

@@ -6,7 +6,7 @@ wait for their partner by design, never count."""
 import shutil
 
 from kb_helpers import BASE_DIR, NEW_DIR, one_run, rewrite_samples
-from kbench import load
+from kbench.model import load, runs
 from kbench.cli import summarize_main
 
 CREATE = "lat_fs create mode=fresh,size_kb=0"
@@ -67,8 +67,8 @@ def test_a_case_on_the_cpu_is_quoted(tmp_path, capsys):
 def test_waiting_share_is_the_median_of_rep_medians(tmp_path):
     run = _run_with(tmp_path, {CREATE: 0.8})
     case = load.load_run(run, warn=lambda m: None).cases[CREATE]
-    assert abs(load.waiting_share(case) - 0.8) < 0.01
-    assert load.dominated_by_waiting(case)
+    assert abs(runs.waiting_share(case) - 0.8) < 0.01
+    assert runs.dominated_by_waiting(case)
 
 
 def test_compare_and_the_page_mark_a_waiting_case(tmp_path, capsys):

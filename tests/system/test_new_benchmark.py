@@ -140,7 +140,7 @@ def test_legacy_mapping_agrees_with_the_binaries(bin_dir):
     legacy.py) says what today's binaries declare: same category, rank of
     category and bench, direction, unit, summary column and curve."""
     import json
-    from kbench import legacy, load
+    from kbench.model import legacy, load, runs
     n = 0
     for b in sorted(bin_dir.iterdir()):
         if b.name.startswith("kbench-"):  # the driver and kbench-campaign, as the driver skips them
@@ -149,7 +149,7 @@ def test_legacy_mapping_agrees_with_the_binaries(bin_dir):
         assert r.returncode == 0, (b, r.stderr)
         for line in r.stdout.splitlines():
             o = json.loads(line)
-            d = legacy.declaration(o["bench"], o["variant"], load.parse_params(o["params"]), o["metric"])
+            d = legacy.declaration(o["bench"], o["variant"], runs.parse_params(o["params"]), o["metric"])
             if o["bench"] == "lat_ctx" and o["variant"] == "ring" and o["summary"]:
                 # The one declaration that changed on purpose (issue 14): the
                 # switch is ring - overhead since the overhead variant exists;

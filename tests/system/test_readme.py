@@ -113,7 +113,7 @@ def test_make_install_installs_the_suite_and_the_scripts(root, tmp_path):
         h = subprocess.run([str(p), "--help"], capture_output=True, text=True, timeout=60)
         assert h.returncode == 0 and "usage" in (h.stdout + h.stderr).lower(), (name, h.stderr)
     # the drift prior travels with the scripts: an installed compare loads it
-    assert (usr / "lib/kbench/scripts/kbench/drift_prior.json").is_file()
+    assert (usr / "lib/kbench/scripts/kbench/model/drift_prior.json").is_file()
     h = subprocess.run([str(usr / "bin" / "kbench-drift-prior"), "--help"], capture_output=True, text=True,
                        timeout=60)
     assert h.returncode == 0, h.stderr

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent / "scripts"))
-from kbench import load, stats  # noqa: E402
+from kbench.model import load, stats  # noqa: E402
 
 
 def control_points(run, pooled_median):

@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent / "scripts"))
-from kbench import compare, drift, load, stats  # noqa: E402
+from kbench.model import compare, drift, load, stats  # noqa: E402
 
 SYSCALL = ["lat_syscall null", "lat_syscall read", "lat_syscall write", "lat_syscall stat",
            "lat_syscall fstat", "lat_syscall open", "lat_sig install"]
@@ -157,7 +157,7 @@ def main():
     made_from = set(shipped.source.get("run_ids", [])) if isinstance(getattr(shipped, "source", None), dict) else set()
     fresh = [n for n in aa if aa[n].run_id not in made_from]
     if len(fresh) >= 2:
-        print(f"== A/A with the built-in prior (scripts/kbench/drift_prior.json), pairs of runs it was not made "
+        print(f"== A/A with the built-in prior (scripts/kbench/model/drift_prior.json), pairs of runs it was not made "
               f"from: {', '.join(fresh)}")
         clean, total, n_pairs = 0, 0, 0
         for x, y in itertools.combinations(fresh, 2):

@@ -25,7 +25,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent / "scripts"))
-from kbench import compare, load  # noqa: E402
+from kbench.model import compare, load  # noqa: E402
+from kbench.views import compare_text
 
 SYSCALL = ["lat_syscall null", "lat_syscall read", "lat_syscall write", "lat_syscall stat",
            "lat_syscall fstat", "lat_syscall open", "lat_sig install"]
@@ -78,7 +79,7 @@ def main():
                   f"{100 * statistics.median(solo):.1f}%; median mde {100 * mde:.1f}%"
                   + (": " + ", ".join(f"{r.case} {r.cmp.ratio:.3f}" for r in flagged[:6]) if flagged else ""))
             if g:
-                print("   " + "\n   ".join(compare.more_runs_lines(rep, compare.Options())))
+                print("   " + "\n   ".join(compare_text.more_runs_lines(rep, compare.Options())))
     print("== known slowdowns")
     for t, rt in taxed.items():
         for x in aa:

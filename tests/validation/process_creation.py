@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent / "scripts"))
-from kbench import load  # noqa: E402
+from kbench.model import load  # noqa: E402
 
 CASES = ("lat_proc fork", "lat_proc exec", "lat_proc shell", "lat_syscall null")
 CONTROLS = ("ctl_machine alu", "ctl_machine mem")

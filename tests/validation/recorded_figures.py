@@ -7,7 +7,7 @@ repository's own data can show, checked (make validate).
 On the real run recorded in tests/data/recorded (a 2-vCPU Intel VM,
 November 2026, 274 cases x 5 reps): how much a rep's samples vary and how
 much the reps' medians vary; from the built-in drift prior
-(scripts/kbench/drift_prior.json): the figures of its cases' drift. Every other validation script needs runs that
+(scripts/kbench/model/drift_prior.json): the figures of its cases' drift. Every other validation script needs runs that
 are not in the repository (tests/validation/README.md gives each figure
 with its script, and says they were measured once); these three run here on the recorded run
 so that nothing notices only later that they broke: process_creation.py,
@@ -29,7 +29,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
-from kbench import load  # noqa: E402
+from kbench.model import load  # noqa: E402
 
 RECORDED = ROOT / "tests" / "data" / "recorded"
 HERE = Path(__file__).resolve().parent
@@ -40,7 +40,7 @@ CLAIMS = [
     ("within-rep CV, upper quartile (%)", "src/reference/statistics.md", "within-rep samples vary by about 3-9%", 7.0, 10.0),
     ("rep medians' CV, 10th percentile (%)", "src/reference/statistics.md", "rep medians by 5-30%", 4.0, 6.0),
     ("rep medians' CV, 90th percentile (%)", "src/reference/statistics.md", "rep medians by 5-30%", 26.0, 34.0),
-    # the built-in drift prior (scripts/kbench/drift_prior.json): its figures to the digits quoted
+    # the built-in drift prior (scripts/kbench/model/drift_prior.json): its figures to the digits quoted
     ("prior: cases", "src/reference/statistics.md", "τ over the 321 cases", 321, 321),
     ("prior: median τ (%)", "src/reference/statistics.md", "median 4.6%, 90th percentile 11.4%", 4.55, 4.65),
     ("prior: 90th percentile of τ (%)", "src/reference/statistics.md", "median 4.6%, 90th percentile 11.4%", 11.35, 11.45),
@@ -69,7 +69,7 @@ CLAIMS = [
     ("prior: the CPU controls' largest τ (%)", "src/reference/statistics.md", "the CPU controls about 2%", 1.5, 2.5),
     ("prior: the CPU controls' smallest τ (%)", "src/reference/statistics.md", "the CPU controls about 2%", 1.5, 2.5),
 ]
-PRIOR = ROOT / "scripts" / "kbench" / "drift_prior.json"
+PRIOR = ROOT / "scripts" / "kbench" / "model" / "drift_prior.json"
 
 
 def prior_figures():

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent / "scripts"))
-from kbench import compare, load, stats  # noqa: E402
+from kbench.model import compare, load, stats  # noqa: E402
 
 SYSCALL = ["lat_syscall null", "lat_syscall read", "lat_syscall write", "lat_syscall stat",
            "lat_syscall fstat", "lat_syscall open", "lat_sig install"]

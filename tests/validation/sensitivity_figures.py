@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent / "scripts"))
-from kbench import compare, load, stats  # noqa: E402
+from kbench.model import compare, load, stats  # noqa: E402
+from kbench.views import compare_text
 
 SYSCALLS_PER_OP = {"lat_syscall null": 1, "lat_syscall read": 1, "lat_syscall write": 1,
                    "lat_syscall stat": 1, "lat_syscall fstat": 1, "lat_syscall open": 2,
@@ -118,7 +119,7 @@ def hog(out, a, b):
     print(f"  {shift_text(rep)}; overall control ratio {rep.shift.ratio:.3f}" if rep.shift else "  no controls")
     print(f"  verdicts: {counts(rep)}")
     print("  first lines of the report:")
-    for line in compare.format_report(rep).splitlines()[:3]:
+    for line in compare_text.format_report(rep).splitlines()[:3]:
         print("    " + line[:400])
 
 

@@ -2,7 +2,7 @@
 //
 // The headline of a binary's human line (median ns/op of its samples) and
 // of kbench-run's own table (median of the rep medians), and the rep values
-// of its budget rounds. scripts/kbench/stats.py computes the same for the
+// of its budget rounds. scripts/kbench/model/stats.py computes the same for the
 // reports.
 #pragma once
 

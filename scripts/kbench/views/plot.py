@@ -22,9 +22,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.ticker import FixedLocator, FormatStrFormatter, NullLocator  # noqa: E402
 
-from . import stats  # noqa: E402
-from .decl import case_sort_key, in_order, natural_key  # noqa: E402
-from .load import parse_params  # noqa: E402
+from ..model import stats  # noqa: E402
+from ..model.decl import case_sort_key, in_order, natural_key  # noqa: E402
+from ..model.runs import parse_params  # noqa: E402
+from .units import unit_for  # noqa: E402
 
 plt.rcParams.update({
     "figure.dpi": 100, "savefig.dpi": 100, "font.size": 9, "axes.titlesize": 10,
@@ -215,7 +216,7 @@ def _strip(ax, name, metric, sides, bench, estimator=None):
     rng = np.random.default_rng(0)
     ref = [c for _, c in sides if c is not None and c.reps]
     allv = np.concatenate([np.concatenate(c.rep_arrays()) for c in ref]) if ref else np.array([1.0])
-    unit, div = stats.unit_for(metric, float(np.median(allv)))
+    unit, div = unit_for(metric, float(np.median(allv)))
     for i, (label, c) in enumerate(sides):
         if c is None or not c.reps:
             ax.text(i, 0.5, "missing", transform=ax.get_xaxis_transform(), ha="center", fontsize=7,

@@ -8,19 +8,18 @@ stats.compare).  The control cases (which no kernel can change) are
 compared first: if they moved, the machine changed between the sides and
 no case is called faster or slower.
 """
-import csv
 import dataclasses
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from . import decl, stats
-from .counters import LABELS as COUNTER_LABELS, changes as counter_changes
-from .counters import fmt as counter_fmt, fmt_change as counter_fmt_change
-from .decl import case_sort_key, category_of, in_order
-from .load import arch_warning, condition_value, failures, pool_cases, meta_text, quick_note
+from . import decl, defaults, groups as groups_mod, load, stats, tables as tables_mod
+from .decl import case_sort_key, category_of
+from .groups import pool_cases
+from .load import failures
 
 # meta keys that describe the run itself, not the conditions it ran under:
+from .runs import condition_value, merged_meta, meta_text, most_waiting
 # never reported as a difference between the sides.
 RUN_ONLY_KEYS = {
     "schema", "run_id", "kernel_release", "kernel_version", "seed", "started_utc", "ended_utc",
@@ -36,15 +35,15 @@ RUN_ONLY_KEYS = {
 class Options:
     min_effect: float = stats.DEFAULT_MIN_EFFECT
     n_boot: int = stats.DEFAULT_BOOT
-    seed: int = 1
+    seed: int = defaults.DEFAULT_SEED
     level: float = stats.LEVEL
     min_reps: int = stats.DEFAULT_MIN_REPS
     adjust: bool = True
     estimator: str = stats.DEFAULT_ESTIMATOR
-    shift_threshold: float = 0.05   # a control moving this much (and significantly) = a machine shift
+    shift_threshold: float = defaults.SHIFT_THRESHOLD  # a control moving this much (and significantly) = a machine shift
     run_noise: object = None        # {host: stats.RunNoise}: the run level measured on each host
     prior: object = None            # drift.DriftPrior: the drift between runs before a host has measured it
-    families: str = "tables"        # the adjustment's families: tables (each summary table's cases one family,
+    families: str = defaults.DEFAULT_FAMILIES       # the adjustment's families: tables (each summary table's cases one family,
                                     # the other cases another), two (all the tables' cases, the others), one
     alone: bool = True              # a non-primary case that moved alone with one run on a side: inconclusive
                                     # (stats.decide's groups; --flag-alone turns it off)
@@ -77,7 +76,6 @@ class Side:
 
     @property
     def meta(self):
-        from .load import merged_meta
         return merged_meta([r.meta for r in self.runs])
 
     @property
@@ -151,27 +149,6 @@ def noise_of(base_side, other_side, opts):
     return stats.RunNoise({}, prior=opts.prior) if opts.prior is not None else None
 
 
-def run_level_source(noise):
-    """(short name, sentence) of what a run level rests on: 'prior' (the
-    built-in prior alone), 'host' (the host's runs weighed against the
-    prior), 'host only' (measured, no prior: --no-prior), or 'none'.
-    compare, summarize and the page all say it with these words."""
-    if not noise:
-        return "none", ("not measured: the intervals hold the noise between reps only, not the drift of the "
-                        "machine between runs (too narrow on a machine that drifts)")
-    on_boots, _ = boots_text(noise) if noise.measured else ("", "")
-    if not noise.measured:
-        return "prior", (f"no kernel of this host has two runs, so every interval adds {noise.prior.describe} "
-                         f"for each case; this host's own runs replace it as they accumulate (make run twice "
-                         f"on one kernel: the prior counts as {stats.PRIOR_WEIGHT:g} degrees of freedom, a kernel's "
-                         f"k runs as k - 1, so with 8 runs the host's own drift has a third of the say, with 16 half)")
-    if noise.prior is not None:
-        return "host", (f"measured on this host from {noise.runs} runs of {noise.kernels} kernel(s) with two runs "
-                        f"or more{on_boots}, each case's spread weighed against {noise.prior.describe}")
-    return "host only", (f"measured on this host from {noise.runs} runs of {noise.kernels} kernel(s) with two runs "
-                         f"or more{on_boots} (no built-in prior: --no-prior)")
-
-
 def run_estimates(run, opts):
     """{case: (theta, se)} of one run alone, with the comparison's estimator;
     also {cell key: (theta, se)} of the summary-table cells that are more
@@ -186,8 +163,7 @@ def run_estimates(run, opts):
             continue
         e = side.estimate(name, ser, opts)
         out[name] = (e.theta, e.se)
-    from . import load, tables as tables_mod
-    groups = load.group_runs([run], lambda m: None)
+    groups = groups_mod.group_runs([run], lambda m: None)
     if len(groups) == 1:
         g = groups[0]
         for t in tables_mod.build_tables(groups):
@@ -235,18 +211,6 @@ def measure_run_noise(run_lists, opts):
         out[host] = stats.RunNoise(stats.run_spreads(groups), runs=sum(len(rs) for rs in kernels),
                                    kernels=len(kernels), boots=boots, prior=opts.prior)
     return out
-
-
-def boots_text(noise):
-    """What the run level says about boots: ' on B boot(s)' and, on one boot,
-    the level it leaves out."""
-    if noise.boots is None:
-        return " (boots not recorded for all of them: runs made before kbench 0.2.0 recorded boot_id)", ""
-    if noise.boots == 1:
-        return (" on one boot", " All on one boot: an offset a boot adds (where the kernel and its data land in "
-                "memory) is not in it, and two kernels are always two boots; runs of one kernel on two boots "
-                "measure it too.")
-    return f" on {noise.boots} boots", ""
 
 
 @dataclass
@@ -337,7 +301,6 @@ def primary_names(base, other):
     the primary families of a comparison, each adjusted on its own, so that
     a change of one headline number is not diluted by the few hundred
     other cases."""
-    from . import load, tables as tables_mod
     groups = []
     for i, side in enumerate((base, other)):
         if not side.runs:
@@ -632,24 +595,11 @@ def run_compare(base, other, opts=None):
                   meta_differences(base.meta, other.meta), shift, how_cases_ran(base, other), opts)
 
 
-def value_text(v, unit, div):
-    if v is None or math.isnan(v):
-        return "-"
-    return stats.fmt_num(v / div)
-
-
-ESTIMATOR_TEXT = {
-    "low": "20th percentile of the reps' times (Harrell-Davis)",
-    "median": "median of the rep medians",
-}
-
-
 def waiting_shares(rep):
     """{case: largest share of its time blocked} of the one-party cases that
     spent more than half their time blocked (I/O, a journal commit, a lock)
     on either side: their change is how long something made them wait, not
     the cost of their path (summarize says "waiting" for the same cases)."""
-    from .load import most_waiting
     out = {}
     for name in set(rep.base.cases) | set(rep.other.cases):
         w = most_waiting([rep.base.cases.get(name), rep.other.cases.get(name)])
@@ -658,421 +608,8 @@ def waiting_shares(rep):
     return out
 
 
-def row_cells(row, waiting=None):
-    """Text cells of one comparison row (terminal and CSV share them).
-
-    A case that could not be tested (too few reps, missing) shows its two
-    values but no change: a ratio of two values that no test stands behind
-    reads like a finding.  waiting: the case's blocked share when it was
-    dominated by waiting on a side (`waiting_shares`): marked in the verdict."""
-    c = row.cmp
-    ref = c.base if not math.isnan(c.base) else c.other
-    unit, div = stats.unit_for(row.metric, ref)
-    tested = c.comparable
-    return {
-        "case": row.case,
-        "base": value_text(c.base, unit, div),
-        "other": value_text(c.other, unit, div),
-        "unit": unit,
-        "change": c.change_text if tested else "-",
-        "ratio": "-" if math.isnan(c.ratio) or not tested else f"{c.ratio:.3f}",
-        "ci": c.ci_text,
-        "p": _p_text(c.q if not math.isnan(c.q) else c.p),
-        "mde": c.mde_text,
-        "reps": f"{c.base_reps}/{c.other_reps}",
-        "verdict": c.verdict + (" (?)" if c.unresolved else "") + (" (alone)" if c.alone else "")
-        + (f" {c.failure}" if c.failure else "")
-        + (f" (waiting {waiting * 100:.0f}%)" if waiting is not None else ""),
-    }
-
-
-def _p_text(p):
-    if p is None or math.isnan(p):
-        return "-"
-    return "<0.001" if p < 0.001 else f"{p:.3f}"
-
-
-def shift_lines(rep, opts):
-    """The control cases' verdict on the machine, for the top of a report."""
-    sh = rep.shift
-    if sh is None:
-        return ["note: no control cases on both sides (runs made before kbench had them): a shift of the "
-                "whole machine between the runs cannot be told from a change of the kernel."]
-    from .text import table
-    out = []
-    def worst_of(rows):
-        return max((r for r in rows if r.cmp.significant), key=lambda r: abs(math.log(r.cmp.ratio)))
-    if sh.shifted:
-        worst = worst_of(sh.rows)
-        out.append(f"WARNING: MACHINE SHIFT. The control cases, which no kernel can change, moved between the "
-                   f"sides: the machine ran {worst.cmp.change_text} "
-                   f"during {rep.other.label} than during {rep.base.label} ({worst.case}). The verdicts below "
-                   f"are not about the kernel: no case is called faster or slower on this evidence. Run both "
-                   f"kernels again, interleaved, on a quieter machine.")
-    else:
-        out.append(f"Machine check: the control cases did not move between the sides (CPU, overall "
-                   f"{sh.change_text if sh.change_text != '-' else 'n/a'}; a shift = significant and at "
-                   f"least {sh.threshold * 100:g}%).")
-    if sh.memory_shifted and not sh.shifted:
-        worst = worst_of(sh.memory_rows)
-        out.append(f"WARNING: MEMORY SHIFT. The memory control ({worst.case}), which no kernel can change, moved "
-                   f"between the sides: the memory system ran {worst.cmp.change_text} during {rep.other.label} "
-                   f"than during {rep.base.label} (a regime of the machine's memory bandwidth). The memory-bound "
-                   f"cases (those their binaries declare so) are not judged; the others are, against the CPU "
-                   f"controls, which did not move.")
-    elif sh.memory_rows and not sh.shifted:
-        out.append(f"Memory check: the memory control did not move between the sides "
-                   f"({sh.memory_change_text if sh.memory_change_text != '-' else 'n/a'}): the memory-bound "
-                   f"cases are judged.")
-    cells = [row_cells(r) for r in sh.rows + sh.memory_rows]
-    keys = ["case", "base", "other", "unit", "change", "ci", "p", "reps", "verdict"]
-    out.append(table(["control", "base", "other", "unit", "change", f"{opts.level * 100:.0f}% CI", "p", "reps",
-                      "moved?"], [[c[k] for k in keys] for c in cells], right={1, 2, 7}))
-    return out
-
-
-def run_effect_lines(rep):
-    """Runs of one side that disagree beyond their reps (drift between runs)."""
-    out = []
-    for side, attr in ((rep.base, "base_run_p"), (rep.other, "other_run_p")):
-        if len(side.runs) < 2:
-            continue
-        ps = [getattr(r.cmp, attr) for r in rep.rows if not math.isnan(getattr(r.cmp, attr))]
-        if not ps:
-            continue
-        qs = stats.bh_adjust(ps)
-        n = int(sum(q < 0.05 for q in qs))
-        raw = int(sum(p < 0.05 for p in ps))
-        if n:
-            out.append(f"WARNING: the {len(side.runs)} runs of {side.label} disagree on {n} of {len(ps)} cases "
-                       f"beyond their reps' noise ({raw} at p < 0.05 before adjusting; about {0.05 * len(ps):.0f} "
-                       f"expected by chance): the machine drifted between runs. Those cases' intervals treat the "
-                       f"run as the unit (wider, honest).")
-        else:
-            out.append(f"Runs of {side.label}: {len(side.runs)}, no case differs between them beyond its reps' "
-                       f"noise after adjusting ({raw} of {len(ps)} at p < 0.05, about {0.05 * len(ps):.0f} "
-                       f"expected by chance).")
-    return out
-
-
-def run_level_lines(rep, opts):
-    """What the intervals hold about the drift of the machine between runs."""
-    noise = noise_of(rep.base, rep.other, opts)
-    one = len(rep.base.runs) == 1 or len(rep.other.runs) == 1
-    kind, text = run_level_source(noise)
-    if kind == "none":
-        if not one:
-            return []
-        return ["note: one run on a side, no kernel with two runs on this host and no prior (--no-prior): the "
-                "intervals hold the noise between reps only, not the drift of the machine between runs; on a "
-                "machine that drifts they are too narrow (an A/A of two single runs on a 2-vCPU VM flagged 0 to "
-                "43 of 274 cases). Two runs of any one kernel on this host measure that drift."]
-    sds = sorted(r.cmp.run_sd for r in rep.rows if r.cmp.comparable and not math.isnan(r.cmp.run_sd))
-    spread = ""
-    if sds:
-        spread = (f" A run's own drift: median over cases {math.expm1(sds[len(sds) // 2]) * 100:.1f}%, "
-                  f"90th percentile {math.expm1(sds[int(0.9 * (len(sds) - 1))]) * 100:.1f}%.")
-    boot_note = boots_text(noise)[1] if noise.measured else ""
-    return [f"Run level ({kind}): {text}.{spread} Each interval adds it for a side's number of runs, so the mde "
-            f"is what {'one run a side' if one else 'these runs'} can tell on this machine.{boot_note}"]
-
-
-def drift_basis(noise):
-    """How the plan of more runs assumes the host drifts (the same words in
-    compare, summarize and the page)."""
-    kind = run_level_source(noise)[0]
-    return "as the built-in prior assumes" if kind == "prior" else "as it did"
-
-
-def adjustment_text(rows):
-    """How p was adjusted: per family (compare, summarize and the page say it alike)."""
-    fams = {}
-    for r in rows:
-        if not math.isnan(r.cmp.q):
-            fams[r.cmp.family] = fams.get(r.cmp.family, 0) + 1
-    if len(fams) <= 1:
-        return f"adjusted for the {sum(fams.values())} cases compared"
-    prim = {f: n for f, n in fams.items() if f.startswith(stats.PRIMARY)}
-    if len(prim) == 1:
-        return (f"adjusted within two families: the {sum(prim.values())} cases behind the summary tables "
-                f"(primary) and the {fams.get(stats.SECONDARY, 0)} others (secondary), each on its own")
-    return (f"adjusted within families, each for its own number of cases: the cases behind each summary table "
-            f"(primary: {len(prim)} tables, {min(prim.values())}-{max(prim.values())} cases each, "
-            f"{sum(prim.values())} in all) and the {fams.get(stats.SECONDARY, 0)} others (secondary)")
-
-
-PLAN_RUNS = (1, 2, 4, 8)
-
-
-def more_runs_lines(rep, opts):
-    """What more runs of each kernel would buy, from the host's run level:
-    the median mde with 1, 2, 4 and 8 runs a side, and how many runs a
-    side the cases need to detect the minimum effect.  Nothing without a
-    run level (then more runs of the same moment would only narrow the
-    reps' part, and this plan would promise too much)."""
-    live = [r.cmp for r in rep.rows if r.cmp.comparable and r.cmp.parts]
-    if not live:
-        return []
-    meds = [f"{stats.mde_text(m)} with {k}"
-            for k, m in stats.planned_medians([c.parts for c in live], PLAN_RUNS, opts.level)]
-    need = [c.runs_for(opts.min_effect, level=opts.level) for c in live]
-    bins, lo = [], 0
-    for k in PLAN_RUNS:
-        n = sum(1 for x in need if x is not None and lo < x <= k)
-        bins.append(f"{k if lo + 1 == k else f'{lo + 1}-{k}'}: {n}")
-        lo = k
-    bins.append(f"more than {PLAN_RUNS[-1]}: {sum(1 for x in need if x is None or x > PLAN_RUNS[-1])}")
-    return [f"More runs: each kernel run again at other moments and pooled narrows the drift between runs too. "
-            f"If this host drifts {drift_basis(noise_of(rep.base, rep.other, opts))}, the median mde would be "
-            f"{', '.join(meds)} run(s) a side. Cases by "
-            f"the runs a side they need to detect {opts.min_effect * 100:g}% (--min-effect): {'; '.join(bins)} "
-            f"(each case's in the CSV's runs_for_min_effect)."]
-
-
-# Fewer reps than this in a side's one run: the note below.  On a 2-vCPU VM
-# whose speed moved within the runs, quick runs of 5 reps flagged one case
-# in 2 of 3 A/A pairs (a case with a fast and a slow mode, all five reps of
-# one run slow); full runs (7-13 reps) and quick runs of 10 reps did not
-# (README: make quick; REFERENCE: Drift prior).  Full runs at the default
-# budget there had a median of 10-12 reps a case.
-FEW_REPS = 8
-ENOUGH_REPS = 10      # what the note suggests
-
-
-def few_reps_lines(rep):
-    """A note when a side is one run whose cases have, in the median, fewer
-    than FEW_REPS reps: what such a comparison's single flags are worth."""
-    rows = [r.cmp for r in rep.rows if r.cmp.comparable]
-    few = []
-    for side, reps, runs in ((rep.base, [c.base_reps for c in rows], [c.base_runs for c in rows]),
-                             (rep.other, [c.other_reps for c in rows], [c.other_runs for c in rows])):
-        if reps and max(runs) <= 1:
-            n = sorted(reps)[len(reps) // 2]
-            if n < FEW_REPS:
-                few.append(f"{side.label} {n}")
-    if not few:
-        return []
-    return [f"note: few reps in one run ({', '.join(few)} reps a case, the median): where the machine's speed "
-            f"moves during a run, all of a run's reps of a case can land in its slow (or fast) mode, which its "
-            f"reps cannot tell from a change: a single case flagged is less sure than with {ENOUGH_REPS} reps. "
-            f"kbench-run --reps {ENOUGH_REPS} a side (or a full run) makes that rare (README: make quick)."]
-
-
-def nothing_tested_line(rep, opts):
-    """The one line that replaces the model's description when no case
-    could be tested."""
-    few = sum(r.cmp.verdict == stats.FEW for r in rep.rows)
-    why = (f"every case has fewer than {opts.min_reps} reps on a side (--min-reps; a quick run has 2, "
-           f"make run 5 or more)" if few == len(rep.rows) else
-           f"every case has fewer than {opts.min_reps} reps on a side or is missing from one" if few else
-           "no case has values on both sides")
-    return f"Nothing could be tested: {why}; no change is shown."
-
-
-def format_report(rep, changed_only=False, opts=None):
-    """The terminal text of one comparison."""
-    from .text import table
-    opts = opts or Options()
-    out = []
-    out.append(f"Comparing {rep.other.label} ({len(rep.other.runs)} run(s), {rep.other.n_reps} reps) "
-               f"against baseline {rep.base.label} ({len(rep.base.runs)} run(s), {rep.base.n_reps} reps)")
-    arch = arch_warning([(rep.base.label, rep.base.meta), (rep.other.label, rep.other.meta)])
-    if arch:
-        out.append(arch)
-    for side in (rep.base, rep.other):
-        if side.quick:
-            out.append(quick_note(side.label, len(side.runs)))
-    out += few_reps_lines(rep)
-    out += shift_lines(rep, opts)
-    tested = any(r.cmp.comparable for r in rep.rows)
-    out.append("")
-    if tested:
-        adj = (", " + adjustment_text(rep.rows)) if opts.adjust else ""
-        out.append(f"value = {ESTIMATOR_TEXT.get(opts.estimator, opts.estimator)}; ratio = other/base (time for "
-                   f"latency, MB/s for bandwidth); the {opts.level * 100:.0f}% CI and p come from one model (the "
-                   f"difference of the log values, bootstrap standard errors, Welch t){adj}.")
-        out.append(f"Faster/slower = p < {1 - opts.level:.2g} and a change of at least {opts.min_effect * 100:g}%. "
-                   f"mde = the smallest change this comparison could detect (80% power); 'inconclusive' = not "
-                   f"significant, and the mde is above {opts.min_effect * 100:g}%: more reps would tell.")
-        out += run_level_lines(rep, opts)
-        out += more_runs_lines(rep, opts)
-    else:
-        out.append(nothing_tested_line(rep, opts))
-    out += run_effect_lines(rep)
-    if rep.differences:
-        out.append("")
-        out.append("WARNING: the two sides differ in more than the kernel:")
-        for k, a, b in rep.differences:
-            out.append(f"  {k}: {a}  ->  {b}" + ("  (emulated timings are not comparable with native ones)"
-                                                  if k == "virt" and "emulated" in (a, b) else
-                                                  "  (A DIFFERENT ARCHITECTURE: not the kernel's change alone)"
-                                                  if k == "arch" else ""))
-    if rep.ran_differently:
-        out.append("")
-        out.append("Cases that ran differently on the two sides:")
-        out += [f"  {line}" for line in rep.ran_differently]
-    failed = [r for r in rep.rows if r.cmp.verdict == stats.FAILED]
-    if failed:
-        out.append("")
-        out.append(f"FAILED: {len(failed)} case(s) failed, timed out or crashed (their samples are not used):")
-        out += [f"  {r.case}: {r.cmp.failure}" for r in failed]
-    waiting = rep.waiting
-    if waiting:
-        out.append("")
-        out.append(f"(waiting N%): {len(waiting)} one-party case(s) spent more than half their time blocked (I/O, a "
-                   "journal commit, a lock) on a side: their change is how long something made them wait (the "
-                   "disk, the file system's mount options), not the cost of the kernel's path.")
-    headers = ["case", "base", "other", "unit", "change", "ratio", f"{opts.level * 100:.0f}% CI", "p", "mde",
-               "reps", "verdict"]
-    keys = ["case", "base", "other", "unit", "change", "ratio", "ci", "p", "mde", "reps", "verdict"]
-    counts = {}
-    for cat in in_order(r.category for r in rep.rows):
-        rows = [r for r in rep.rows if r.category == cat]
-        for r in rows:
-            counts[r.cmp.verdict] = counts.get(r.cmp.verdict, 0) + 1
-        if changed_only:
-            rows = [r for r in rows if r.cmp.flagged or r.cmp.verdict == stats.MACHINE]
-        if not rows:
-            continue
-        lat = {r.metric for r in rows}
-        direction = " / ".join(stats.direction_text(m) for m in sorted(lat, key=lambda m: m != "latency"))
-        out.append("")
-        out.append(f"== {cat} ({direction})")
-        cells = [row_cells(r, waiting.get(r.case)) for r in rows]
-        out.append(table(headers, [[c[k] for k in keys] for c in cells], right={1, 2, 5, 8, 9}))
-    crows = []
-    for r in rep.rows:
-        if (changed_only and not r.cmp.significant) or not r.cmp.comparable:
-            continue
-        for k, a, b, pct in counter_changes(rep.base.cases.get(r.case), rep.other.cases.get(r.case)):
-            crows.append([r.case, COUNTER_LABELS[k], counter_fmt(a), counter_fmt(b), counter_fmt_change(pct)])
-    if crows:
-        out.append("")
-        out.append("== counters per operation (median over reps; the time's verdict above is the one that "
-                   "counts: counters explain it)")
-        out.append(table(["case", "counter", "base", "other", "change"], crows, right={2, 3}))
-    out.append("")
-    order = [stats.FAILED, stats.FASTER, stats.SLOWER, stats.MACHINE, stats.SAME, stats.INCONCLUSIVE, stats.FEW, stats.MISSING,
-             stats.UNDEFINED]
-    out.append("Summary: " + ", ".join(f"{counts[v]} {v}" for v in order if counts.get(v)))
-    live = [r.cmp for r in rep.rows if r.cmp.comparable and not math.isnan(r.cmp.mde)]
-    if live:
-        mdes = sorted(c.mde for c in live)
-        med = mdes[len(mdes) // 2]
-        within = sum(m <= opts.min_effect for m in mdes)
-        out.append(f"Power: median mde {med * 100:.1f}%; {within} of {len(mdes)} cases could detect a "
-                   f"{opts.min_effect * 100:g}% change.")
-    if changed_only and not any(r.cmp.flagged for r in rep.rows):
-        out.append("No case changed significantly.")
-    n_unres = sum(r.cmp.unresolved for r in rep.rows)
-    if n_unres:
-        out.append(f"(?) {n_unres} case(s): p < {1 - opts.level:.2g} and the change is large enough, but not "
-                   f"significant after adjusting for the number of cases: more reps (pool several runs) or "
-                   f"fewer cases (--only) would tell.")
-        if changed_only:
-            out += [f"    {r.case}: {r.cmp.change_text}, CI {r.cmp.ci_text}" for r in rep.rows if r.cmp.unresolved]
-    alone = [r for r in rep.rows if r.cmp.alone]
-    if alone:
-        out.append(f"(alone) {len(alone)} case(s) outside the summary tables changed significantly, each the only "
-                   f"case of its binary to move, with one run on a side: inconclusive, because one run can jump "
-                   f"that far for the whole run, one case at a time. Measure that side again (runs pooled) to "
-                   f"tell; --flag-alone judges them like any other case.")
-        out += [f"    {r.case}: {r.cmp.change_text}, CI {r.cmp.ci_text}" for r in alone]
-    return "\n".join(out)
-
-
-CSV_FIELDS = ["base", "other", "category", "case", "metric", "base_value", "other_value", "unit",
-              "ratio", "ci_low", "ci_high", "p_t", "p_adjusted", "p_rank", "change_pct", "change", "verdict",
-              "unresolved", "alone", "family", "mde_pct", "runs_for_min_effect", "waiting_pct", "estimator", "base_reps",
-              "other_reps", "base_samples", "other_samples"]
-
-
-def csv_rows(rep):
-    opts = rep.opts or Options()
-    waiting = rep.waiting
-    for r in list(rep.shift.all_rows if rep.shift else []) + list(rep.rows):
-        c = r.cmp
-        unit = "MB/s" if r.metric == "bandwidth" else "ns"
-        yield {
-            "base": rep.base.label, "other": rep.other.label, "category": r.category, "case": r.case,
-            "metric": r.metric, "base_value": _num(c.base), "other_value": _num(c.other), "unit": unit,
-            "ratio": _num(c.ratio), "ci_low": _num(c.lo), "ci_high": _num(c.hi), "p_t": _num(c.p),
-            "p_adjusted": _num(c.q), "p_rank": _num(c.p_rank),
-            "change_pct": _num(c.change), "change": c.change_text, "verdict": c.verdict,
-            "unresolved": "yes" if c.unresolved else "", "alone": "yes" if c.alone else "",
-            "family": getattr(c, "family", ""),
-            "mde_pct": _num(c.mde * 100 if not math.isnan(c.mde) else math.nan),
-            "runs_for_min_effect": _runs_for(c, opts),
-            "waiting_pct": _num(waiting[r.case] * 100) if r.case in waiting else "", "estimator": c.estimator,
-            "base_reps": c.base_reps, "other_reps": c.other_reps, "base_samples": c.base_samples,
-            "other_samples": c.other_samples,
-        }
-
-
-def _runs_for(c, opts):
-    """The runs a side this case needs to detect the minimum effect: a
-    number, f">{cap}" beyond the plan, "" without a run level."""
-    if not c.comparable or not c.parts:
-        return ""
-    k = c.runs_for(opts.min_effect, level=opts.level)
-    return str(k) if k is not None else f">{stats.PLAN_MAX_RUNS}"
-
-
-def _num(v):
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return ""
-    return f"{v:.6g}"
-
-
-def _json_num(v):
-    return None if v is None or (isinstance(v, float) and (math.isnan(v) or math.isinf(v))) else v
-
-
-def write_json(reports, f):
-    """The comparisons as one JSON document: per comparison the sides, the
-    machine check, the conditions that differ and every row (the CSV's
-    fields, numbers as numbers, plus the failure text)."""
-    import json
-    doc = []
-    for rep in reports:
-        rows = []
-        for row, r in zip(list(rep.shift.all_rows if rep.shift else []) + list(rep.rows), csv_rows(rep)):
-            d = {k: (_json_num(float(v)) if k in _NUMERIC and v != "" else
-                     int(v) if k in _TEXT_OR_NUMBER and v.isdigit() else (None if v == "" else v))
-                 for k, v in r.items()}
-            d["control"] = rep.shift is not None and row in rep.shift.all_rows
-            d["failure"] = row.cmp.failure or None
-            rows.append(d)
-        doc.append({
-            "base": rep.base.label, "other": rep.other.label,
-            "machine_shift": bool(rep.shift and rep.shift.shifted),
-            "memory_shift": bool(rep.shift and rep.shift.memory_shifted),
-            "differences": [{"key": k, "base": a, "other": b} for k, a, b in rep.differences],
-            "regressions": [r.case for r in regressions(rep)],
-            "rows": rows,
-        })
-        if rep.explanations is not None:
-            from . import explain
-            doc[-1]["explanations"] = [explain.to_json(e) for e in rep.explanations]
-    json.dump(doc, f, indent=1, ensure_ascii=False)
-    f.write("\n")
-
-
-_NUMERIC = {"base_value", "other_value", "ratio", "ci_low", "ci_high", "p_t", "p_adjusted", "p_rank", "change_pct",
-            "mde_pct", "waiting_pct"}
-_TEXT_OR_NUMBER = {"runs_for_min_effect"}  # a count, or ">30" beyond the plan
-
-
 def regressions(rep):
     """The rows a CI gate fails on: significantly slower, or FAILED on the
     other side (a failure on the baseline is not the other kernel's)."""
     return [r for r in rep.rows if r.cmp.verdict == stats.SLOWER
             or (r.cmp.verdict == stats.FAILED and r.cmp.failure.startswith(f"on {rep.other.label}:"))]
-
-
-def write_csv(reports, f):
-    w = csv.DictWriter(f, fieldnames=CSV_FIELDS)
-    w.writeheader()
-    for rep in reports:
-        for row in csv_rows(rep):
-            w.writerow(row)

@@ -7,8 +7,11 @@ a few hundred small charts in well under a second."""
 import json
 import math
 
-from . import series as series_mod, stats
-from .html import cmp_title, esc, speed_words, verdict_class
+from ..model import series as series_mod, stats
+from . import series_text
+from .page import cmp_title, esc, speed_words, verdict_class
+from .strips import _ticks
+from .units import column_unit, fmt_num
 
 W, H = 230, 130
 LEFT, RIGHT, TOP, BOTTOM = 44, 8, 18, 24
@@ -23,7 +26,7 @@ def cell_key(table, col, cell):
 
 
 def _fmt(v):
-    return "—" if v is None or math.isnan(v) else stats.fmt_num(v)
+    return "—" if v is None or math.isnan(v) else fmt_num(v)
 
 
 def trend_svg(title, metric, unit, div, points, labels):
@@ -54,7 +57,7 @@ def trend_svg(title, metric, unit, div, points, labels):
     for t in axis_ticks(lo_ax, hi_ax):
         yy = TOP + ph * (hi_ax - t) / (hi_ax - lo_ax)
         out.append(f"<line x1='{LEFT}' x2='{W - RIGHT}' y1='{yy:.1f}' y2='{yy:.1f}' class='g'/>"
-                   f"<text x='{LEFT - 3}' y='{yy + 3:.1f}' text-anchor='end'>{stats.fmt_num(t)}</text>")
+                   f"<text x='{LEFT - 3}' y='{yy + 3:.1f}' text-anchor='end'>{fmt_num(t)}</text>")
     out.append(f"<text x='{LEFT}' y='{H - 4}' class='m'>{esc(unit)}, {esc(stats.direction_text(metric))}</text>")
     line = []
     for i, (v, lo, hi, step) in enumerate(points):
@@ -90,7 +93,6 @@ def trend_svg(title, metric, unit, div, points, labels):
 def axis_ticks(lo, hi):
     """Round values for the y axis, two at least: three asked for, more
     when the round step leaves one (5.8..19.9 µs: 10 alone, so 5, 10, 15)."""
-    from .strips import _ticks
     for n in (3, 4, 5, 6):
         got = [t for t in _ticks(lo, hi, n) if lo <= t <= hi]
         if len(got) >= 2:
@@ -117,7 +119,7 @@ def changes_section(res, opts, ids):
            f"<p class='note'>A series of {len(labels)} kernels, in "
            f"{'the order given' if res.left_out else 'release order'}: "
            + " &rarr; ".join(f"<b>{esc(x)}</b>" for x in labels) + ".  "
-           + esc(series_mod.adjustment_lines(res, opts)[0]) + "</p>"]
+           + esc(series_text.adjustment_lines(res, opts)[0]) + "</p>"]
     if res.left_out:
         out.append("<p class='note'>Left out (not in --order): " + esc(", ".join(g.label for g in res.left_out))
                    + "</p>")
@@ -136,7 +138,7 @@ def changes_section(res, opts, ids):
         name = esc(ch.case)
         if ch.case in ids:
             name = f"<a href='#{esc(ids[ch.case])}'>{name}</a>"
-        words = series_mod.change_words(ch, res)
+        words = series_text.change_words(ch, res)
         if ch.cmp.verdict != stats.FAILED:
             words = f"{speed_words(ch.cmp.ratio, ch.cmp.metric)[0]} <small>{esc(words)}</small>"
         else:
@@ -147,7 +149,7 @@ def changes_section(res, opts, ids):
                    f"<td class='{cls}' data-v='{size:.4f}' title='{esc(cmp_title(ch.cmp, adjusted=opts.adjust))}'>"
                    f"{words}</td><td class='num'>{'-' if math.isnan(ch.cmp.ratio) else f'{ch.cmp.ratio:.3f}'}</td>"
                    f"<td class='num'>{esc(ch.cmp.ci_text)}</td>"
-                   f"<td>{esc(series_mod.stayed_words(ch, res))}</td></tr>")
+                   f"<td>{esc(series_text.stayed_words(ch, res))}</td></tr>")
     out.append("</tbody></table>")
     return out
 
@@ -178,7 +180,6 @@ def trends_section(res, opts):
             good = [v for v in unit_ref if not math.isnan(v)]
             if not good:
                 continue
-            from .tables import column_unit
             unit, div = column_unit(t, col, good)
             title = col.label + (f" ({col.note})" if col.note else "")
             charts.append(trend_svg(title, t.metric, unit, div, points, labels))

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import stats
-from .decl import case_sort_key, natural_key
+from ..model import stats
+from ..model.decl import case_sort_key, natural_key
+from .units import fmt_num, unit_for
 
 # Runs, not verdicts: no blue and no orange (faster and slower on the page).
 RUN_COLOURS = ["#7b3294", "#1b7837", "#c51b7d", "#5e3c99", "#8c510a", "#01665e", "#762a83", "#4d4d4d",
@@ -64,7 +65,7 @@ def panel(title, metric, sides, estimator=None):
     allv = allv[np.isfinite(allv)]
     if not allv.size:
         return ""
-    unit, div = stats.unit_for(metric, float(np.median(allv)))
+    unit, div = unit_for(metric, float(np.median(allv)))
     lo, hi = float(np.min(allv)) / div, float(np.max(allv)) / div
     pad = (hi - lo) * 0.06 or abs(hi) * 0.05 or 1.0
     lo, hi = lo - pad, hi + pad
@@ -79,7 +80,7 @@ def panel(title, metric, sides, estimator=None):
            f"<text x='{W / 2:.0f}' y='12' text-anchor='middle' class='t'>{esc(title)}</text>"]
     for t in _ticks(lo, hi):
         out.append(f"<line x1='{LEFT}' x2='{W - RIGHT}' y1='{y(t):.1f}' y2='{y(t):.1f}' class='g'/>"
-                   f"<text x='{LEFT - 3}' y='{y(t) + 3:.1f}' text-anchor='end'>{stats.fmt_num(t)}</text>")
+                   f"<text x='{LEFT - 3}' y='{y(t) + 3:.1f}' text-anchor='end'>{fmt_num(t)}</text>")
     out.append(f"<text x='9' y='{TOP + ph / 2:.0f}' transform='rotate(-90 9 {TOP + ph / 2:.0f})' "
                f"text-anchor='middle'>{esc(unit)} ({esc(stats.direction_text(metric))})</text>")
     for i, (label, c) in enumerate(sides):

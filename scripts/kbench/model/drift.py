@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import stats
+from .defaults import DRIFT_INFLATE
 
 PRIOR_FILE = Path(__file__).with_name("drift_prior.json")
 SCHEMA = "kbench-drift-prior/1"
@@ -30,7 +31,7 @@ SCHEMA = "kbench-drift-prior/1"
 TAU_FLOOR = 0.01
 # How much the prior's variance is widened over what the A/A runs showed
 # (a conservative prior: the measured machines are a sample of noisy ones).
-DEFAULT_INFLATE = 1.0
+DEFAULT_INFLATE = DRIFT_INFLATE
 # The most degrees of freedom the prior counts for, however many runs made it.
 MAX_DF = 30.0
 
@@ -66,7 +67,7 @@ class DriftPrior:
         """One phrase: what the prior was measured on."""
         s = self.source
         return (f"the built-in prior of the drift between runs (measured from {s.get('runs', '?')} A/A runs on "
-                f"{s.get('boots', '?')} boot(s) of {s.get('machine', 'a noisy VM')}; README: Drift prior)")
+                f"{s.get('boots', '?')} boot(s) of {s.get('machine', 'a machine not recorded')}; README: Drift prior)")
 
 
 def _pair(v, what):

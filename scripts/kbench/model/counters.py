@@ -10,15 +10,7 @@ import math
 
 import numpy as np
 
-from .load import COUNTER_KEYS
-
-# Short column names for the terminal and the page.
-LABELS = {
-    "instructions": "instr", "cycles": "cycles", "branches": "branches", "branch_misses": "br-miss",
-    "cache_references": "cache-ref", "cache_misses": "cache-miss", "l1d_read_misses": "L1d-miss",
-    "dtlb_misses": "dTLB-miss", "task_clock_ns": "task-ns", "context_switches": "ctx-sw",
-    "cpu_migrations": "migr", "page_faults": "faults", "ipc": "IPC",
-}
+from .runs import COUNTER_KEYS
 
 
 def headlines(case):
@@ -41,29 +33,6 @@ def columns(values_list):
     return [k for k in COUNTER_KEYS + ("ipc",) if k in present]
 
 
-def fmt(v):
-    if v is None or math.isnan(v):
-        return "-"
-    if v == 0:
-        return "0"
-    if abs(v) >= 100:
-        return f"{v:.0f}"
-    if abs(v) >= 1:
-        return f"{v:.2f}"
-    return f"{v:.3g}"
-
-
-def table_rows(cases):
-    """(headers, rows) for the cases that have counters: one row per case,
-    one column per counter present anywhere."""
-    vals = [(c, headlines(c)) for c in cases]
-    vals = [(c, v) for c, v in vals if v]
-    cols = columns([v for _, v in vals])
-    headers = ["case"] + [LABELS[k] for k in cols]
-    rows = [[c.name] + [fmt(v.get(k)) for k in cols] for c, v in vals]
-    return headers, rows
-
-
 def changes(base_case, other_case):
     """[(counter, base, other, change %)] for the counters both cases have."""
     if base_case is None or other_case is None:
@@ -78,11 +47,3 @@ def changes(base_case, other_case):
                 pct = 0.0 if b[k] == 0 else math.nan  # none before: no percentage
             out.append((k, a[k], b[k], pct))
     return out
-
-
-def fmt_change(pct):
-    if pct is None or math.isnan(pct):
-        return "-"
-    if abs(pct) < 0.05:
-        return "same"
-    return f"{abs(pct):.1f}% {'more' if pct > 0 else 'fewer'}"

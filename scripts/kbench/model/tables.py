@@ -23,7 +23,7 @@ import numpy as np
 from dataclasses import dataclass, field
 
 from . import stats
-from .load import parse_params
+from .runs import parse_params
 
 
 @dataclass
@@ -274,7 +274,7 @@ def pick_level_size(sizes, lo, hi):
 # Without meta.cache (a VM whose kernel reports no cache sizes), the cache
 # levels are guessed from the latency curve of the random chain itself.
 STEP = 1.5   # a latency this many times its plateau's first is the next level's
-CURVE_NOTE = ("meta.cache records no cache sizes for these runs (a VM often reports none): L1, L2 and L3 are "
+CURVE_NOTE = ("meta.cache records no cache sizes for these runs (the machine reported none): L1, L2 and L3 are "
               "sizes on the first three plateaus of the random chain's own latency curve, a plateau being the "
               f"sizes whose latency stays below {STEP:g} times its first; the last plateau is left to main memory")
 
@@ -429,13 +429,3 @@ def build_tables(groups):
         tables.append(Table(cat, metric, [Column(label, note, {g.key: resolve(g) for g in groups})
                                           for _, label, note, resolve in cols]))
     return tables
-
-
-def column_unit(table, col, values):
-    """(unit, divisor) for a column header from its values: ns, µs or ms,
-    or for bandwidth "MB/s (10^6 B/s)", the decimal megabyte said in every
-    header (lmbench's MB/s is 2^20 bytes/s)."""
-    if table.metric == "bandwidth":
-        return "MB/s (10^6 B/s)", 1.0
-    vals = [v for v in values if v is not None and not math.isnan(v)]
-    return stats.latency_unit(max(vals) if vals else math.nan)

@@ -1,61 +1,24 @@
-"""Per-case summary of a run, or of all runs of one kernel pooled."""
+"""The terminal text and CSV of summarize: per kernel, the summary tables,
+every case (--cases), power, the run level, noise, the controls, the
+counters and what did not run."""
 import csv
 import math
 import textwrap
 
-from . import controls, counters, load, scaling, stats
-from .compare import drift_basis, run_level_source
-from .decl import case_sort_key, category_of, in_order
-from .load import WAITING_SHARE, dominated_by_waiting, most_waiting
+from ..model import controls, defaults, stats, tables as tables_mod
+from ..model.decl import category_of, in_order
+from ..model.runs import WAITING_SHARE, dominated_by_waiting, most_waiting
+from ..model.summary import problems, summarize_group
+from .compare_text import drift_basis, run_level_source
+from .machine import machine_text
+from .scaling_text import summary_lines as scaling_summary_lines
 from .text import table
-
-NOT_OK_ORDER = ("failed", "crashed", "timeout", "interrupted", "skipped")
-
-
-def summarize_group(group, estimator=None, control=False, noise=None):
-    """[(Case, stats.Summary)] in category order: the measured cases, or
-    with control=True the control cases.  noise: {host: stats.RunNoise}
-    (the mde then includes the drift between runs measured on the host)."""
-    out = []
-    rn = (noise if noise is not None else {}).get(group.host)
-    for c in sorted(group.cases.values(), key=case_sort_key):
-        if c.control != control:
-            continue
-        series = stats.Series.single(c.rep_arrays(), c.metric, c.name, units=c.rep_units(), estimator=estimator)
-        s = stats.summarize(series, run_noise=rn.tau2(c.name) if rn else None)
-        out.append((c, s))
-    return out
-
-
-def problems(group):
-    """Invocations that did not end ok, folded per (case, status, reason):
-    [(case, status, reason, reps, where)]."""
-    folded = {}
-    for run in group.runs:
-        for inv in run.invocations:
-            if inv["status"] == "ok":
-                continue
-            reason = inv["reason"] or _last_line(inv["stderr_tail"])
-            if not reason:
-                if inv["signal"] is not None:
-                    reason = f"killed by signal {inv['signal']}"
-                elif inv["exit_code"] is not None:
-                    reason = f"exit code {inv['exit_code']}"
-            key = (inv["case"], inv["status"], reason)
-            f = folded.setdefault(key, [])
-            if inv["rep_idx"] is not None:
-                f.append(inv["rep_idx"])
-    rank = {s: i for i, s in enumerate(NOT_OK_ORDER)}
-    items = sorted(folded.items(), key=lambda kv: (rank.get(kv[0][1], -1), kv[0][0]))
-    return [(case, status, reason, reps) for (case, status, reason), reps in items]
-
-
-def _last_line(text):
-    lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip()]
-    return lines[-1] if lines else ""
+from .units import counter_table_rows
 
 
 NOISY_PCT = 25.0   # a spread of the reps above this is marked "!"
+
+
 WIDTH = 100
 
 
@@ -146,7 +109,6 @@ def per_event_rows(case, name, estimator=None):
     (per("minflt"): the cost of one page fault, which does not move with how
     many pages a fault maps, where the time per page does): "NAME per
     minflt", beside the case's own row. [] otherwise or without events."""
-    from . import tables as tables_mod
     summ = (case.decl or {}).get("summary") or {}
     per = summ.get("per")
     if not per or not case.per_event.get(per):
@@ -171,7 +133,6 @@ def _wrap_last(headers, rows):
 def _summary_tables(group, estimator):
     """Lines of the category tables for one kernel: one row per column of
     each table, the value with its unit, the spread of its reps."""
-    from . import tables as tables_mod
     out = []
     for t in tables_mod.build_tables([group]):
         rows = []
@@ -208,7 +169,7 @@ def format_group(group, estimator=None, all_cases=False, noise=None):
     out.append(title)
     if len(runs) == 1:
         out.append(f"  {runs[0].path}")
-    out.append(wrap("machine: " + load.machine_text(group.meta), "  "))
+    out.append(wrap("machine: " + machine_text(group.meta), "  "))
     for run in runs:
         if run.status in ("interrupted", "running"):
             out.append(wrap(f"note: run {run.run_id} is marked '{run.status}' in its meta.json: "
@@ -226,7 +187,7 @@ def format_group(group, estimator=None, all_cases=False, noise=None):
                     f"{NOISY_PCT:.0f}%: read that value with care."
                     + ("" if all_cases else " Every case: --cases.")))
     out += _summary_tables(group, estimator)
-    out += scaling.summary_lines(group, estimator)  # the copies at once (scaling.py)
+    out += scaling_summary_lines(group, estimator)  # the copies at once (scaling.py)
     if all_cases and rows:
         names, notes = short_names([c for c, _ in rows])
         out.append("")
@@ -253,7 +214,7 @@ def format_group(group, estimator=None, all_cases=False, noise=None):
         out.append("")
         rn = (noise if noise is not None else {}).get(group.host)
         kind, text = run_level_source(rn)
-        level = f" Run level ({kind}): {text}."
+        level = f"Run level ({kind}): {text}."
         plan = ""
         planned = [s for _, s in rows if s.parts]
         if planned:
@@ -261,9 +222,10 @@ def format_group(group, estimator=None, all_cases=False, noise=None):
             if meds:
                 plan = (f" Runs of each kernel at other moments, pooled, would bring the median to "
                         f"{', '.join(meds)} runs a side (if the host drifts {drift_basis(rn)}).")
-        out.append(wrap(f"Power: median mde {live[len(live) // 2] * 100:.1f}%; {sum(m <= 0.03 for m in live)} "
-                        f"of {len(live)} cases could detect a 3% change against another run like this one."
-                        + level + plan))
+        out.append(wrap(f"Power: median mde {live[len(live) // 2] * 100:.1f}%; {sum(m <= defaults.DEFAULT_MIN_EFFECT for m in live)} "
+                        f"of {len(live)} cases could detect a {defaults.DEFAULT_MIN_EFFECT * 100:g}% change against another run like this one."
+                        + plan))
+        out.append(wrap(level))
     # One-party cases only: a two-party case on one CPU waits for its
     # partner on the run queue by design.
     solo = [c for c, _ in rows if " @" not in c.name]
@@ -297,7 +259,7 @@ def format_group(group, estimator=None, all_cases=False, noise=None):
                              if n else ".")))
     counted = [c for c, _ in rows if c.counters]
     if counted:
-        headers, cells = counters.table_rows(counted)
+        headers, cells = counter_table_rows(counted)
         out.append("")
         out.append(wrap("== counters per operation (median over reps of each rep's median of count/iters; "
                         "IPC = instructions/cycles; a counter this machine lacks is left out)"))

@@ -1,0 +1,99 @@
+"""The comparisons as CSV and JSON (compare --csv, --json): one row per
+case, numbers as numbers."""
+import csv
+import json
+import math
+
+from ..model import stats
+from ..model.compare import Options, regressions
+from .explain_text import to_json as explanation_json
+
+
+CSV_FIELDS = ["base", "other", "category", "case", "metric", "base_value", "other_value", "unit",
+              "ratio", "ci_low", "ci_high", "p_t", "p_adjusted", "p_rank", "change_pct", "change", "verdict",
+              "unresolved", "alone", "family", "mde_pct", "runs_for_min_effect", "waiting_pct", "estimator", "base_reps",
+              "other_reps", "base_samples", "other_samples"]
+
+
+def csv_rows(rep):
+    opts = rep.opts or Options()
+    waiting = rep.waiting
+    for r in list(rep.shift.all_rows if rep.shift else []) + list(rep.rows):
+        c = r.cmp
+        unit = "MB/s" if r.metric == "bandwidth" else "ns"
+        yield {
+            "base": rep.base.label, "other": rep.other.label, "category": r.category, "case": r.case,
+            "metric": r.metric, "base_value": _num(c.base), "other_value": _num(c.other), "unit": unit,
+            "ratio": _num(c.ratio), "ci_low": _num(c.lo), "ci_high": _num(c.hi), "p_t": _num(c.p),
+            "p_adjusted": _num(c.q), "p_rank": _num(c.p_rank),
+            "change_pct": _num(c.change), "change": c.change_text, "verdict": c.verdict,
+            "unresolved": "yes" if c.unresolved else "", "alone": "yes" if c.alone else "",
+            "family": getattr(c, "family", ""),
+            "mde_pct": _num(c.mde * 100 if not math.isnan(c.mde) else math.nan),
+            "runs_for_min_effect": _runs_for(c, opts),
+            "waiting_pct": _num(waiting[r.case] * 100) if r.case in waiting else "", "estimator": c.estimator,
+            "base_reps": c.base_reps, "other_reps": c.other_reps, "base_samples": c.base_samples,
+            "other_samples": c.other_samples,
+        }
+
+
+def _runs_for(c, opts):
+    """The runs a side this case needs to detect the minimum effect: a
+    number, f">{cap}" beyond the plan, "" without a run level."""
+    if not c.comparable or not c.parts:
+        return ""
+    k = c.runs_for(opts.min_effect, level=opts.level)
+    return str(k) if k is not None else f">{stats.PLAN_MAX_RUNS}"
+
+
+def _num(v):
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return ""
+    return f"{v:.6g}"
+
+
+def _json_num(v):
+    return None if v is None or (isinstance(v, float) and (math.isnan(v) or math.isinf(v))) else v
+
+
+def write_json(reports, f):
+    """The comparisons as one JSON document: per comparison the sides, the
+    machine check, the conditions that differ and every row (the CSV's
+    fields, numbers as numbers, plus the failure text)."""
+    doc = []
+    for rep in reports:
+        rows = []
+        for row, r in zip(list(rep.shift.all_rows if rep.shift else []) + list(rep.rows), csv_rows(rep)):
+            d = {k: (_json_num(float(v)) if k in _NUMERIC and v != "" else
+                     int(v) if k in _TEXT_OR_NUMBER and v.isdigit() else (None if v == "" else v))
+                 for k, v in r.items()}
+            d["control"] = rep.shift is not None and row in rep.shift.all_rows
+            d["failure"] = row.cmp.failure or None
+            rows.append(d)
+        doc.append({
+            "base": rep.base.label, "other": rep.other.label,
+            "machine_shift": bool(rep.shift and rep.shift.shifted),
+            "memory_shift": bool(rep.shift and rep.shift.memory_shifted),
+            "differences": [{"key": k, "base": a, "other": b} for k, a, b in rep.differences],
+            "regressions": [r.case for r in regressions(rep)],
+            "rows": rows,
+        })
+        if rep.explanations is not None:
+            doc[-1]["explanations"] = [explanation_json(e) for e in rep.explanations]
+    json.dump(doc, f, indent=1, ensure_ascii=False)
+    f.write("\n")
+
+
+_NUMERIC = {"base_value", "other_value", "ratio", "ci_low", "ci_high", "p_t", "p_adjusted", "p_rank", "change_pct",
+            "mde_pct", "waiting_pct"}
+
+
+_TEXT_OR_NUMBER = {"runs_for_min_effect"}  # a count, or ">30" beyond the plan
+
+
+def write_csv(reports, f):
+    w = csv.DictWriter(f, fieldnames=CSV_FIELDS)
+    w.writeheader()
+    for rep in reports:
+        for row in csv_rows(rep):
+            w.writerow(row)
