@@ -7,6 +7,7 @@ never as a traceback; set KBENCH_DEBUG=1 to see the traceback of an
 internal error.
 """
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -139,6 +140,8 @@ def _add_prior_options(ap):
     ap.add_argument("--no-prior", action="store_true",
                     help="no prior: without the host's own runs the intervals hold the reps' noise only "
                          "(too narrow on a machine that drifts)")
+    ap.add_argument("--no-host-scale", action="store_true",
+                    help="the prior as it is, not scaled by how far this host's runs drift against it")
 
 
 def _prior(a):
@@ -159,7 +162,7 @@ def _prior(a):
 def _options(a):
     return compare.Options(min_effect=a.min_effect, n_boot=a.boot, seed=a.seed, min_reps=a.min_reps,
                    adjust=not a.no_adjust, estimator=a.estimator, shift_threshold=a.shift_threshold,
-                   prior=_prior(a), families=a.families, alone=not a.flag_alone)
+                   prior=_prior(a), host_scale=not a.no_host_scale, families=a.families, alone=not a.flag_alone)
 
 
 def _open_out(path):
@@ -176,21 +179,15 @@ def _write_csv(path, write, items):
     if not path:
         return
     f, close = _open_out(path)
-    try:
+    with (f if close else contextlib.nullcontext(f)):
         write(items, f)
-    finally:
-        if close:
-            f.close()
 
 
 def _resolve(path_text, results):
     """A directory argument: as given, else under the results root."""
     p = Path(path_text)
-    if not p.exists() and results is not None:
-        alt = Path(results) / path_text
-        if alt.exists():
-            return alt
-    return p
+    alt = Path(results) / path_text if results is not None else None
+    return alt if not p.exists() and alt is not None and alt.exists() else p
 
 
 # ------------------------------------------------------------ summarize
@@ -225,7 +222,7 @@ def _summarize(argv):
     if not runs:
         raise Failure("no usable run found in " + ", ".join(a.dirs))
     if a.series or a.order:
-        opts = compare.Options(estimator=a.estimator, prior=_prior(a))
+        opts = compare.Options(estimator=a.estimator, prior=_prior(a), host_scale=not a.no_host_scale)
         groups = groups_mod.drop_quick_groups(groups_mod.group_runs(runs, _warn), _warn)
         opts.run_noise = _measured_run_noise(runs, a, opts)
         return _print_series(groups, a, opts)
@@ -239,7 +236,8 @@ def _summarize(argv):
             groups.append(g)
     else:
         groups = groups_mod.group_runs(runs, _warn)
-    noise = _measured_run_noise(runs, a, compare.Options(estimator=a.estimator, prior=_prior(a)))
+    noise = _measured_run_noise(runs, a, compare.Options(estimator=a.estimator, prior=_prior(a),
+                                                         host_scale=not a.no_host_scale))
     print("\n\n".join(_quick_prefix(g) + summary_text.format_group(g, a.estimator, a.cases, noise) for g in groups))
     _write_csv(a.csv, lambda gs, f: summary_text.write_csv(gs, f, noise), groups)
     return 0

@@ -9,11 +9,12 @@ compared first: if they moved, the machine changed between the sides and
 no case is called faster or slower.
 """
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from . import decl, defaults, groups as groups_mod, load, stats, tables as tables_mod
+from . import decl, defaults, drift, groups as groups_mod, load, stats, tables as tables_mod
 from .decl import case_sort_key, category_of
 from .groups import pool_cases
 from .load import failures
@@ -45,6 +46,8 @@ class Options:
     prior: object = None            # drift.DriftPrior: the drift between runs before a host has measured it
     families: str = defaults.DEFAULT_FAMILIES       # the adjustment's families: tables (each summary table's cases one family,
                                     # the other cases another), two (all the tables' cases, the others), one
+    host_scale: bool = True         # scale the prior by the host's own drift, fitted over its cases
+                                    # (drift.host_scales; --no-host-scale turns it off)
     alone: bool = True              # a non-primary case that moved alone with one run on a side: inconclusive
                                     # (stats.decide's groups; --flag-alone turns it off)
 
@@ -208,9 +211,51 @@ def measure_run_noise(run_lists, opts):
         groups = [[run_estimates(r, opts) for r in rs] for rs in kernels]
         boot_ids = [(r.meta or {}).get("boot_id") for rs in kernels for r in rs]
         boots = len(set(boot_ids)) if all(boot_ids) else None
-        out[host] = stats.RunNoise(stats.run_spreads(groups), runs=sum(len(rs) for rs in kernels),
-                                   kernels=len(kernels), boots=boots, prior=opts.prior)
+        spreads = stats.run_spreads(groups)
+        domains = {name: (c.decl.get("domain") or "cpu") for rs in kernels for r in rs
+                   for name, c in r.cases.items()}
+        domain_of = functools.partial(_domain_of, domains)
+        scales = host_scales(kernels, groups, domain_of, opts) if opts.host_scale else {}
+        out[host] = stats.RunNoise(spreads, runs=sum(len(rs) for rs in kernels),
+                                   kernels=len(kernels), boots=boots, prior=opts.prior,
+                                   scales=scales, domain_of=domain_of)
+        out[host].kernel_runs = [(rs[0].kernel, len(rs)) for rs in kernels]
     return out
+
+
+def host_scales(kernels, groups, domain_of, opts):
+    """{domain: drift.HostScale} of one host: its kernels' runs (lists of
+    runs) and their per-run estimates (`groups`, in the same order).  A
+    kernel whose runs show a machine shift between any two of them (the
+    controls, as a comparison of those runs would judge them) is left out
+    of the domains the shift puts out of judgement: a comparison never
+    judges those cases across such a shift, so the drift its verdicts rest
+    on is the drift between runs without one."""
+    if opts.prior is None:
+        return {}
+    keep = {"cpu": [], "memory": []}
+    for rs, g in zip(kernels, groups):
+        sides = [Side(f"{r.host}/{r.kernel}#{r.run_id}", [r]) for r in rs]
+        shifts = [compare_controls(a, b, opts) for i, a in enumerate(sides) for b in sides[i + 1:]]
+        cpu_out = any(sh is not None and sh.shifted for sh in shifts)
+        mem_out = cpu_out or any(sh is not None and sh.memory_shifted for sh in shifts)
+        if not cpu_out:
+            keep["cpu"].append(g)
+        if not mem_out:
+            keep["memory"].append(g)
+    out = {}
+    for dom, gs in keep.items():
+        if not gs:
+            continue
+        spreads = {k: v for k, v in stats.run_spreads(gs).items() if domain_of(k) == dom}
+        out.update(drift.host_scales(spreads, opts.prior, domain_of, sum(len(g) - 1 for g in gs)))
+    return out
+
+
+def _domain_of(domains, key):
+    """A case's domain (cpu, memory) as its binary declared it; cpu for a
+    case no run declared."""
+    return domains.get(key, "cpu")
 
 
 @dataclass

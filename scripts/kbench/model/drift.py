@@ -249,3 +249,136 @@ def to_json(taus, source, method):
         "benches": {k: r(v) for k, v in sorted(benches.items())},
         "cases": {k: r(v) for k, v in sorted(taus.items())},
     }
+
+
+# ---- The host's drift scale ------------------------------------------------
+#
+# The prior says how far each case drifts between runs on the machines it was
+# measured on; a host of another kind drifts more or less overall while its
+# cases keep much the same order (a fork drifts more than a null call
+# anywhere).  Two runs of one kernel give a spread for every case at once:
+# fitted together, they say how this host's drift compares with the prior's,
+# one factor per domain (CPU-bound and memory-bound cases drift apart: memory
+# bandwidth switches regimes for minutes while CPU-bound work does not).
+#
+# The cases of one pair of runs are many, but they share that pair's two
+# moments: how far the machine moved between those two runs is one draw, and
+# it varies from pair to pair of the same host (tests/validation/README.md,
+# "Host drift scale").  So the factor carries two uncertainties: the cases'
+# scatter around the fit, which raises it (an upper bound, SCALE_Z), and the
+# variation between pairs of runs, which sets its degrees of freedom, as the
+# prior's own df does: few runs, few degrees of freedom, a wider t quantile
+# where the drift dominates a case's interval.
+
+# log-scale sd of the factor fitted on one pair of runs around the host's
+# typical one, per domain (the A/A sets of tests/validation/README.md,
+# `host_scale.py --pairs-of`: 0.31 and 0.33 on the CPU-bound cases of two
+# hosts, 0.47 on the memory-bound ones of the host without regime shifts);
+# a domain not listed takes the largest
+MOMENT_SD = {"cpu": 0.3, "memory": 0.5}
+# one-sided normal quantile of the bound on the cases' scatter (95%)
+SCALE_Z = 1.645
+# fewer cases than this in a domain: no factor of its own (the prior alone)
+MIN_SCALE_CASES = 20
+
+
+@dataclass
+class HostScale:
+    """How this host's drift between runs compares with the prior's, in one
+    domain: `factor` multiplies the prior's tau of every case of the domain
+    (`fit` raised by the cases' scatter), worth `df` degrees of freedom;
+    `cases` cases and `moments` independent run differences (a kernel's k
+    runs give k - 1) made it."""
+    domain: str
+    factor: float
+    fit: float
+    df: float
+    cases: int
+    moments: int
+
+
+def _fit_scale(points):
+    """s (>= 0) maximising the likelihood of ss ~ (w + s t2) chi2_dof / dof
+    over the points (ss, dof, w, t2): the spread of each case's runs is its
+    reps' own noise w plus s times the prior's drift t2.  The score falls
+    with s, so bisection finds its root."""
+    def score(s):
+        tot = 0.0
+        for ss, dof, w, t2 in points:
+            v = w + s * t2
+            tot += 0.5 * t2 / v * (ss / v - dof)
+        return tot
+    lo, hi = 0.0, 1.0
+    if score(0.0) <= 0:
+        return 0.0
+    while score(hi) > 0 and hi < 1e6:
+        lo, hi = hi, hi * 4.0
+    for _ in range(80):
+        mid = 0.5 * (lo + hi)
+        if score(mid) > 0:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
+def _scale_se(points, s):
+    """The standard error of the fitted s from the cases' scatter (a
+    sandwich estimate: the score's observed variance over the information
+    squared), so that heavy-tailed cases widen it rather than the chi-square
+    model's promise."""
+    info = var = 0.0
+    for ss, dof, w, t2 in points:
+        v = w + s * t2
+        u = 0.5 * t2 / v * (ss / v - dof)
+        info += 0.5 * dof * (t2 / v) ** 2
+        var += u * u
+    return math.sqrt(var) / info if info > 0 else math.inf
+
+
+def fit_host_scale(domain, points, moments):
+    """The HostScale of one domain from its cases' points (ss, dof, w, t2)
+    and the number of independent run differences behind them: s the
+    likelihood's maximum, raised by SCALE_Z standard errors of the cases'
+    scatter; its df from the relative variance of s^2: 2 / (4 sd^2 / moments
+    + (se / s)^2), sd the domain's MOMENT_SD, between 1 and MAX_DF."""
+    s = _fit_scale(points)
+    se = _scale_se(points, s)
+    up = s + SCALE_Z * se
+    rel = (se / up) ** 2 if up > 0 else math.inf
+    sd = MOMENT_SD.get(domain, max(MOMENT_SD.values()))
+    df = 2.0 / (4.0 * sd ** 2 / moments + rel) if math.isfinite(rel) else 1.0
+    return HostScale(domain, math.sqrt(up), math.sqrt(s), min(MAX_DF, max(1.0, df)), len(points), moments)
+
+
+def scale_points(spreads, prior):
+    """[(ss, dof, w, t2)] of the cases in `spreads` (RunSpread per key) that
+    the prior gives a drift: summary cells left out (they repeat their
+    cases)."""
+    out = []
+    for k, v in spreads.items():
+        if k.startswith("cell:") or v.dof <= 0:
+            continue
+        t2, _ = prior.get(k)
+        if t2 > 0:
+            out.append((v.ss, v.dof, v.within, t2))
+    return out
+
+
+def host_scales(spreads, prior, domain_of, moments):
+    """{domain: HostScale} from the host's RunSpread per case key, the prior
+    and domain_of(key) -> domain name; `moments` = the independent run
+    differences behind the spreads (sum over kernels of runs - 1).  A domain
+    with fewer than MIN_SCALE_CASES cases, or a host with no moment, has no
+    factor."""
+    if prior is None or moments < 1:
+        return {}
+    by = {}
+    for k, v in spreads.items():
+        by.setdefault(domain_of(k), {})[k] = v
+    out = {}
+    for dom, sp in sorted(by.items()):
+        pts = scale_points(sp, prior)
+        if len(pts) >= MIN_SCALE_CASES:
+            out[dom] = fit_host_scale(dom, pts, moments)
+    return out

@@ -27,9 +27,31 @@ def run_level_source(noise):
                          f"({len(noise.prior.cases)} cases)")
     if noise.prior is not None:
         return "host", (f"measured on this host from {noise.runs} runs of {noise.kernels} kernel(s) with two runs "
-                        f"or more{on_boots}, each case's spread weighed against the built-in drift prior")
+                        f"or more{on_boots}, each case's spread weighed against the built-in drift prior"
+                        + (f"; {scale_text(noise)}" if noise.scales else ""))
     return "host only", (f"measured on this host from {noise.runs} runs of {noise.kernels} kernel(s) with two runs "
                          f"or more{on_boots} (no built-in prior: --no-prior)")
+
+
+DOMAIN_WORDS = {"cpu": "CPU-bound", "memory": "memory-bound"}
+
+
+def scale_text(noise):
+    """One phrase: how far this host drifts against the built-in prior, per
+    domain (drift.host_scales), and what measured it; '' without a scale.
+    "this host drifts 0.45x the built-in prior on its 178 CPU-bound cases
+    and 1.1x on its 114 memory-bound ones (2 runs of 6.18.44)"."""
+    if not noise or not noise.scales:
+        return ""
+    parts = [f"{s.factor:.2g}x the built-in prior on its {s.cases} {DOMAIN_WORDS.get(d, d)} cases"
+             for d, s in sorted(noise.scales.items())]
+    if len(parts) == 2:
+        parts[1] = parts[1].replace(" the built-in prior", "").replace(" cases", " ones")
+    left = [DOMAIN_WORDS.get(d, d) for d in DOMAIN_WORDS if d not in noise.scales]
+    keep = (f"; {' and '.join(left)} cases keep the prior (a machine shift between the host's runs, or too "
+            f"few cases)") if left else ""
+    runs = ", ".join(f"{n} runs of {k}" for k, n in noise.kernel_runs) or f"{noise.runs} runs"
+    return f"this host drifts {' and '.join(parts)} ({runs}){keep}"
 
 
 def boots_text(noise):
@@ -178,7 +200,11 @@ def drift_basis(noise):
     """How the plan of more runs assumes the host drifts (the same words in
     compare, summarize and the page)."""
     kind = run_level_source(noise)[0]
-    return "as the built-in prior assumes" if kind == "prior" else "as it did"
+    if kind == "prior":
+        return "as the built-in prior assumes"
+    if noise.scales:
+        return "as its runs measured, the built-in prior scaled to this host"
+    return "as it did"
 
 
 def adjustment_text(rows):

@@ -1,0 +1,159 @@
+#!/usr/bin/python3
+"""What scripts/compare says of A/A pairs and known slowdowns on a host
+that has its own history: the history runs (one kernel, two or more runs)
+are handed to compare with --history, the pairs' own directories are
+never searched (--no-history), so the host's drift scale comes from the
+history alone and every pair is held out from it.
+
+Each pair prints: what the host's scale line says, the cases flagged
+faster or slower (controls aside), how many of them are headline cases
+(behind a summary table), the median mde over all cases and over the
+headline system-call cells (lat_syscall), the machine and memory shifts.
+
+  host_scale.py --history R1 R2 [...] aa A B [A B ...]
+      A/A pairs, one run a side; a side may be several runs joined by
+      commas (A1,A2,A3), pooled as one kernel.
+  host_scale.py --history R1 R2 [...] tax --expect REGEX --forbid REGEX BASE TAXED [...]
+      known slowdowns: each pair passes when every case matching
+      --expect... is counted (how many of them were flagged slower) and no
+      case matching --forbid is flagged.
+  host_scale.py --pairs-of R1 R2 R3 [...]
+      the factor fitted on each pair of the given runs of one kernel (the
+      spread between pairs is drift.MOMENT_SD's evidence).
+
+--check MAX_FLAGS (aa): exit 1 when a pair flags more cases than that or
+any headline case.  Paths are run directories; nothing is written outside
+a temporary directory.
+"""
+import argparse
+import itertools
+import json
+import math
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+
+
+def _link_runs(top, runs, name):
+    """top/name/HOST/KERNEL/RUN symlinks to the runs (one kernel: compare
+    pools a kernel directory's runs); returns the kernel directory."""
+    metas = [json.loads((Path(r) / "meta.json").read_text()) for r in runs]
+    host = metas[0].get("host", "host")
+    kdir = top / name / host / metas[0].get("kernel_release", "kernel")
+    kdir.mkdir(parents=True, exist_ok=True)
+    for r in runs:
+        (kdir / Path(r).name).symlink_to(Path(r).resolve())
+    return kdir
+
+
+def _compare(base, other, history, tmp, extra=()):
+    out = tmp / "c.json"
+    cmd = [sys.executable, str(ROOT / "scripts" / "compare"), "--no-history", "--history", str(history),
+           str(base), str(other), "--json", str(out), *extra]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode not in (0, 1):
+        sys.exit(f"host_scale.py: compare failed: {p.stderr.strip()}")
+    scale = [ln for ln in p.stdout.splitlines() if "drifts" in ln and "prior" in ln]
+    return json.loads(out.read_text())[0], (scale[0].strip() if scale else "(no scale line)")
+
+
+def _summary(c):
+    rows = [r for r in c["rows"] if not r.get("control")]
+    flagged = [r for r in rows if r["verdict"].startswith("significantly")]
+    head = [r for r in flagged if (r.get("family") or "").startswith("primary")]
+    mdes = [r["mde_pct"] for r in rows if r.get("mde_pct") is not None and math.isfinite(r["mde_pct"])]
+    sysc = [r["mde_pct"] for r in rows if r["case"].startswith("lat_syscall ")
+            and (r.get("family") or "").startswith("primary") and r.get("mde_pct") is not None]
+    return rows, flagged, head, (statistics.median(mdes) if mdes else math.nan), \
+        (statistics.median(sysc) if sysc else math.nan)
+
+
+def aa(args, tmp, history):
+    bad = 0
+    for i in range(0, len(args.runs), 2):
+        a, b = args.runs[i].split(","), args.runs[i + 1].split(",")
+        c, scale = _compare(_link_runs(tmp, a, f"a{i}"), _link_runs(tmp, b, f"b{i}"), history, tmp)
+        rows, flagged, head, mde, smde = _summary(c)
+        print(f"A/A {len(a)} v {len(b)} run(s): {len(flagged)} of {len(rows)} flagged, {len(head)} headline; "
+              f"median mde {mde:.1f}% (headline syscall {smde:.1f}%); machine shift {c['machine_shift']}, "
+              f"memory shift {c['memory_shift']}")
+        print(f"    {scale}")
+        for r in flagged:
+            print(f"    {r['case']}: {r['change']} (mde {r['mde_pct']:.1f}%, p_adj {r['p_adjusted']:.3g})")
+        if args.check is not None and (len(flagged) > args.check or head):
+            bad += 1
+    return 1 if bad else 0
+
+
+def tax(args, tmp, history):
+    import re
+    bad = 0
+    for i in range(0, len(args.runs), 2):
+        a, b = args.runs[i].split(","), args.runs[i + 1].split(",")
+        c, scale = _compare(_link_runs(tmp, a, f"a{i}"), _link_runs(tmp, b, f"b{i}"), history, tmp)
+        rows, flagged, head, mde, smde = _summary(c)
+        want = [r for r in rows if re.search(args.expect, r["case"])]
+        hit = [r for r in want if r["verdict"] == "significantly slower"]
+        wrong = [r for r in flagged if re.search(args.forbid, r["case"])]
+        other = [r for r in flagged if r not in hit and r not in wrong]
+        print(f"slowdown {len(a)} v {len(b)} run(s): {len(hit)} of {len(want)} expected cases flagged slower, "
+              f"{len(wrong)} forbidden, {len(other)} other flagged; memory shift {c['memory_shift']}")
+        print(f"    {scale}")
+        for r in want:
+            print(f"    {r['case']}: {r['change']} ({r['verdict']}, mde {r['mde_pct']:.1f}%)")
+        for r in wrong + other:
+            print(f"    also flagged: {r['case']}: {r['change']}")
+        bad += bool(wrong)
+    return 1 if bad else 0
+
+
+def pairs_of(runs):
+    from kbench.model import compare, drift, load
+    loaded = load.load_runs([Path(r) for r in runs], load.Warnings())
+    opts = compare.Options(prior=drift.load_prior())
+    fits = {}
+    for x, y in itertools.combinations(range(len(loaded)), 2):
+        n = compare.measure_run_noise([[loaded[x], loaded[y]]], opts).get(loaded[0].host)
+        for d, s in sorted((n.scales if n else {}).items()):
+            fits.setdefault(d, []).append(s.fit)
+            print(f"runs {x + 1},{y + 1} {d}: fit {s.fit:.2f}, factor {s.factor:.2f}, df {s.df:.1f}, "
+                  f"{s.cases} cases")
+    for d, f in fits.items():
+        if len(f) > 1:
+            logs = [math.log(v) for v in f if v > 0]
+            print(f"{d}: log-sd of the fit between pairs {statistics.stdev(logs):.2f} over {len(logs)} pairs")
+    return 0
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--history", nargs="+", default=[], metavar="RUN")
+    ap.add_argument("--check", type=int, metavar="MAX_FLAGS")
+    ap.add_argument("--pairs-of", nargs="+", metavar="RUN")
+    sub = ap.add_subparsers(dest="mode")
+    p = sub.add_parser("aa")
+    p.add_argument("runs", nargs="+")
+    p = sub.add_parser("tax")
+    p.add_argument("--expect", required=True)
+    p.add_argument("--forbid", required=True)
+    p.add_argument("runs", nargs="+")
+    args = ap.parse_args(argv)
+    if args.pairs_of:
+        return pairs_of(args.pairs_of)
+    if not args.mode or len(args.runs) % 2:
+        ap.error("give a mode (aa or tax) and pairs of runs")
+    if len(args.history) < 2:
+        ap.error("--history needs two runs or more of one kernel")
+    with tempfile.TemporaryDirectory(prefix="kbench-host-scale-") as t:
+        tmp = Path(t)
+        history = _link_runs(tmp, args.history, "history").parent.parent
+        return (aa if args.mode == "aa" else tax)(args, tmp, history)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
