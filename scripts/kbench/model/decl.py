@@ -4,7 +4,7 @@ A binary's `--list` line declares, besides the case's identity, its
 category (the report section and summary table it belongs to) and that
 category's rank, the case's rank inside the category, the direction in which
 the value is better, an optional summary-table column and an optional curve
-(see README.md, "Adding a benchmark").  The driver records every line in
+(src/reference/benchmarks.md, "Adding a benchmark").  The driver records every line in
 the run directory as cases.jsonl.  The scripts build every category, order,
 summary table and size chart from these declarations and name no benchmark
 themselves; runs recorded before cases.jsonl existed get theirs from

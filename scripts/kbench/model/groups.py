@@ -86,8 +86,8 @@ def _condition_warnings(group, warn):
 
 
 COUNTERS_NOTE = ("--counters changes what is measured: the perf counters are inherited by every partner and "
-                 "child, which makes fork and every context switch of a counted task dearer (README, "
-                 "Counters)")
+                 "child, which makes fork and every context switch of a counted task dearer (src/reference/"
+                 "running.md, Counters)")
 
 
 def counters_warning(sides):

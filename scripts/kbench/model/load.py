@@ -1,7 +1,7 @@
 """Find and read run directories.
 
 A run directory holds meta.json and samples.jsonl (and usually runs.jsonl);
-see README.md.  Reading is deliberately forgiving: a damaged line is
+see src/reference/formats.md.  Reading is deliberately forgiving: a damaged line is
 reported (file and line number) and skipped, a damaged run is reported and
 left out, and everything else is still read.  Nothing here raises on bad
 data except `InputError`, whose message names the file.

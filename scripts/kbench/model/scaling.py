@@ -1,4 +1,4 @@
-"""Scaling mode (binaries' --copies, kbench-run --scaling; README: Scaling).
+"""Scaling mode (binaries' --copies, kbench-run --scaling; src/reference/running.md).
 
 A scaling case "BASE xN" (or "BASE threads xN") ran N copies at once, each
 sample line one copy's.  From those lines, per sample: the aggregate rate,

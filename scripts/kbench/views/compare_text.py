@@ -276,7 +276,7 @@ def few_reps_lines(rep):
     return [f"note: few reps in one run ({', '.join(few)} reps a case, the median): where the machine's speed "
             f"moves during a run, all of a run's reps of a case can land in its slow (or fast) mode, which its "
             f"reps cannot tell from a change: a single case flagged is less sure than with {ENOUGH_REPS} reps. "
-            f"kbench-run --reps {ENOUGH_REPS} a side (or a full run) makes that rare (README: make quick)."]
+            f"kbench-run --reps {ENOUGH_REPS} a side (or a full run) makes that rare (src/reference/reports.md, quick runs)."]
 
 
 def nothing_tested_line(rep, opts):
