@@ -164,3 +164,23 @@ def test_a_pooled_side_compares_its_options_key_by_key(tmp_path, gen, capsys):
     i = lines.index("WARNING: the two sides differ in more than the kernel:")
     assert lines[i + 1:i + 3] == ["  options.samples: 2 | 5  ->  2", ""]
     assert "<code>options.samples</code> (see" in text and highlighted == ["options.samples"]
+
+
+def test_a_kernels_config_is_listed_with_the_kernel_not_as_a_condition(tmp_path, gen, capsys):
+    """Two releases with their own configs: compare names the config
+    among the kernels' identity ("The kernels: ...") and never among the
+    ways the sides "differ in more than the kernel"; a condition that
+    does differ (the governor) still warns."""
+    a = gen.make_run(tmp_path, "h", "6.1.0", seed=3, reps=3, samples=2, cases="small", run_id="r1", failures=False)
+    b = gen.make_run(tmp_path, "h", "6.12.0", seed=4, reps=3, samples=2, cases="small", run_id="r2",
+                     failures=False)
+    set_meta(a, kernel_config={"source": "/boot/config-6.1.0", "fnv1a64": "00000000000000aa"})
+    set_meta(b, kernel_config={"source": "/boot/config-6.12.0", "fnv1a64": "00000000000000bb"}, governor="powersave")
+    assert compare_main([str(a), str(b), "--boot", "200"]) == 0
+    out = capsys.readouterr().out
+    (kernels,) = [ln for ln in out.splitlines() if ln.startswith("The kernels: ")]
+    assert "kernel_config.fnv1a64 00000000000000aa -> 00000000000000bb" in kernels
+    assert "h/6.12.0" in out.splitlines()[0] and "h/6.1.0" in out.splitlines()[0]
+    warning = out[out.index("WARNING: the two sides differ in more than the kernel:"):]
+    warning = warning.split("\n\n")[0]
+    assert "governor" in warning and "kernel_config" not in warning

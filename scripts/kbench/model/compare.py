@@ -567,21 +567,28 @@ def flatten_meta(meta, skip=RUN_ONLY_KEYS):
 # options.out or the start time never is).
 COMPARED_CONDITIONS = ("arch", "build_arch", "page_size", "cpu_model", "cpu_count", "cpus_online", "mem_total_kb", "governor", "boost", "smt", "thp",
                        "mitigations", "clocksource", "aslr", "virtualization", "virt", "perf_event_paranoid",
-                       "kernel_cmdline", "kernel_config", "compiler", "cxxflags", "suite_version", "quick",
+                       "kernel_cmdline", "compiler", "cxxflags", "suite_version", "quick",
                        "options.counters", "options.pin_cpu", "options.samples", "options.bench_args")
 
 
-def _compared(key):
+# What a kernel is beyond its release and version (which the sides' labels
+# and "Comparing" line carry): the compared change itself, never a
+# condition (a config differs because the kernel does).
+KERNEL_IDENTITY = ("kernel_config",)
+
+
+def _compared(key, keys=COMPARED_CONDITIONS):
     top = key.split(".", 1)[0]
-    return key in COMPARED_CONDITIONS or (top in COMPARED_CONDITIONS and top != "options")
+    return key in keys or (top in keys and top != "options")
 
 
-def meta_differences(base_meta, other_meta):
-    """[(key, base text, other text)] for every condition of
-    COMPARED_CONDITIONS that differs between the sides.  A side pooling
-    runs that disagree shows every run's value ("a | b")."""
-    a = {k: v for k, v in flatten_meta(base_meta).items() if _compared(k)}
-    b = {k: v for k, v in flatten_meta(other_meta).items() if _compared(k)}
+def meta_differences(base_meta, other_meta, keys=COMPARED_CONDITIONS):
+    """[(key, base text, other text)] for every condition of `keys`
+    (COMPARED_CONDITIONS; KERNEL_IDENTITY for the kernels themselves) that
+    differs between the sides.  A side pooling runs that disagree shows
+    every run's value ("a | b")."""
+    a = {k: v for k, v in flatten_meta(base_meta).items() if _compared(k, keys)}
+    b = {k: v for k, v in flatten_meta(other_meta).items() if _compared(k, keys)}
     keys = list(a) + [k for k in b if k not in a]
     keys.sort(key=lambda k: k != "arch")        # the architecture first: it outweighs everything else
     return [(k, a.get(k, "(not recorded)"), b.get(k, "(not recorded)")) for k in keys
@@ -627,6 +634,7 @@ class Report:
     ran_differently: list = field(default_factory=list)
     opts: object = None   # the Options it was made with (min effect, level)
     explanations: list = None   # explain.Explanation list when compare --explain made them
+    kernel: list = field(default_factory=list)   # (key, base, other) of KERNEL_IDENTITY that differ
 
     @cached_property
     def waiting(self):
@@ -637,7 +645,8 @@ class Report:
 def run_compare(base, other, opts=None):
     shift = compare_controls(base, other, opts)
     return Report(base, other, compare_sides(base, other, opts, shift=shift),
-                  meta_differences(base.meta, other.meta), shift, how_cases_ran(base, other), opts)
+                  meta_differences(base.meta, other.meta), shift, how_cases_ran(base, other), opts,
+                  kernel=meta_differences(base.meta, other.meta, KERNEL_IDENTITY))
 
 
 def waiting_shares(rep):

@@ -296,6 +296,8 @@ def format_report(rep, changed_only=False, opts=None):
     out = []
     out.append(f"Comparing {rep.other.label} ({len(rep.other.runs)} run(s), {rep.other.n_reps} reps) "
                f"against baseline {rep.base.label} ({len(rep.base.runs)} run(s), {rep.base.n_reps} reps)")
+    if rep.kernel:
+        out.append("The kernels: " + "; ".join(f"{k} {a} -> {b}" for k, a, b in rep.kernel))
     arch = arch_warning([(rep.base.label, rep.base.meta), (rep.other.label, rep.other.meta)])
     if arch:
         out.append(arch)

@@ -75,6 +75,7 @@ def write_json(reports, f):
             "machine_shift": bool(rep.shift and rep.shift.shifted),
             "memory_shift": bool(rep.shift and rep.shift.memory_shifted),
             "differences": [{"key": k, "base": a, "other": b} for k, a, b in rep.differences],
+            "kernel": [{"key": k, "base": a, "other": b} for k, a, b in rep.kernel],
             "regressions": [r.case for r in regressions(rep)],
             "rows": rows,
         })
