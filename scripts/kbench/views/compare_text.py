@@ -202,7 +202,7 @@ def drift_basis(noise):
     kind = run_level_source(noise)[0]
     if kind == "prior":
         return "as the built-in prior assumes"
-    if noise.scales:
+    if noise is not None and noise.scales:
         return "as its runs measured, the built-in prior scaled to this host"
     return "as it did"
 
