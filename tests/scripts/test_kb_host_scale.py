@@ -187,3 +187,32 @@ def test_a_memory_regime_between_the_hosts_runs_leaves_memory_to_the_prior(tmp_p
     assert set(n2.scales) == {"cpu", "memory"}
     off = compare.measure_run_noise([steady], compare.Options(prior=PRIOR, host_scale=False)).get("testhost")
     assert off.scales == {}
+
+
+def test_compare_summarize_and_the_page_state_the_scale_in_one_line(tmp_path, gen, capsys):
+    """Two runs of the baseline kernel and one of another: summarize,
+    compare and the page each say in the run-level line how far this host
+    drifts against the prior; --no-host-scale leaves it out."""
+    import html
+    import re
+    from kbench.cli import compare_main, report_main, summarize_main
+    base = _host_runs(gen, tmp_path / "results", [1.0, 1.0])
+    other = gen.make_run(tmp_path / "results", kernel="6.6.0-b", seed=90, reps=6, cases="medium")
+    gen.add_control(other, 1.0, seed=91)
+    gen.add_control(other, 1.0, seed=92, variant="mem", ns=2.0)
+    line = re.compile(r"this host drifts [0-9.]+x the built-in prior on its \d+ CPU-bound cases and [0-9.]+x on its "
+                      r"\d+ memory-bound ones \(2 runs of 6\.1\.0-a\)")
+    def flat(text):   # the words of wrapped text, a line broken after a hyphen joined again
+        return re.sub(r"-\s+", "-", " ".join(text.split()))
+    assert summarize_main([str(base[0].parent)]) == 0
+    assert line.search(flat(capsys.readouterr().out))
+    assert compare_main([str(base[0]), str(other), "--boot", "200"]) == 0
+    out = flat(capsys.readouterr().out)
+    assert "Run level (host)" in out and line.search(out)
+    assert compare_main([str(base[0]), str(other), "--boot", "200", "--no-host-scale"]) == 0
+    assert not re.search(r"drifts [0-9.]+x the built-in prior", capsys.readouterr().out)
+    page = tmp_path / "page.html"
+    assert report_main([str(tmp_path / "results"), "--baseline", "testhost/6.1.0-a", "--out", str(page), "--plots",
+                        str(tmp_path / "plots"), "--no-samples", "--boot", "200"]) == 0
+    capsys.readouterr()
+    assert line.search(flat(html.unescape(page.read_text())))
