@@ -12,7 +12,8 @@ headline system-call cells (lat_syscall), the machine and memory shifts.
 
   host_scale.py --history R1 R2 [...] aa A B [A B ...]
       A/A pairs, one run a side; a side may be several runs joined by
-      commas (A1,A2,A3), pooled as one kernel.
+      commas (A1,A2,A3), pooled as one kernel.  Without --history: what a
+      host with no runs of its own gets (the built-in prior alone).
   host_scale.py --history R1 R2 [...] tax --expect REGEX --forbid REGEX BASE TAXED [...]
       known slowdowns: each pair passes when every case matching
       --expect... is counted (how many of them were flagged slower) and no
@@ -53,8 +54,8 @@ def _link_runs(top, runs, name):
 
 def _compare(base, other, history, tmp, extra=()):
     out = tmp / "c.json"
-    cmd = [sys.executable, str(ROOT / "scripts" / "compare"), "--no-history", "--history", str(history),
-           str(base), str(other), "--json", str(out), *extra]
+    cmd = [sys.executable, str(ROOT / "scripts" / "compare"), "--no-history",
+           *(["--history", str(history)] if history else []), str(base), str(other), "--json", str(out), *extra]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode not in (0, 1):
         sys.exit(f"host_scale.py: compare failed: {p.stderr.strip()}")
@@ -147,11 +148,11 @@ def main(argv=None):
         return pairs_of(args.pairs_of)
     if not args.mode or len(args.runs) % 2:
         ap.error("give a mode (aa or tax) and pairs of runs")
-    if len(args.history) < 2:
-        ap.error("--history needs two runs or more of one kernel")
+    if len(args.history) == 1:
+        ap.error("--history needs two runs or more of one kernel (none: the built-in prior alone)")
     with tempfile.TemporaryDirectory(prefix="kbench-host-scale-") as t:
         tmp = Path(t)
-        history = _link_runs(tmp, args.history, "history").parent.parent
+        history = _link_runs(tmp, args.history, "history").parent.parent if args.history else None
         return (aa if args.mode == "aa" else tax)(args, tmp, history)
 
 
