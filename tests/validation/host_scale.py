@@ -10,11 +10,11 @@ faster or slower (controls aside), how many of them are headline cases
 (behind a summary table), the median mde over all cases and over the
 headline system-call cells (lat_syscall), the machine and memory shifts.
 
-  host_scale.py --history R1 R2 [...] aa A B [A B ...]
+  host_scale.py --history R1 --history R2 [...] aa A B [A B ...]
       A/A pairs, one run a side; a side may be several runs joined by
       commas (A1,A2,A3), pooled as one kernel.  Without --history: what a
       host with no runs of its own gets (the built-in prior alone).
-  host_scale.py --history R1 R2 [...] tax --expect REGEX --forbid REGEX BASE TAXED [...]
+  host_scale.py --history R1 --history R2 [...] tax --expect REGEX --forbid REGEX BASE TAXED [...]
       known slowdowns: each pair passes when every case matching
       --expect... is counted (how many of them were flagged slower) and no
       case matching --forbid is flagged.
@@ -133,7 +133,8 @@ def pairs_of(runs):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--history", nargs="+", default=[], metavar="RUN")
+    ap.add_argument("--history", action="append", default=[], metavar="RUN",
+                    help="a history run (repeat: two or more runs of one kernel)")
     ap.add_argument("--check", type=int, metavar="MAX_FLAGS")
     ap.add_argument("--pairs-of", nargs="+", metavar="RUN")
     sub = ap.add_subparsers(dest="mode")
