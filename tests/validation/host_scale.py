@@ -30,6 +30,7 @@ import argparse
 import itertools
 import json
 import math
+import re
 import statistics
 import subprocess
 import sys
@@ -74,12 +75,18 @@ def _summary(c):
         (statistics.median(sysc) if sysc else math.nan)
 
 
-def aa(args, tmp, history):
-    bad = 0
+def _pairs(args, tmp, history):
+    """Each pair of the arguments compared: (base runs, other runs, the
+    comparison's JSON, its scale line, _summary of it)."""
     for i in range(0, len(args.runs), 2):
         a, b = args.runs[i].split(","), args.runs[i + 1].split(",")
         c, scale = _compare(_link_runs(tmp, a, f"a{i}"), _link_runs(tmp, b, f"b{i}"), history, tmp)
-        rows, flagged, head, mde, smde = _summary(c)
+        yield a, b, c, scale, _summary(c)
+
+
+def aa(args, tmp, history):
+    bad = 0
+    for a, b, c, scale, (rows, flagged, head, mde, smde) in _pairs(args, tmp, history):
         print(f"A/A {len(a)} v {len(b)} run(s): {len(flagged)} of {len(rows)} flagged, {len(head)} headline; "
               f"median mde {mde:.1f}% (headline syscall {smde:.1f}%); machine shift {c['machine_shift']}, "
               f"memory shift {c['memory_shift']}")
@@ -92,12 +99,8 @@ def aa(args, tmp, history):
 
 
 def tax(args, tmp, history):
-    import re
     bad = 0
-    for i in range(0, len(args.runs), 2):
-        a, b = args.runs[i].split(","), args.runs[i + 1].split(",")
-        c, scale = _compare(_link_runs(tmp, a, f"a{i}"), _link_runs(tmp, b, f"b{i}"), history, tmp)
-        rows, flagged, head, mde, smde = _summary(c)
+    for a, b, c, scale, (rows, flagged, head, mde, smde) in _pairs(args, tmp, history):
         want = [r for r in rows if re.search(args.expect, r["case"])]
         hit = [r for r in want if r["verdict"] == "significantly slower"]
         wrong = [r for r in flagged if re.search(args.forbid, r["case"])]
