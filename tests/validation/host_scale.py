@@ -116,6 +116,91 @@ def tax(args, tmp, history):
     return 1 if bad else 0
 
 
+# The recorded measurement (tests/validation/data/host-scale, README "Host
+# drift scale"): its index names each run's role; what --recorded --check
+# demands of it, the issue's criteria, and the figures the README quotes.
+RECORDED = Path(__file__).resolve().parent / "data" / "host-scale"
+SYSCALL = r"^(lat_syscall (null|read|write|stat|fstat|open)|lat_sig install)$"
+MEMORY = r"^(bw_mem|lat_mem_rd|bw_file_rd|bw_mmap_rd) "
+# (name, low, high): a figure of the recorded runs must lie in [low, high]
+FIGURES = []
+
+
+def _unpack(src, dst):
+    """The recorded runs (gzipped JSON Lines) unpacked under dst; {role: [run dirs]} from index.txt."""
+    import gzip
+    import shutil
+    roles = {}
+    for line in (src / "index.txt").read_text().splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        role, name = line.split()
+        out = dst / "runs" / role / name
+        out.mkdir(parents=True)
+        for f in (src / name).iterdir():
+            if f.suffix == ".gz":
+                with gzip.open(f, "rb") as i, open(out / f.stem, "wb") as o:
+                    shutil.copyfileobj(i, o)
+            else:
+                shutil.copy(f, out / f.name)
+        roles.setdefault(role, []).append(str(out))
+    return roles
+
+
+def recorded(check):
+    """Every comparison of the recorded measurement, judged by the issue's
+    criteria (with --check: exit 1 when one fails or a figure strays)."""
+    with tempfile.TemporaryDirectory(prefix="kbench-host-scale-") as t:
+        tmp = Path(t)
+        roles = _unpack(RECORDED, tmp)
+        aa_runs = roles["aa"]
+        h, rest = aa_runs[:2], aa_runs[2:]
+        history = _link_runs(tmp, h, "history").parent.parent
+        fails, figures = [], {}
+
+        def run(name, pairs, hist=history):
+            a = argparse.Namespace(runs=pairs, check=None)
+            return [(c, summ) for _, _, c, _, summ in _pairs(a, tmp, hist)], name
+        one, _ = run("aa1", rest[:6])
+        for i, (c, (rows, flagged, head, mde, smde)) in enumerate(one):
+            figures[f"A/A pair {i + 1}, 1 v 1, history: median mde (%)"] = mde
+            figures[f"A/A pair {i + 1}, 1 v 1, history: headline syscall mde (%)"] = smde
+            if len(flagged) > 1 or head:
+                fails.append(f"A/A pair {i + 1} (1 v 1): {len(flagged)} flagged, {len(head)} headline")
+        bare, _ = run("aa1-prior", rest[:6], None)
+        for i, (c, (rows, flagged, head, mde, smde)) in enumerate(bare):
+            figures[f"A/A pair {i + 1}, 1 v 1, prior alone: median mde (%)"] = mde
+            figures[f"A/A pair {i + 1}, 1 v 1, prior alone: headline syscall mde (%)"] = smde
+        r = rest[:6]
+        three, _ = run("aa3", [",".join(r[0::2]), ",".join(r[1::2]), ",".join(r[:3]), ",".join(r[3:]),
+                               ",".join([r[0], r[3], r[5]]), ",".join([r[1], r[2], r[4]])])
+        for i, (c, (rows, flagged, head, mde, smde)) in enumerate(three):
+            figures[f"A/A split {i + 1}, 3 v 3, history: median mde (%)"] = mde
+            if flagged:
+                fails.append(f"A/A split {i + 1} (3 v 3): {len(flagged)} flagged")
+        for role, base, n, expect, need in (("getppid alone", "one-base", 3, r"^lat_syscall null$", 1),
+                                            ("every syscall", "tax-base", 2, SYSCALL, 5)):
+            taxed = roles[base.replace("base", "taxed")]
+            (c, (rows, flagged, head, mde, smde)), = run(role, [",".join(roles[base][:n]), ",".join(taxed[:n])])[0]
+            want = [x for x in rows if re.search(expect, x["case"])]
+            hit = [x for x in want if x["verdict"] == "significantly slower"]
+            bad = [x["case"] for x in flagged if x not in hit]
+            for x in want:
+                figures[f"{role}: {x['case']} change (%)"] = x["change_pct"]
+            print(f"{role}, {n} v {n}: {len(hit)} of {len(want)} expected flagged slower; also flagged: {bad}")
+            if len(hit) < need or bad:
+                fails.append(f"{role}: {len(hit)} of {len(want)} flagged (need {need}), also {bad}")
+    for k, v in figures.items():
+        print(f"{k}: {v:.1f}")
+    for name, lo, hi in FIGURES:
+        v = figures.get(name)
+        if v is None or not lo <= v <= hi:
+            fails.append(f"{name}: {v} outside [{lo}, {hi}]")
+    for f in fails:
+        print(f"FAIL {f}")
+    return 1 if check and fails else 0
+
+
 def pairs_of(runs):
     from kbench.model import compare, drift, load
     loaded = load.load_runs([Path(r) for r in runs], load.Warnings())
@@ -138,7 +223,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--history", action="append", default=[], metavar="RUN",
                     help="a history run (repeat: two or more runs of one kernel)")
-    ap.add_argument("--check", type=int, metavar="MAX_FLAGS")
+    ap.add_argument("--check", type=int, nargs="?", const=1, metavar="MAX_FLAGS")
     ap.add_argument("--pairs-of", nargs="+", metavar="RUN")
     sub = ap.add_subparsers(dest="mode")
     p = sub.add_parser("aa")
@@ -147,7 +232,12 @@ def main(argv=None):
     p.add_argument("--expect", required=True)
     p.add_argument("--forbid", required=True)
     p.add_argument("runs", nargs="+")
+    ap.add_argument("--recorded", action="store_true",
+                    help="the recorded measurement (tests/validation/data/host-scale), judged; with --check "
+                         "exit 1 when a criterion or a quoted figure fails")
     args = ap.parse_args(argv)
+    if args.recorded:
+        return recorded(args.check is not None)
     if args.pairs_of:
         return pairs_of(args.pairs_of)
     if not args.mode or len(args.runs) % 2:
