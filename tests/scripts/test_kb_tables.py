@@ -194,7 +194,7 @@ def test_main_memory_row_only_where_the_largest_array_is_4x_the_last_level_cache
     saying it is partly cached."""
     small = gen.make_run(tmp_path / "a", "h", "6.1.0", seed=1, reps=3, samples=2, cases="small", failures=False,
                          meta_extra={"cache": _cache(8192)})
-    (g,) = load.group_runs(load.load_runs([small], load.Warnings()))
+    (g,) = groups_mod.group_runs(load.load_runs([small], load.Warnings()))
     cols = _memory_table([g])
     assert "largest array" not in cols
     assert cols["main mem"].cells[g.key].note == "256 MB array"
@@ -203,7 +203,7 @@ def test_main_memory_row_only_where_the_largest_array_is_4x_the_last_level_cache
                        meta_extra={"cache": _cache(491520)})
     _with_extra_size(big, {"lat_mem_rd random size_kb=262144", "lat_mem_rd stride size_kb=262144,stride=128"},
                      2097152)
-    (gb,) = load.group_runs(load.load_runs([big], load.Warnings()))
+    (gb,) = groups_mod.group_runs(load.load_runs([big], load.Warnings()))
     cols = _memory_table([gb])
     assert cols["main mem"].cells[gb.key].cases[0].name == "lat_mem_rd random size_kb=2097152"
     assert cols["main mem"].cells[gb.key].note == "2048 MB array"
@@ -211,7 +211,7 @@ def test_main_memory_row_only_where_the_largest_array_is_4x_the_last_level_cache
     # the same host that could not add it (short of memory): 256 MB, partly cached, and said so
     short = gen.make_run(tmp_path / "c", "short", "6.1.0", seed=3, reps=3, samples=2, cases="small",
                          failures=False, meta_extra={"cache": _cache(491520)})
-    (gs,) = load.group_runs(load.load_runs([short], load.Warnings()))
+    (gs,) = groups_mod.group_runs(load.load_runs([short], load.Warnings()))
     cols = _memory_table([gs])
     assert "main mem" not in cols
     assert cols["largest array"].cells[gs.key].note == "256 MB array (not 4x the 480 MB L3: partly cached)"
@@ -227,7 +227,7 @@ def test_a_bigger_hosts_extra_size_leaves_the_bandwidth_rows_comparable(tmp_path
     a = gen.make_run(tmp_path, "h", "base", seed=1, reps=3, samples=2, cases="small", failures=False)
     b = gen.make_run(tmp_path, "h", "new", seed=2, reps=3, samples=2, cases="small", failures=False)
     _with_extra_size(b, {"bw_mem rd size_kb=65536"}, 2097152)
-    ga, gb = load.group_runs(load.load_runs([tmp_path], load.Warnings()))
+    ga, gb = groups_mod.group_runs(load.load_runs([tmp_path], load.Warnings()))
     col = _memory_table([ga, gb], "Local communication bandwidth")["mem read"]
     assert col.note == "64 MB"
     assert {k: c.cases[0].name for k, c in col.cells.items()} == {ga.key: "bw_mem rd size_kb=65536",

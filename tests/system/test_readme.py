@@ -53,6 +53,7 @@ def test_driver_option_table_is_the_help(readme, driver):
 
 def test_every_option_in_the_readme_exists(readme, bin_dir, driver, root):
     known = _opts(_help([str(bin_dir / "lat_syscall")])) | _opts(_help([str(driver)]))
+    known |= _opts(_help([str(bin_dir / "kbench-campaign")]))
     for script in ("summarize", "compare", "plot", "report", "vm-run", "drift-prior", "bisect-step",
                    "lab/lava/lava-local", "lab/lava/kbench-lava-fetch"):
         known |= _opts(_help([sys.executable, str(root / "scripts" / script)]))

@@ -49,7 +49,10 @@ def _link_runs(top, runs, name):
     kdir = top / name / host / metas[0].get("kernel_release", "kernel")
     kdir.mkdir(parents=True, exist_ok=True)
     for r in runs:
-        (kdir / Path(r).name).symlink_to(Path(r).resolve())
+        d = kdir / Path(r).name       # a real directory of links: the loader does not follow linked directories
+        d.mkdir()
+        for f in Path(r).resolve().iterdir():
+            (d / f.name).symlink_to(f)
     return kdir
 
 
