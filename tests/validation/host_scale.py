@@ -46,7 +46,7 @@ def _link_runs(top, runs, name):
     pools a kernel directory's runs); returns the kernel directory."""
     metas = [json.loads((Path(r) / "meta.json").read_text()) for r in runs]
     host = metas[0].get("host", "host")
-    kdir = top / name / host / metas[0].get("kernel_release", "kernel")
+    kdir = Path(tempfile.mkdtemp(prefix=name + "-", dir=top)) / host / metas[0].get("kernel_release", "kernel")
     kdir.mkdir(parents=True, exist_ok=True)
     for r in runs:
         d = kdir / Path(r).name       # a real directory of links: the loader does not follow linked directories
@@ -150,6 +150,13 @@ def _unpack(src, dst):
     return roles
 
 
+class _Printed(dict):
+    """The figures, each printed as it is found (a long run keeps what it has)."""
+    def __setitem__(self, k, v):
+        print(f"{k}: {v:.1f}", flush=True)
+        super().__setitem__(k, v)
+
+
 def recorded(check):
     """Every comparison of the recorded measurement, judged by the issue's
     criteria (with --check: exit 1 when one fails or a figure strays)."""
@@ -159,7 +166,7 @@ def recorded(check):
         aa_runs = roles["aa"]
         h, rest = aa_runs[:2], aa_runs[2:]
         history = _link_runs(tmp, h, "history").parent.parent
-        fails, figures = [], {}
+        fails, figures = [], _Printed()
 
         def run(name, pairs, hist=history):
             a = argparse.Namespace(runs=pairs, check=None)
@@ -168,17 +175,22 @@ def recorded(check):
         for i, (c, (rows, flagged, head, mde, smde)) in enumerate(one):
             figures[f"A/A pair {i + 1}, 1 v 1, history: median mde (%)"] = mde
             figures[f"A/A pair {i + 1}, 1 v 1, history: headline syscall mde (%)"] = smde
+            print(f"A/A pair {i + 1}, 1 v 1, history: flagged {[(x['case'], x['change']) for x in flagged]}; "
+                  f"memory shift {c['memory_shift']}, machine shift {c['machine_shift']}", flush=True)
             if len(flagged) > 1 or head:
                 fails.append(f"A/A pair {i + 1} (1 v 1): {len(flagged)} flagged, {len(head)} headline")
         bare, _ = run("aa1-prior", rest[:6], None)
         for i, (c, (rows, flagged, head, mde, smde)) in enumerate(bare):
             figures[f"A/A pair {i + 1}, 1 v 1, prior alone: median mde (%)"] = mde
             figures[f"A/A pair {i + 1}, 1 v 1, prior alone: headline syscall mde (%)"] = smde
+            print(f"A/A pair {i + 1}, 1 v 1, prior alone: flagged {[(x['case'], x['change']) for x in flagged]}",
+                  flush=True)
         r = rest[:6]
         three, _ = run("aa3", [",".join(r[0::2]), ",".join(r[1::2]), ",".join(r[:3]), ",".join(r[3:]),
                                ",".join([r[0], r[3], r[5]]), ",".join([r[1], r[2], r[4]])])
         for i, (c, (rows, flagged, head, mde, smde)) in enumerate(three):
             figures[f"A/A split {i + 1}, 3 v 3, history: median mde (%)"] = mde
+            print(f"A/A split {i + 1}, 3 v 3: flagged {[(x['case'], x['change']) for x in flagged]}", flush=True)
             if flagged:
                 fails.append(f"A/A split {i + 1} (3 v 3): {len(flagged)} flagged")
         for role, base, n, expect, need in (("getppid alone", "one-base", 3, r"^lat_syscall null$", 1),
@@ -193,8 +205,6 @@ def recorded(check):
             print(f"{role}, {n} v {n}: {len(hit)} of {len(want)} expected flagged slower; also flagged: {bad}")
             if len(hit) < need or bad:
                 fails.append(f"{role}: {len(hit)} of {len(want)} flagged (need {need}), also {bad}")
-    for k, v in figures.items():
-        print(f"{k}: {v:.1f}")
     for name, lo, hi in FIGURES:
         v = figures.get(name)
         if v is None or not lo <= v <= hi:
