@@ -315,13 +315,10 @@ test-mutants: unit-tests
 # can show (the recorded run, the built-in drift prior), each against the
 # bounds of its sentence, and the validation scripts that can run on the
 # recorded run (tests/validation/recorded_figures.py; 2 s: make test runs it
-# too, in tests/scripts/test_kb_validate.py); then the host drift scale's
-# recorded A/A runs and slowdowns, each comparison judged by its criteria
-# (tests/validation/host_scale.py --recorded: a few minutes, not in make test).
+# too, in tests/scripts/test_kb_validate.py).
 .PHONY: validate
 validate:
 	$(PYTHON) tests/validation/recorded_figures.py --check
-	$(PYTHON) tests/validation/host_scale.py --recorded --check
 
 # Extra kbench-run options, e.g. make run RUN_ARGS="--only lat_syscall".
 RUN_ARGS ?=
