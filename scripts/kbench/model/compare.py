@@ -212,14 +212,13 @@ def measure_run_noise(run_lists, opts):
         boot_ids = [(r.meta or {}).get("boot_id") for rs in kernels for r in rs]
         boots = len(set(boot_ids)) if all(boot_ids) else None
         spreads = stats.run_spreads(groups)
-        domains = {name: (c.decl.get("domain") or "cpu") for rs in kernels for r in rs
-                   for name, c in r.cases.items()}
-        domain_of = functools.partial(_domain_of, domains)
-        scales = host_scales(kernels, groups, domain_of, opts) if opts.host_scale else {}
+        domains = {name: domain_of(c) for rs in kernels for r in rs for name, c in r.cases.items()}
+        domain_by_key = functools.partial(_domain_of, domains)
+        scales = host_scales(kernels, groups, domain_by_key, opts) if opts.host_scale else {}
         out[host] = stats.RunNoise(spreads, runs=sum(len(rs) for rs in kernels),
                                    kernels=len(kernels), boots=boots, prior=opts.prior,
-                                   scales=scales, domain_of=domain_of)
-        out[host].kernel_runs = [(rs[0].kernel, len(rs)) for rs in kernels]
+                                   scales=scales, domain_of=domain_by_key,
+                                   kernel_runs=[(rs[0].kernel, len(rs)) for rs in kernels])
     return out
 
 

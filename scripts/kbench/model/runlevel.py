@@ -49,7 +49,8 @@ class RunNoise:
     difference of a side with k runs.
     """
 
-    def __init__(self, spreads, runs=0, kernels=0, boots=None, prior=None, scales=None, domain_of=None):
+    def __init__(self, spreads, runs=0, kernels=0, boots=None, prior=None, scales=None, domain_of=None,
+                 kernel_runs=()):
         self.spreads = {k: v for k, v in spreads.items() if v.dof > 0 and v.within > 0 and v.ss >= 0}
         self.runs = runs
         self.kernels = kernels
@@ -62,7 +63,7 @@ class RunNoise:
         # domain_of(key) names a case's domain
         self.scales = scales or {}
         self.domain_of = domain_of
-        self.kernel_runs = []   # [(kernel, runs)] the spreads came from
+        self.kernel_runs = list(kernel_runs)   # [(kernel, runs)] the spreads came from
         self.k0, self.d0 = self._prior()
 
     def scale_of(self, key):
