@@ -677,7 +677,7 @@ def _drift_prior(argv):
         raise Failure(str(e)) from None
     except prior.Overlap as e:
         raise UsageError(f"--at-least: {a.at_least} {e}") from None
-    obj = drift.to_json(taus, source, method)
+    obj = drift.to_json(taus, source, method, prior.shared_benches(used))
     text = json.dumps(obj, indent=1, sort_keys=False) + "\n"
     out = Path(a.out)
     tmp = out.with_name(out.name + ".tmp")

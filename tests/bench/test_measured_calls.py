@@ -192,6 +192,13 @@ def test_lat_fs_records_the_mount_and_the_disk(bin_dir, tmp_path, where):
                 assert s["backing_dev"] == os.path.basename(disk)
                 assert s["backing_dev_type"] in ("virtio", "xen", "nvme", "ssd", "rotational", "loop",
                                                  "device-mapper", "md-raid", "zram")
+            if s["fs_type"] == "ext4":
+                # the kernel names a journal /proc/fs/jbd2/<partition>-<inode>
+                part = os.path.basename(os.path.realpath(f"/sys/dev/block/{os.major(st.st_dev)}:{os.minor(st.st_dev)}"))
+                jbd2 = os.listdir("/proc/fs/jbd2") if os.path.isdir("/proc/fs/jbd2") else []
+                assert s["fs_journal"] == ("jbd2" if any(e.startswith(part + "-") for e in jbd2) else "none"), s
+            else:
+                assert "fs_journal" not in s, s
     finally:
         shutil.rmtree(target, ignore_errors=True)
 
@@ -202,3 +209,4 @@ def test_lat_fs_mount_unknown_without_proc_and_sys(bin_dir, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert {(s["mount_options"], s["backing_dev"], s["backing_dev_type"]) for s in samples} == \
         {("unknown", "unknown", "unknown")}
+    assert all(s.get("fs_journal", "unknown") == "unknown" for s in samples)

@@ -311,8 +311,9 @@ def test_summary_columns_are_consistent(bin_dir):
 
 # Controls (work no kernel can change, see src/bench/ctl_machine.cpp) are
 # exactly ctl_machine's cases: the driver interleaves whatever says control.
-CONTROLS = {"ctl_machine": {"chain", "alu", "copy", "mem"}}
-MEMORY_CONTROLS = {"mem"}   # memory-bound: a bandwidth, "domain": "memory"
+CONTROLS = {"ctl_machine": {"chain", "alu", "copy", "mem", "llc"}}
+# memory-bound ("domain": "memory"): the DRAM bandwidth and the cache-sized chase
+MEMORY_CONTROLS = {"mem": "bandwidth", "llc": "latency"}
 
 
 def test_control_cases_are_exactly_the_machine_controls(bin_dir):
@@ -327,8 +328,8 @@ def test_control_cases_are_exactly_the_machine_controls(bin_dir):
             assert all(c["control"] is True for c in cases), b.name
             assert all(not c["two_party"] for c in cases), b.name
             for c in cases:
-                mem = c["variant"] in MEMORY_CONTROLS
-                assert (c["metric"], c["domain"]) == (("bandwidth", "memory") if mem else ("latency", "cpu")), c
+                mem = MEMORY_CONTROLS.get(c["variant"])
+                assert (c["metric"], c["domain"]) == ((mem, "memory") if mem else ("latency", "cpu")), c
         else:
             assert all(c["control"] is False for c in cases), b.name
 

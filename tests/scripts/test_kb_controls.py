@@ -146,6 +146,6 @@ def test_the_memory_control_has_its_own_trace():
     assert {p.case for p in m} == {"ctl_machine mem"} and max(p.rel for p in m) == pytest.approx(1.5)
     assert len(controls.trace(run, None)) == len(cpu) + len(m)
     text = "\n".join(controls.describe(run))
-    assert "memory control over the run (20 reps" in text
+    assert "memory controls over the run (20 reps" in text
     svg = html.trace_svg(run)
     assert "stroke-dasharray" in svg and "dashed = memory control" in svg

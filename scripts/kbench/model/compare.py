@@ -232,7 +232,7 @@ def host_scales(kernels, groups, domain_of, opts):
     on is the drift between runs without one."""
     if opts.prior is None:
         return {}
-    keep = {"cpu": [], "memory": []}
+    keep = {"cpu": [], "memory": [], "fs": []}
     for rs, g in zip(kernels, groups):
         sides = [Side(f"{r.host}/{r.kernel}#{r.run_id}", [r]) for r in rs]
         shifts = [compare_controls(a, b, opts) for i, a in enumerate(sides) for b in sides[i + 1:]]
@@ -240,6 +240,7 @@ def host_scales(kernels, groups, domain_of, opts):
         mem_out = cpu_out or any(sh is not None and sh.memory_shifted for sh in shifts)
         if not cpu_out:
             keep["cpu"].append(g)
+            keep["fs"].append(g)      # judged under the CPU controls alone
         if not mem_out:
             keep["memory"].append(g)
     out = {}
@@ -252,8 +253,8 @@ def host_scales(kernels, groups, domain_of, opts):
 
 
 def _domain_of(domains, key):
-    """A case's domain (cpu, memory) as its binary declared it; cpu for a
-    case no run declared."""
+    """A case's domain (cpu, memory, fs) as its binary declared it; cpu for
+    a case no run declared."""
     return domains.get(key, "cpu")
 
 
@@ -297,8 +298,7 @@ class MachineShift:
 
 
 def domain_of(case):
-    """cpu or memory: what the case's binary declared (decl), for derived
-    cells memory when any of their cases is."""
+    """cpu, memory or fs: what the case's binary declared (decl)."""
     return (case.decl.get("domain") or "cpu") if case is not None else "cpu"
 
 

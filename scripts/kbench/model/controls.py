@@ -34,8 +34,9 @@ def _domain(case):
 
 def trace(run, domain="cpu"):
     """Points of every control rep of one run, in time order: the CPU
-    controls (default), the memory control (domain="memory": memory
-    bandwidth, whose regimes the CPU controls do not see) or all (None)."""
+    controls (default), the memory controls (domain="memory": memory
+    bandwidth and a cache-sized chase, whose regimes the CPU controls do
+    not see) or all (None)."""
     t0 = run_start_ns(run)
     if t0 is None:
         return []
@@ -169,7 +170,7 @@ def describe(run, n_bins=40):
     mem = trace(run, "memory")
     if mem:
         rm = np.array([p.rel for p in mem])
-        lines.append(f"  memory control over the run ({len(mem)} reps; time per byte / its run median; the "
-                     f"memory-bound cases follow it, the line above does not):")
+        lines.append(f"  memory controls over the run ({len(mem)} reps; time per op / each control's run median; "
+                     f"the memory-bound cases follow them, the line above does not):")
         lines.append(f"    |{sparkline(binned(mem, n_bins))}|  spread {np.min(rm):.2f}..{np.max(rm):.2f}")
     return lines

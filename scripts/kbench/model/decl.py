@@ -21,7 +21,7 @@ CASES = "cases.jsonl"
 OTHER = "Other"
 OTHER_RANK = 1000
 
-DOMAINS = ("cpu", "memory")
+DOMAINS = ("cpu", "memory", "fs")
 
 COMBINES = ("one", "mean", "minus", "pick", "cache_levels", "largest")
 
@@ -95,8 +95,8 @@ def normalise(obj):
         "unit": obj.get("unit") if isinstance(obj.get("unit"), str) else "",
         "summary": dict(obj["summary"]) if obj.get("summary") else None,
         "curve": dict(obj["curve"]) if obj.get("curve") else None,
-        # cpu or memory (bench.hpp memory_bound()); runs of kbench 0.2.0
-        # and older did not say: their bench's, as legacy knows it
+        # cpu, memory or fs (bench.hpp memory_bound(), fs_bound()); runs of
+        # kbench 0.2.0 and older did not say: their bench's, as legacy knows it
         "domain": obj["domain"] if obj.get("domain") in DOMAINS else None,
     }, ""
 
@@ -122,6 +122,12 @@ def read_declarations(run_dir, warn, iter_jsonl):
         if d["domain"] is None:
             d["domain"] = legacy.domain(d["bench"], d["variant"])
         out[name] = d
+    if not any(d["domain"] == "fs" for d in out.values()):
+        # binaries from before the fs domain declared their file-system
+        # cases cpu: the domain they declare now
+        for d in out.values():
+            if d["domain"] == "cpu" and d["bench"] in legacy.FS_BENCHES:
+                d["domain"] = "fs"
     return out
 
 

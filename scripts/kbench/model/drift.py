@@ -50,13 +50,27 @@ class DriftPrior:
     default: tuple              # (tau, df)
     source: dict = field(default_factory=dict)
     path: str = ""
+    # the benches whose cases share one drift (file-system-bound: what the
+    # runs before left in the file system moves them all): each case's tau
+    # is at least the root mean square of the bench's
+    shared: tuple = ()
+
+    def __post_init__(self):
+        self._shared = {}
+        for b in self.shared:
+            ts = [t for k, (t, _) in self.cases.items() if _bench(k) == b]
+            if ts:
+                self._shared[b] = math.sqrt(sum(t * t for t in ts) / len(ts))
 
     def get(self, name):
-        """(tau2, df) of a case: its own, else its bench's, else the default."""
+        """(tau2, df) of a case: its own, else its bench's, else the default;
+        for a case of a shared bench at least the bench's pooled tau."""
+        bench = name.split(" ", 1)[0]
         t = self.cases.get(name)
         if t is None:
-            t = self.benches.get(name.split(" ", 1)[0], self.default)
+            t = self.benches.get(bench, self.default)
         tau, df = t
+        tau = max(tau, self._shared.get(bench, 0.0))
         return tau * tau, df
 
     def has(self, name):
@@ -81,10 +95,14 @@ def from_json(obj, path=""):
     benches = obj.get("benches", {})
     if not isinstance(cases, dict) or not isinstance(benches, dict):
         raise PriorError(f"{path}: 'cases' and 'benches' must be objects")
+    shared = obj.get("shared_benches", [])
+    if not isinstance(shared, list) or not all(isinstance(b, str) for b in shared):
+        raise PriorError(f"{path}: 'shared_benches' must be a list of bench names")
     return DriftPrior({k: _pair(v, f"{path}: case {k!r}") for k, v in cases.items()},
                       {k: _pair(v, f"{path}: bench {k!r}") for k, v in benches.items()},
                       _pair(obj.get("default"), f"{path}: default"),
-                      obj.get("source") if isinstance(obj.get("source"), dict) else {}, str(path))
+                      obj.get("source") if isinstance(obj.get("source"), dict) else {}, str(path),
+                      tuple(shared))
 
 
 def load_prior(path=None):
@@ -231,7 +249,9 @@ def fallbacks(taus):
     return benches, default
 
 
-def to_json(taus, source, method):
+def to_json(taus, source, method, shared=()):
+    """The prior file's object; `shared`: the benches whose cases take at
+    least their bench's pooled tau (DriftPrior.shared)."""
     benches, default = fallbacks(taus)
     r = lambda t: {"tau": round(t[0], 5), "df": round(t[1], 2)}  # noqa: E731
     return {
@@ -239,6 +259,7 @@ def to_json(taus, source, method):
         "source": source,
         "method": method,
         "default": r(default),
+        "shared_benches": sorted(set(shared)),
         "benches": {k: r(v) for k, v in sorted(benches.items())},
         "cases": {k: r(v) for k, v in sorted(taus.items())},
     }
@@ -252,7 +273,9 @@ def to_json(taus, source, method):
 # anywhere).  Two runs of one kernel give a spread for every case at once:
 # fitted together, they say how this host's drift compares with the prior's,
 # one factor per domain (CPU-bound and memory-bound cases drift apart: memory
-# bandwidth switches regimes for minutes while CPU-bound work does not).
+# bandwidth switches regimes for minutes while CPU-bound work does not; the
+# file-system-bound cases follow what the runs before left in the file
+# system, 1.3 to 8 times the CPU-bound cases' factor on two hosts).
 #
 # The cases of one pair of runs are many, but they share that pair's two
 # moments: how far the machine moved between those two runs is one draw, and
@@ -267,12 +290,14 @@ def to_json(taus, source, method):
 # typical one, per domain (the A/A sets of tests/validation/README.md,
 # `host_scale.py --pairs-of`: 0.31 and 0.33 on the CPU-bound cases of two
 # hosts, 0.47 on the memory-bound ones of the host without regime shifts);
-# a domain not listed takes the largest
-MOMENT_SD = {"cpu": 0.3, "memory": 0.5}
+# the file-system-bound ones (lat_fs) 0.64 and 0.26 on the two hosts with
+# runs enough; a domain not listed takes the largest
+MOMENT_SD = {"cpu": 0.3, "memory": 0.5, "fs": 0.6}
 # one-sided normal quantile of the bound on the cases' scatter (95%)
 SCALE_Z = 1.645
-# fewer cases than this in a domain: no factor of its own (the prior alone)
-MIN_SCALE_CASES = 20
+# fewer cases than this in a domain: no factor of its own (the prior alone);
+# lat_fs declares 16
+MIN_SCALE_CASES = 12
 
 
 @dataclass

@@ -129,10 +129,18 @@ def _curve_of(bench, variant, params):
 MEMORY_BENCHES = ("bw_mem", "lat_mem_rd", "bw_file_rd", "bw_mmap_rd")
 
 
+# The file-system-bound benches (bench.hpp fs_bound()): runs from before
+# that domain declared them cpu, or nothing.
+FS_BENCHES = ("lat_fs",)
+
+
 def domain(bench, variant=""):
-    """The domain the binaries declare for a case (cpu or memory), for runs
-    whose cases.jsonl does not say."""
-    return "memory" if bench in MEMORY_BENCHES or (bench, variant) == ("ctl_machine", "mem") else "cpu"
+    """The domain the binaries declare for a case (cpu, memory or fs), for
+    runs whose cases.jsonl does not say."""
+    if bench in FS_BENCHES:
+        return "fs"
+    return "memory" if bench in MEMORY_BENCHES or (bench, variant) in (("ctl_machine", "mem"),
+                                                                      ("ctl_machine", "llc")) else "cpu"
 
 
 def declaration(bench, variant, params, metric):

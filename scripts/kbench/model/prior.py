@@ -49,9 +49,17 @@ def make(lists, runs, estimator, inflate, machine="", earlier=None, earlier_name
               f"cases (empirical Bayes), never below the case's own nor, for a memory-bound case, the pooled "
               f"variance of the runs' medians, times {inflate:g}, never below tau {drift.TAU_FLOOR:g}; df = the moderated degrees "
               f"of freedom, at most {drift.MAX_DF:g}. A case not listed takes its bench's largest tau, else the "
-              f"default (the 90th percentile over cases).")
+              f"default (the 90th percentile over cases). A case of a bench in shared_benches (file-system-"
+              f"bound: one file system's state moves them all) takes at least the root mean square of its "
+              f"bench's taus.")
     if earlier is not None:
         method += (f" Each case's tau is at least that of the earlier prior {earlier_name} "
                    f"({earlier.source.get('runs', '?')} runs on {earlier.source.get('boots', '?')} boot(s); "
                    f"its source under source.at_least), with that prior's df where its tau is the larger.")
     return taus, source, method, used, boots
+
+
+def shared_benches(runs):
+    """The benches whose cases share one drift in a prior made from `runs`:
+    those with file-system-bound cases (declared domain fs)."""
+    return sorted({c.bench for r in runs for c in r.cases.values() if compare.domain_of(c) == "fs"})

@@ -33,7 +33,7 @@ def run_level_source(noise):
                          f"or more{on_boots} (no built-in prior: --no-prior)")
 
 
-DOMAIN_WORDS = {"cpu": "CPU-bound", "memory": "memory-bound"}
+DOMAIN_WORDS = {"cpu": "CPU-bound", "memory": "memory-bound", "fs": "file-system-bound"}
 
 
 def scale_text(noise):
@@ -43,15 +43,19 @@ def scale_text(noise):
     and 1.1x on its 114 memory-bound ones (2 runs of 6.18.44)"."""
     if not noise or not noise.scales:
         return ""
+    order = list(DOMAIN_WORDS)
+    scales = sorted(noise.scales.items(), key=lambda kv: (order.index(kv[0]) if kv[0] in order else len(order)))
     parts = [f"{s.factor:.2g}x the built-in prior on its {s.cases} {DOMAIN_WORDS.get(d, d)} cases"
-             for d, s in sorted(noise.scales.items())]
-    if len(parts) == 2:
-        parts[1] = parts[1].replace(" the built-in prior", "").replace(" cases", " ones")
-    left = [DOMAIN_WORDS.get(d, d) for d in DOMAIN_WORDS if d not in noise.scales]
+             for d, s in scales]
+    parts[1:] = [p.replace(" the built-in prior", "").replace(" cases", " ones") for p in parts[1:]]
+    present = {noise.domain_of(k) for k in noise.spreads if not k.startswith("cell:")} \
+        if noise.domain_of is not None else set(DOMAIN_WORDS)
+    left = [DOMAIN_WORDS[d] for d in DOMAIN_WORDS if d not in noise.scales and d in present]
     keep = (f"; {' and '.join(left)} cases keep the prior (a machine shift between the host's runs, or too "
             f"few cases)") if left else ""
     runs = ", ".join(f"{n} runs of {k}" for k, n in noise.kernel_runs) or f"{noise.runs} runs"
-    return f"this host drifts {' and '.join(parts)} ({runs}){keep}"
+    said = parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
+    return f"this host drifts {said} ({runs}){keep}"
 
 
 def boots_text(noise):
@@ -134,13 +138,14 @@ def shift_lines(rep, opts):
                    f"least {sh.threshold * 100:g}%).")
     if sh.memory_shifted and not sh.shifted:
         worst = worst_of(sh.memory_rows)
-        out.append(f"WARNING: MEMORY SHIFT. The memory control ({worst.case}), which no kernel can change, moved "
+        out.append(f"WARNING: MEMORY SHIFT. A memory control ({worst.case}), which no kernel can change, moved "
                    f"between the sides: the memory system ran {worst.cmp.change_text} during {rep.other.label} "
-                   f"than during {rep.base.label} (a regime of the machine's memory bandwidth). The memory-bound "
+                   f"than during {rep.base.label} (a regime of the machine's memory bandwidth, or of what its other "
+                   f"tenants keep in the shared cache). The memory-bound "
                    f"cases (those their binaries declare so) are not judged; the others are, against the CPU "
                    f"controls, which did not move.")
     elif sh.memory_rows and not sh.shifted:
-        out.append(f"Memory check: the memory control did not move between the sides "
+        out.append(f"Memory check: the memory controls did not move between the sides "
                    f"({sh.memory_change_text if sh.memory_change_text != '-' else 'n/a'}): the memory-bound "
                    f"cases are judged.")
     cells = [row_cells(r) for r in sh.rows + sh.memory_rows]

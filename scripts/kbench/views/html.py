@@ -341,9 +341,10 @@ def _machine(m):
            "<p class='note'>Control cases (work with no system call, fault or TLB miss in it: for example "
            "a load chain in L1, an arithmetic chain, a copy within L2) cost the same on every kernel; they run between the other cases all through a "
            "run.  When they move between two kernels' runs, the machine changed, and no case is called "
-           "faster or slower on that evidence.  The memory control (a 64 MB read) follows the memory "
-           "system's bandwidth, which on shared machines switches regimes for minutes while the CPU-bound "
-           "controls do not move: when it alone moves, only the memory-bound cases (memory bandwidth and "
+           "faster or slower on that evidence.  The memory controls (a 64 MB read, a random chase through "
+           "16 MB) follow the memory system's bandwidth and what the machine's other tenants keep in its "
+           "shared cache, which on shared machines switch regimes for minutes while the CPU-bound "
+           "controls do not move: when only they move, only the memory-bound cases (memory bandwidth and "
            "latency, file and mmap reread) are not judged.</p>"]
     if not runs:
         out.append("<p>No run here has control cases (runs made before kbench had them): a shift of the "
@@ -358,7 +359,7 @@ def _machine(m):
                        f"<td>{'moved' if r.cmp.significant else 'no'}</td></tr>" for r in sh.all_rows)
         verdict = (f"<span class='s2'>machine shift: the controls ran {esc(speed_words(sh.ratio, 'latency')[0])} than on the "
                    "baseline's runs; no verdicts</span>" if sh.shifted else
-                   f"<span class='s2'>memory shift: the memory control ran "
+                   f"<span class='s2'>memory shift: the memory controls ran "
                    f"{esc(speed_words(sh.memory_ratio, 'latency')[0])} than on the baseline's runs; the "
                    "memory-bound cases are not judged</span>" if sh.memory_shifted else "the controls did not move")
         out.append(f"<h3>{esc(g.label)} against {esc(m.baseline.label)}: {verdict}</h3>"
