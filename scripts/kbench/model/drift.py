@@ -291,7 +291,9 @@ def to_json(taus, source, method, shared=()):
 # `host_scale.py --pairs-of`: 0.31 and 0.33 on the CPU-bound cases of two
 # hosts, 0.47 on the memory-bound ones of the host without regime shifts);
 # the file-system-bound ones (lat_fs) 0.64 and 0.26 on the two hosts with
-# runs enough; a domain not listed takes the largest
+# runs enough; a domain not listed takes the largest.  A third host's eight
+# full runs gave 1.18 (CPU), 0.91 (fs) and 1.18 (memory): there two runs
+# pin the factor far less than these assume (README "Host drift scale")
 MOMENT_SD = {"cpu": 0.3, "memory": 0.5, "fs": 0.6}
 # one-sided normal quantile of the bound on the cases' scatter (95%)
 SCALE_Z = 1.645
