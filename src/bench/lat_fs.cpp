@@ -31,12 +31,11 @@
 //             deleted shortly before: compare such runs only with the same
 //             history, and use dir= on a tmpfs for the VFS and dcache alone.
 //             fs_journal records which (ext4 only: "jbd2", "none" or
-//             "unknown"). The
-//             cases are declared file-system-bound: what the runs before
-//             them left in the file system moves them between runs (on ext4
-//             without a journal, create took 0.1 to 1.4 ms a 10 KB file in
-//             one run, as the inodes freed in the last half minute grew),
-//             so the scripts measure their drift on its own.
+//             "unknown"). The cases are declared file-system-bound: what
+//             the runs before them left in the file system moves them
+//             between runs (on ext4 without a journal, a 10 KB create took
+//             0.1 to 1.4 ms within one run, as the inodes freed in the last
+//             half minute grew), so the scripts measure their drift apart.
 #include <cstdio>
 #include <dirent.h>
 #include <fcntl.h>
