@@ -18,9 +18,10 @@ headline system-call cells (lat_syscall), the machine and memory shifts.
       known slowdowns: each pair passes when every case matching
       --expect... is counted (how many of them were flagged slower) and no
       case matching --forbid is flagged.
-  host_scale.py --pairs-of R1 R2 R3 [...]
-      the factor fitted on each pair of the given runs of one kernel (the
-      spread between pairs is drift.MOMENT_SD's evidence).
+  host_scale.py --pairs-of R1 R2 R3 [...] [--prior FILE]
+      the factor fitted on each pair of the given runs of one kernel, per
+      domain (the spread between pairs is drift.MOMENT_SD's evidence), and
+      how far the memory controls moved in each pair.
 
 --check MAX_FLAGS (aa): exit 1 when a pair flags more cases than that or
 any headline case.  --recorded [--check]: the kept measurement, each
@@ -260,10 +261,14 @@ def recorded(check):
     return 1 if failures else 0
 
 
-def pairs_of(runs):
+def pairs_of(runs, prior_path=None):
+    """The factor each pair of the runs (one kernel) fits per domain, its
+    log-sd between pairs, and how far the memory controls moved in each
+    pair (other/base time)."""
     from kbench.model import compare, drift, load
     loaded = load.load_runs([Path(r) for r in runs], load.Warnings())
-    opts = compare.Options(prior=drift.load_prior())
+    opts = compare.Options(prior=drift.load_prior(prior_path))
+    est = [compare.run_estimates(r, opts) for r in loaded]
     fits = {}
     for x, y in itertools.combinations(range(len(loaded)), 2):
         n = compare.measure_run_noise([[loaded[x], loaded[y]]], opts).get(loaded[0].host)
@@ -271,6 +276,14 @@ def pairs_of(runs):
             fits.setdefault(d, []).append(s.fit)
             print(f"runs {x + 1},{y + 1} {d}: fit {s.fit:.2f}, factor {s.factor:.2f}, df {s.df:.1f}, "
                   f"{s.cases} cases")
+        moved = []
+        for name in ("ctl_machine mem", "ctl_machine llc"):
+            a, b = est[x].get(name), est[y].get(name)
+            if a and b:
+                ratio = math.exp(b[0] - a[0])
+                moved.append(f"{name} {ratio if loaded[x].cases[name].metric != 'bandwidth' else 1 / ratio:.2f}")
+        if moved:
+            print(f"runs {x + 1},{y + 1} memory controls (other/base time): {', '.join(moved)}")
     for d, f in fits.items():
         if len(f) > 1:
             logs = [math.log(v) for v in f if v > 0]
@@ -284,6 +297,7 @@ def main(argv=None):
                     help="a history run (repeat: two or more runs of one kernel)")
     ap.add_argument("--check", type=int, nargs="?", const=1, metavar="MAX_FLAGS")
     ap.add_argument("--pairs-of", nargs="+", metavar="RUN")
+    ap.add_argument("--prior", metavar="FILE", help="with --pairs-of: this drift prior, not the built-in one")
     sub = ap.add_subparsers(dest="mode")
     p = sub.add_parser("aa")
     p.add_argument("runs", nargs="+")
@@ -299,7 +313,7 @@ def main(argv=None):
     if args.recorded:
         return recorded(args.check is not None)
     if args.pairs_of:
-        return pairs_of(args.pairs_of)
+        return pairs_of(args.pairs_of, args.prior)
     if not args.mode or len(args.runs) % 2:
         ap.error("give a mode (aa or tax) and pairs of runs")
     if len(args.history) == 1:

@@ -275,7 +275,8 @@ def to_json(taus, source, method, shared=()):
 # one factor per domain (CPU-bound and memory-bound cases drift apart: memory
 # bandwidth switches regimes for minutes while CPU-bound work does not; the
 # file-system-bound cases follow what the runs before left in the file
-# system, 1.3 to 8 times the CPU-bound cases' factor on two hosts).
+# system, 1.5 to 9 times the CPU-bound cases' factor on one host, about
+# the same on another).
 #
 # The cases of one pair of runs are many, but they share that pair's two
 # moments: how far the machine moved between those two runs is one draw, and
