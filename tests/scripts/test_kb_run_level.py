@@ -111,6 +111,55 @@ def test_run_noise_widens_a_comparison_by_the_runs_of_each_side():
     assert not none.run_level and none.lo == plain.lo and none.hi == plain.hi
 
 
+
+def _runs_series(groups):
+    """One side's series of several runs: groups of log times, a run each."""
+    vals = np.concatenate(groups)
+    units = [f"run{i}" for i, g in enumerate(groups) for _ in g]
+    return S.Series.single([np.array([200 * math.exp(v)]) for v in vals], "latency", units=units)
+
+
+def test_a_memory_bound_side_of_several_runs_is_never_surer_than_its_runs():
+    # Each run: 5 of 14 reps in a fast regime, the rest 25% slower.  The
+    # low quantile of the three runs pooled sits inside 15 fast reps, so
+    # resampling the pool hardly moves it; each run's own estimate rests on
+    # 5 fast reps and moves far more.  With the floor (memory-bound cases)
+    # the side's error is that of the mean of its three runs' estimates:
+    # sqrt(mean(se_run^2) / 3); without it (CPU-bound), the pool's own.
+    rng = np.random.default_rng(3)
+    runs = [np.concatenate([rng.normal(0.0, 0.003, 5), rng.normal(0.25, 0.01, 9)]) for _ in range(3)]
+    pooled = S.side_estimate(_runs_series([np.concatenate(runs)]), 1000, np.random.default_rng(1), runs_floor=True)
+    cpu = S.side_estimate(_runs_series(runs), 1000, np.random.default_rng(1))
+    mem = S.side_estimate(_runs_series(runs), 1000, np.random.default_rng(1), runs_floor=True)
+    per = [S.side_estimate(_runs_series([g]), 1000, np.random.default_rng(2 + i)).se for i, g in enumerate(runs)]
+    floor = math.sqrt(sum(s * s for s in per) / 3 / 3)
+    assert mem.runs == cpu.runs == 3 and pooled.runs == 1
+    assert mem.theta == cpu.theta == pooled.theta      # the estimate itself is the pool's
+    assert cpu.se == pooled.se                         # one run or no floor: the pool's error
+    assert mem.se > 2 * cpu.se                         # the floor binds here
+    assert mem.se == pytest.approx(floor, rel=0.25)    # other resamples: the same within their noise
+    # Runs with no regimes (one normal spread of reps): the pool's own
+    # error already is the runs' error over k, within the resampling noise
+    calm = [rng.normal(0.0, 0.02, 14) for _ in range(3)]
+    p2 = S.side_estimate(_runs_series(calm), 1000, np.random.default_rng(1))
+    t2 = S.side_estimate(_runs_series(calm), 1000, np.random.default_rng(1), runs_floor=True)
+    assert p2.se <= t2.se < 1.4 * p2.se
+    # a run with a single rep says nothing of its noise: no floor from it
+    assert math.isnan(S.runs_floor_se([np.array([0.1])], 100, np.random.default_rng(1), "low"))
+
+
+def test_a_comparison_floors_its_memory_bound_cases_only():
+    from types import SimpleNamespace
+    from kbench.model import compare
+    rng = np.random.default_rng(5)
+    runs = [np.concatenate([rng.normal(0.0, 0.003, 5), rng.normal(0.25, 0.01, 9)]) for _ in range(3)]
+    side = compare.Side("s", [])
+    side.cases = {"bw_mem rd size_kb=65536": SimpleNamespace(decl={"domain": "memory"}),
+                  "lat_syscall null": SimpleNamespace(decl={"domain": "cpu"})}
+    opts = compare.Options()
+    got = {k: side.estimate(k, _runs_series(runs), opts).se for k in side.cases}
+    assert got["bw_mem rd size_kb=65536"] > 2 * got["lat_syscall null"]
+
 # ------------------------------------------------------------ the model on synthetic hosts
 
 def _host(rng, n_cases=40):

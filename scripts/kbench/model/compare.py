@@ -97,12 +97,13 @@ class Side:
     def estimate(self, key, series, opts):
         """The side's estimate of a series (bootstrap standard error), cached
         by key, so that comparing several kernels with one baseline
-        resamples the baseline once."""
+        resamples the baseline once.  A memory-bound case of several runs
+        claims no less error than its runs' own (bootstrap.runs_floor_se)."""
         k = (key, opts.n_boot, opts.seed, opts.estimator)
         e = self._boot.get(k)
         if e is None:
             e = stats.side_estimate(series, opts.n_boot, stats.seeded_rng(opts.seed, self.id, key),
-                                    opts.estimator)
+                                    opts.estimator, runs_floor=domain_of(self.cases.get(key)) == "memory")
             self._boot[k] = e
         return e
 

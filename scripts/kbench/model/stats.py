@@ -25,7 +25,7 @@ from .defaults import (  # noqa: F401  (the model's names for them)
 )
 from .bootstrap import (  # noqa: F401  (handed on: stats.side_estimate, stats.estimate, ...)
     BOOT_BLOCK_BYTES, NETWORK_MAX, SideEstimate, _median, boot_estimates, boot_se, estimate, estimator_df, hd_weights,
-    quartiles, side_estimate, sorting_network,
+    quartiles, runs_floor_se, side_estimate, sorting_network,
 )
 from .runlevel import MAX_PRIOR_DF, PRIOR_WEIGHT, RunNoise, RunSpread, run_spreads  # noqa: F401  (handed on)
 from .pvalues import (  # noqa: F401  (handed on: stats.t_quantile, stats.bh_adjust, ...)
@@ -323,6 +323,8 @@ class Comparison:
     parts: tuple = ()
     family: str = ""               # the adjustment's family (PRIMARY, SECONDARY; "" = one family)
     alone: bool = False            # significant, but it moved alone (decide's groups): INCONCLUSIVE
+    mid_ratio: float = math.nan    # other / base of the median rep (the middle of the reps, not the estimator)
+    modes: bool = False            # significant, but the middle of the reps did not follow (decide): INCONCLUSIVE
 
     @property
     def significant(self):
@@ -470,14 +472,23 @@ def compare(base, other, *, n_boot=DEFAULT_BOOT, seed=1, level=LEVEL, min_reps=D
             lo, hi = math.exp(-hi_d), math.exp(-lo_d)
         p = t_two_sided_p(d / se, df)
         mde = detectable_change(se, df, level)
-    _, p_rank = mann_whitney(other.rep_values(), base.rep_values())
+    ra, rb = other.rep_values(), base.rep_values()
+    _, p_rank = mann_whitney(ra, rb)
+    ma, mb = float(np.median(rb)), float(np.median(ra))
+    mid = mb / ma if ma > 0 and mb > 0 else nan
     return Comparison(metric, a, b, ratio, lo, hi, p, p_rank, *counts, SAME, change, mde=mde,
                       estimator=est_name, df=df, base_run_p=base_est.run_p, other_run_p=other_est.run_p,
                       base_runs=base_est.runs, other_runs=other_est.runs, run_level=run_mode, run_sd=tau,
-                      parts=parts)
+                      parts=parts, mid_ratio=mid)
 
 
 PRIMARY = "primary"      # the cases behind the summary tables: one family of the adjustment
+# A significant change of the low estimator whose median rep moved less than
+# this share of it (or the other way) is a new mix of fast and slow reps, not
+# a shift (decide: `modes`).  On the A/A and slowdown runs of
+# tests/validation/README.md ("Host drift scale"), the mode flips flagged had
+# shares 0.08-0.16 and the slowdowns and drifts 0.81-1.53.
+MODES_SHARE = 0.5
 SECONDARY = "secondary"  # every other case: another family
 
 
@@ -494,6 +505,12 @@ def decide(comparisons, *, min_effect=DEFAULT_MIN_EFFECT, level=LEVEL, adjust=Tr
     comparison could not have detected min_effect (its mde is larger) or
     when the change is large and p < 1 - level before the adjustment but not
     after it (marked unresolved: "(?)"), else *no significant change*.
+    A change of the low estimator that the sides' median reps do not follow
+    (they moved less than MODES_SHARE of it, or the other way) is
+    INCONCLUSIVE, marked `modes`: where a case's reps fall into a fast and
+    a slow mode (two threads on one CPU: 4 or 5.7 us), a run that drew no
+    fast rep moves the low quantile by the modes' distance while the bulk
+    of its reps stays put; a kernel change moves both.
     machine_shift: True, or one bool per comparison (the controls of its
     domain moved between the sides): such a case is never called faster or
     slower, it gets MACHINE.  Adjusting keeps an A/A comparison of a few
@@ -519,7 +536,7 @@ def decide(comparisons, *, min_effect=DEFAULT_MIN_EFFECT, level=LEVEL, adjust=Tr
     if groups is not None and len(groups) != len(comparisons):
         raise ValueError("decide: groups needs one entry per comparison")
     for c in comparisons:
-        c.alone = False
+        c.alone = c.modes = False
     for c, f in zip(comparisons, fams):
         c.family = f
     live = [(c, s, f) for c, s, f in zip(comparisons, shifts, fams) if c.verdict not in (MISSING, UNDEFINED, FEW)]
@@ -536,7 +553,10 @@ def decide(comparisons, *, min_effect=DEFAULT_MIN_EFFECT, level=LEVEL, adjust=Tr
         significant = not math.isnan(q) and q < alpha
         big = abs(c.ratio - 1.0) >= min_effect
         c.unresolved = False
-        if significant and big:
+        if significant and big and not shifted and _modes(c):
+            c.verdict = INCONCLUSIVE
+            c.modes = True
+        elif significant and big:
             c.verdict = MACHINE if shifted else (FASTER if c.change > 0 else SLOWER)
         else:
             weak = math.isnan(c.mde) or c.mde > min_effect
@@ -555,6 +575,14 @@ def decide(comparisons, *, min_effect=DEFAULT_MIN_EFFECT, level=LEVEL, adjust=Tr
                 c.verdict = INCONCLUSIVE
                 c.alone = True
     return comparisons
+
+
+def _modes(c):
+    """The low estimator moved and the median rep did not follow: less
+    than MODES_SHARE of the change (in log terms), or the other way."""
+    if c.estimator == "median" or not (c.ratio > 0 and c.mid_ratio > 0) or c.ratio == 1.0:
+        return False
+    return math.log(c.mid_ratio) / math.log(c.ratio) < MODES_SHARE
 
 
 # ------------------------------------------------------------ units

@@ -105,6 +105,7 @@ def row_cells(row, waiting=None):
         "mde": c.mde_text,
         "reps": f"{c.base_reps}/{c.other_reps}",
         "verdict": c.verdict + (" (?)" if c.unresolved else "") + (" (alone)" if c.alone else "")
+        + (" (modes)" if c.modes else "")
         + (f" {c.failure}" if c.failure else "")
         + (f" (waiting {waiting * 100:.0f}%)" if waiting is not None else ""),
     }
@@ -405,4 +406,16 @@ def format_report(rep, changed_only=False, opts=None):
                    f"that far for the whole run, one case at a time. Measure that side again (runs pooled) to "
                    f"tell; --flag-alone judges them like any other case.")
         out += [f"    {r.case}: {r.cmp.change_text}, CI {r.cmp.ci_text}" for r in alone]
+    modes = [r for r in rep.rows if r.cmp.modes]
+    if modes:
+        out.append(f"(modes) {len(modes)} case(s) changed significantly at the fast end of their reps while "
+                   f"their median rep did not follow: inconclusive, because the reps fall into a fast and a slow "
+                   f"mode and the sides drew a different mix of them; a change of the path moves both. More "
+                   f"runs of each side would tell.")
+        out += [f"    {r.case}: {r.cmp.change_text}, median rep {_mid_text(r.cmp)}" for r in modes]
     return "\n".join(out)
+
+
+def _mid_text(c):
+    """How the median rep moved, in the words of a change."""
+    return stats.change_text(stats.speed_change(c.mid_ratio, c.metric))

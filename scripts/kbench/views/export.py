@@ -11,7 +11,7 @@ from .explain_text import to_json as explanation_json
 
 CSV_FIELDS = ["base", "other", "category", "case", "metric", "base_value", "other_value", "unit",
               "ratio", "ci_low", "ci_high", "p_t", "p_adjusted", "p_rank", "change_pct", "change", "verdict",
-              "unresolved", "alone", "family", "mde_pct", "runs_for_min_effect", "waiting_pct", "estimator", "base_reps",
+              "unresolved", "alone", "modes", "family", "mde_pct", "runs_for_min_effect", "waiting_pct", "estimator", "base_reps",
               "other_reps", "base_samples", "other_samples"]
 
 
@@ -28,6 +28,7 @@ def csv_rows(rep):
             "p_adjusted": _num(c.q), "p_rank": _num(c.p_rank),
             "change_pct": _num(c.change), "change": c.change_text, "verdict": c.verdict,
             "unresolved": "yes" if c.unresolved else "", "alone": "yes" if c.alone else "",
+            "modes": "yes" if c.modes else "",
             "family": getattr(c, "family", ""),
             "mde_pct": _num(c.mde * 100 if not math.isnan(c.mde) else math.nan),
             "runs_for_min_effect": _runs_for(c, opts),

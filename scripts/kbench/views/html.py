@@ -224,6 +224,8 @@ def _all_cases(m, out_dir, ids):
                            + (" <small>(not resolved: more reps needed)</small>" if cmp.unresolved else "")
                            + (" <small>(moved alone: measure that side again)</small>"
                               if getattr(cmp, "alone", False) else "")
+                           + (" <small>(fast reps only: the median rep did not follow)</small>"
+                              if getattr(cmp, "modes", False) else "")
                            + (f" <small title='more than half its time blocked (I/O, a journal commit, a lock) on a "
                               f"side: the change is how long something made it wait, not the cost of its path'>"
                               f"(waiting {w * 100:.0f}%)</small>" if w is not None else "")
@@ -260,8 +262,10 @@ def _scoreboard(m):
             if name == "inconclusive":
                 u = sum(r.cmp.unresolved for r in rows)
                 a = sum(getattr(r.cmp, "alone", False) for r in rows)
+                mo = sum(getattr(r.cmp, "modes", False) for r in rows)
                 extra = (f"<small>{u} not resolved (more reps)</small>" if u else "") + \
-                    (f"<small>{a} moved alone (one run: measure again)</small>" if a else "")
+                    (f"<small>{a} moved alone (one run: measure again)</small>" if a else "") + \
+                    (f"<small>{mo} fast reps only (a mix of modes)</small>" if mo else "")
             cells.append(f"<td class='num {cls if n else ''}'>{n}{extra}</td>")
         out.append(f"<tr><td class='k'>{esc(g.label)}</td>" + "".join(cells) + f"<td class='num'>{len(rows)}</td></tr>")
     out.append("</tbody></table>")

@@ -128,7 +128,7 @@ def verdict_class(cmp):
     if too_wide(cmp):
         return "wide"
     if not cmp.significant:
-        return "unres" if cmp.unresolved or getattr(cmp, "alone", False) else ""
+        return "unres" if cmp.unresolved or getattr(cmp, "alone", False) or getattr(cmp, "modes", False) else ""
     mag = abs(cmp.change)
     level = 1 if mag < 10 else 2 if mag < 30 else 3
     return ("f" if cmp.change > 0 else "s") + str(level)
@@ -166,6 +166,8 @@ def cell_words(cmp):
         word = "not resolved"
     if getattr(cmp, "alone", False):
         word = "moved alone"
+    if getattr(cmp, "modes", False):
+        word = "fast reps only"
     if too_wide(cmp):
         word = "too wide to judge"
     if cmp.significant:
@@ -198,6 +200,10 @@ def cmp_title(cmp, desc="", note="", unit="", div=1.0, adjusted=True):
             if getattr(cmp, "alone", False):
                 parts.append("significant, but the only case of its binary that moved, with one run on a side: "
                              "one run can jump that far, one case at a time; another run of that side would tell")
+            if getattr(cmp, "modes", False):
+                parts.append("significant at the fast end of the reps, but the median rep did not follow: the "
+                             "reps fall into a fast and a slow mode and the sides drew a different mix; more runs "
+                             "of each side would tell")
         else:
             parts.append(cmp.verdict)
         if not math.isnan(cmp.q):

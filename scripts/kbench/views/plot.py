@@ -145,7 +145,7 @@ def _bars(names, comparisons, metric, title):
         for p, v, c in zip(pos, h, [by.get(n) for n in names]):
             if c is None or math.isnan(v):
                 ax.text(p, 1.0, "missing", rotation=90, ha="center", va="bottom", fontsize=6, color="#777")
-            elif c.significant or c.unresolved or getattr(c, "alone", False):
+            elif c.significant or c.unresolved or getattr(c, "alone", False) or getattr(c, "modes", False):
                 mark = "*" if c.significant else "?"
                 if v >= 1:
                     top = c.hi if not math.isnan(c.hi) else v

@@ -1,0 +1,83 @@
+"""A change of the low estimator that the median rep does not follow is a new
+mix of fast and slow reps, not a shift (stats.decide's `modes`):
+inconclusive, in compare's text, CSV and the page; a shift of every rep is
+still called.  On fixed reps."""
+import math
+import re
+
+import numpy as np
+
+from kbench.model import compare, load, stats
+from kbench.views import compare_text, export, page
+
+FAST, SLOW = 4000.0, 5700.0     # ns: a case of two threads on one CPU, in its two modes
+
+
+def _series(values, label):
+    return stats.Series.single([np.array([v]) for v in values], "latency", label, units=[label] * len(values))
+
+
+def _bimodal(rng, n_fast, n_slow, scale=1.0):
+    vals = np.concatenate([FAST * np.exp(rng.normal(0, 0.01, n_fast)), SLOW * np.exp(rng.normal(0, 0.01, n_slow))])
+    return vals * scale
+
+
+def _judge(base, other, **kw):
+    c = stats.compare(_series(base, "a"), _series(other, "b"), n_boot=500, **kw)
+    stats.decide([c])
+    return c
+
+
+def test_a_run_that_drew_no_fast_rep_is_not_a_slowdown():
+    rng = np.random.default_rng(1)
+    base = _bimodal(rng, 5, 9)           # the low quantile in the fast mode
+    other = _bimodal(rng, 0, 12)         # no fast rep at all: the low quantile in the slow mode
+    c = _judge(base, other)
+    assert c.ratio > 1.25                # the estimator moved by the modes' distance
+    assert abs(math.log(c.mid_ratio)) < 0.03
+    assert c.verdict == stats.INCONCLUSIVE and c.modes and not c.significant
+
+
+def test_a_shift_of_every_rep_is_still_called():
+    rng = np.random.default_rng(2)
+    base = _bimodal(rng, 5, 9)
+    other = _bimodal(rng, 5, 9, scale=1.25)     # both modes 25% slower
+    c = _judge(base, other)
+    assert c.verdict == stats.SLOWER and not c.modes
+    assert math.log(c.mid_ratio) / math.log(c.ratio) > 0.8
+
+
+def test_the_share_and_its_direction():
+    def fixed(ratio, mid, estimator="low"):
+        c = stats.Comparison("latency", 1.0, ratio, ratio, ratio * 0.98, ratio * 1.02, 1e-6, 1e-6, 9, 9, 27, 27,
+                             stats.SAME, stats.speed_change(ratio, "latency"), mde=0.02, mid_ratio=mid,
+                             estimator=estimator)
+        stats.decide([c])
+        return c
+    assert fixed(1.20, 1.12).verdict == stats.SLOWER              # the median followed (share 0.62)
+    assert fixed(1.20, 1.08).modes                                # it did not (share 0.42)
+    assert fixed(1.20, 0.97).modes                                # the median moved the other way
+    assert fixed(0.80, 0.99).modes and fixed(0.80, 0.99).verdict == stats.INCONCLUSIVE
+    assert fixed(1.20, math.nan).verdict == stats.SLOWER         # no median: the estimator's verdict
+    assert fixed(1.20, 1.0, estimator="median").verdict == stats.SLOWER   # the median is the estimator
+
+
+def test_text_csv_and_page_say_so(tmp_path, gen):
+    root = tmp_path / "r"
+    gen.make_run(root, host="hm", kernel="6.1.0-a", seed=31, reps=6)
+    gen.make_run(root, host="hm", kernel="6.1.0-b", seed=32, reps=6)
+    w = load.Warnings()
+    a, b = (compare.Side(k, load.load_runs([str(root / "hm" / k)], w)) for k in ("6.1.0-a", "6.1.0-b"))
+    opts = compare.Options(n_boot=200)
+    rep = compare.run_compare(a, b, opts)
+    row = rep.rows[0]
+    row.cmp.verdict, row.cmp.modes, row.cmp.mid_ratio = stats.INCONCLUSIVE, True, 1.01
+    text = compare_text.format_report(rep, opts=opts)
+    assert re.search(rf"^{re.escape(row.case)} .*inconclusive \(modes\)", text, re.M)
+    assert "(modes) 1 case(s) changed significantly at the fast end of their reps" in text
+    assert re.search(rf"^    {re.escape(row.case)}: .*, median rep 1\.0% slower$", text, re.M)
+    rows = list(export.csv_rows(rep))
+    assert [r["modes"] for r in rows if r["case"] == row.case] == ["yes"]
+    assert all(r["modes"] == "" for r in rows if r["case"] != row.case)
+    assert "fast reps only" in page.cell_words(row.cmp)
+    assert "median rep did not follow" in page.cmp_title(row.cmp)
