@@ -154,11 +154,14 @@ def test_a_comparison_floors_its_memory_bound_cases_only():
     rng = np.random.default_rng(5)
     runs = [np.concatenate([rng.normal(0.0, 0.003, 5), rng.normal(0.25, 0.01, 9)]) for _ in range(3)]
     side = compare.Side("s", [])
-    side.cases = {"bw_mem rd size_kb=65536": SimpleNamespace(decl={"domain": "memory"}),
-                  "lat_syscall null": SimpleNamespace(decl={"domain": "cpu"})}
+    side.cases = {"bw_mem rd size_kb=65536": SimpleNamespace(decl={"domain": "memory"}, control=False),
+                  "lat_syscall null": SimpleNamespace(decl={"domain": "cpu"}, control=False),
+                  # a memory control is judged on its reps alone: any regime they see is a shift
+                  "ctl_machine mem": SimpleNamespace(decl={"domain": "memory"}, control=True)}
     opts = compare.Options()
     got = {k: side.estimate(k, _runs_series(runs), opts).se for k in side.cases}
     assert got["bw_mem rd size_kb=65536"] > 2 * got["lat_syscall null"]
+    assert got["bw_mem rd size_kb=65536"] > 2 * got["ctl_machine mem"]
 
 # ------------------------------------------------------------ the model on synthetic hosts
 

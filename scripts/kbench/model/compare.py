@@ -98,12 +98,15 @@ class Side:
         """The side's estimate of a series (bootstrap standard error), cached
         by key, so that comparing several kernels with one baseline
         resamples the baseline once.  A memory-bound case of several runs
-        claims no less error than its runs' own (bootstrap.runs_floor_se)."""
+        claims no less error than its runs' own (bootstrap.runs_floor_se);
+        not a control, which is judged on its reps' noise alone, so that
+        any regime its reps can see puts the memory-bound cases out of
+        judgement (compare_controls)."""
         k = (key, opts.n_boot, opts.seed, opts.estimator)
         e = self._boot.get(k)
         if e is None:
             e = stats.side_estimate(series, opts.n_boot, stats.seeded_rng(opts.seed, self.id, key),
-                                    opts.estimator, runs_floor=domain_of(self.cases.get(key)) == "memory")
+                                    opts.estimator, runs_floor=_floored(self.cases.get(key)))
             self._boot[k] = e
         return e
 
@@ -296,6 +299,11 @@ class MachineShift:
     def judged_out(self, domain):
         """True when a case of this domain may not be called faster or slower."""
         return self.shifted or (domain == "memory" and self.memory_shifted)
+
+
+def _floored(case):
+    """A memory-bound case that is not a control (Side.estimate)."""
+    return case is not None and domain_of(case) == "memory" and not getattr(case, "control", False)
 
 
 def domain_of(case):
