@@ -217,6 +217,20 @@ CLAIMS += [(f"{L}every syscall: lat_{c} change (%)", f"{w} {-v:.1f}%", v - 0.05,
            for c, w, v in (("syscall null", "null", -10.3), ("syscall read", "read", -8.7),
                            ("syscall write", "write", -11.5), ("sig install", "`lat_sig install`", -5.8))]
 
+# the held-out series (A/A runs made after the floor and the modes rule were set)
+O = "held out: "
+CLAIMS += [(f"{O}A/A pair {i}, 1 v 1, history: {k}", "one run a side: 0, 0 and 0 cases flagged, none a headline",
+            0, 0) for i in (1, 2, 3) for k in ("cases flagged", "headline cases flagged")]
+CLAIMS += [(f"{O}A/A pair {i}, 1 v 1, history: median mde (%)", "median mde 9.3%, 12.2% and 13.4%",
+            v - 0.05, v + 0.05) for i, v in ((1, 9.3), (2, 12.2), (3, 13.4))]
+CLAIMS += [(f"{O}A/A pair {i}, 1 v 1, history: headline syscall mde (%)",
+            "headline system-call cells 4.8%, 5.9% and 5.0%", v - 0.05, v + 0.05)
+           for i, v in ((1, 4.8), (2, 5.9), (3, 5.0))]
+CLAIMS += [(f"{O}A/A split {i}, 3 v 3, history: cases flagged", "Three a side: 0, 20 and 0 cases", v, v)
+           for i, v in ((1, 0), (2, 20), (3, 0))]
+CLAIMS += [(f"{O}A/A split {i}, 3 v 3, history: median mde (%)", "median mde 4.9-5.4%", 4.85, 5.45)
+           for i in (1, 2, 3)]
+
 
 def _series(run, label, history_pairs, splits, slowdowns, roles, prefix, figures, unmet):
     """One series of the recorded measurement: A/A pairs one run a side
@@ -246,6 +260,8 @@ def _series(run, label, history_pairs, splits, slowdowns, roles, prefix, figures
             unmet.append(f"{label}A/A split {i + 1} (3 v 3): {len(flagged)} flagged")
     for role, base, n, expect, need in (("getppid alone", "one-base", 3, r"^lat_syscall null$", 1),
                                         ("every syscall", "tax-base", 2, SYSCALL, 5)):
+        if prefix + base not in roles:
+            continue        # a series of A/A runs only
         base_runs, taxed = roles[prefix + base], roles[prefix + base.replace("base", "taxed")]
         (c, (rows, flagged, head, mde, smde)), = run([",".join(base_runs[:n]), ",".join(taxed[:n])], slowdowns)
         want = [x for x in rows if re.search(expect, x["case"])]
@@ -266,12 +282,13 @@ def recorded(check):
     criteria (printed: CRITERION MET / NOT MET); with --check, exit 1 when
     a figure strays from the bounds of the README sentence quoting it.
 
-    Two series: the first (roles aa, one-*, tax-*) has its history in its
-    own first two A/A runs, and its A/A pairs are its last six; the later
-    one (roles later-*), made two to three hours after, is judged with the
-    first series' history (a history made earlier, as a user's would be)
-    and, as a host with a long history, with all eight A/A runs of the
-    first series."""
+    Three series: the first (roles aa, one-*, tax-*) has its history in
+    its own first two A/A runs, and its A/A pairs are its last six; the
+    later one (roles later-*), made two to three hours after, is judged
+    with the first series' history (a history made earlier, as a user's
+    would be) and, as a host with a long history, with all eight A/A runs
+    of the first series; the held-out one (heldout-aa: A/A runs made after
+    the rules were set on the first two) with the first series' history."""
     with tempfile.TemporaryDirectory(prefix="kbench-host-scale-") as t:
         tmp = Path(t)
         roles = _unpack(RECORDED, tmp)
@@ -288,6 +305,9 @@ def recorded(check):
             long = _link_runs(tmp, first, "long").parent.parent
             _series(run, "later: ", (("history", history), ("eight-run history", long)), history, history,
                     roles, "later-", figures, unmet)
+        if "heldout-aa" in roles:
+            _series(run, "held out: ", (("history", history),), history, history, roles, "heldout-", figures,
+                    unmet)
     for u in unmet:
         print(f"CRITERION NOT MET: {u}")
     if not unmet:
