@@ -267,8 +267,8 @@ def runs_floor_se(groups, n_boot, rng, estimator):
     as a run: the reps of the k runs pooled have their low quantile in the
     fast regime of whichever run had one, and resampling the pool counts
     that as certainty, while which runs had a fast regime is the very
-    thing that varies (on one host the pool claimed 0.53% where each run's
-    own estimate was 2.6% noisy).  The CPU's modes alternate within
+    thing that varies (tests/validation/README.md, "Host drift scale").
+    The CPU's modes alternate within
     seconds, so every run samples them and pooling them is the more
     efficient estimate: no floor there.  nan when no run has two reps."""
     ws = []

@@ -472,10 +472,10 @@ def compare(base, other, *, n_boot=DEFAULT_BOOT, seed=1, level=LEVEL, min_reps=D
             lo, hi = math.exp(-hi_d), math.exp(-lo_d)
         p = t_two_sided_p(d / se, df)
         mde = detectable_change(se, df, level)
-    ra, rb = other.rep_values(), base.rep_values()
-    _, p_rank = mann_whitney(ra, rb)
-    ma, mb = float(np.median(rb)), float(np.median(ra))
-    mid = mb / ma if ma > 0 and mb > 0 else nan
+    rep_other, rep_base = other.rep_values(), base.rep_values()
+    _, p_rank = mann_whitney(rep_other, rep_base)
+    med_other, med_base = float(np.median(rep_other)), float(np.median(rep_base))
+    mid = med_other / med_base if med_other > 0 and med_base > 0 else nan
     return Comparison(metric, a, b, ratio, lo, hi, p, p_rank, *counts, SAME, change, mde=mde,
                       estimator=est_name, df=df, base_run_p=base_est.run_p, other_run_p=other_est.run_p,
                       base_runs=base_est.runs, other_runs=other_est.runs, run_level=run_mode, run_sd=tau,
@@ -508,7 +508,7 @@ def decide(comparisons, *, min_effect=DEFAULT_MIN_EFFECT, level=LEVEL, adjust=Tr
     A change of the low estimator that the sides' median reps do not follow
     (they moved less than MODES_SHARE of it, or the other way) is
     INCONCLUSIVE, marked `modes`: where a case's reps fall into a fast and
-    a slow mode (two threads on one CPU: 4 or 5.7 us), a run that drew no
+    a slow mode (two threads on one CPU), a run that drew no
     fast rep moves the low quantile by the modes' distance while the bulk
     of its reps stays put; a kernel change moves both.
     machine_shift: True, or one bool per comparison (the controls of its

@@ -11,8 +11,8 @@ from .explain_text import to_json as explanation_json
 
 CSV_FIELDS = ["base", "other", "category", "case", "metric", "base_value", "other_value", "unit",
               "ratio", "ci_low", "ci_high", "p_t", "p_adjusted", "p_rank", "change_pct", "change", "verdict",
-              "unresolved", "alone", "modes", "family", "mde_pct", "runs_for_min_effect", "waiting_pct", "estimator", "base_reps",
-              "other_reps", "base_samples", "other_samples"]
+              "unresolved", "alone", "modes", "family", "mde_pct", "runs_for_min_effect", "waiting_pct", "estimator",
+              "base_reps", "other_reps", "base_samples", "other_samples"]
 
 
 def csv_rows(rep):
