@@ -303,7 +303,7 @@ class MachineShift:
 
 def _floored(case):
     """A memory-bound case that is not a control (Side.estimate)."""
-    return case is not None and domain_of(case) == "memory" and not getattr(case, "control", False)
+    return case is not None and not case.control and domain_of(case) == "memory"
 
 
 def domain_of(case):

@@ -399,23 +399,25 @@ def format_report(rep, changed_only=False, opts=None):
                    f"fewer cases (--only) would tell.")
         if changed_only:
             out += [f"    {r.case}: {r.cmp.change_text}, CI {r.cmp.ci_text}" for r in rep.rows if r.cmp.unresolved]
-    alone = [r for r in rep.rows if r.cmp.alone]
-    if alone:
-        out.append(f"(alone) {len(alone)} case(s) outside the summary tables changed significantly, each the only "
-                   f"case of its binary to move, with one run on a side: inconclusive, because one run can jump "
-                   f"that far for the whole run, one case at a time. Measure that side again (runs pooled) to "
-                   f"tell; --flag-alone judges them like any other case.")
-        out += [f"    {r.case}: {r.cmp.change_text}, CI {r.cmp.ci_text}" for r in alone]
-    modes = [r for r in rep.rows if r.cmp.modes]
-    if modes:
-        out.append(f"(modes) {len(modes)} case(s) changed significantly at the fast end of their reps while "
-                   f"their median rep did not follow: inconclusive, because the reps fall into a fast and a slow "
-                   f"mode and the sides drew a different mix of them; a change of the path moves both. More "
-                   f"runs of each side would tell.")
-        out += [f"    {r.case}: {r.cmp.change_text}, median rep {_mid_text(r.cmp)}" for r in modes]
+    out += _listed([r for r in rep.rows if r.cmp.alone],
+                   lambda n: f"(alone) {n} case(s) outside the summary tables changed significantly, each the only "
+                             f"case of its binary to move, with one run on a side: inconclusive, because one run can "
+                             f"jump that far for the whole run, one case at a time. Measure that side again (runs "
+                             f"pooled) to tell; --flag-alone judges them like any other case.",
+                   lambda c: f"CI {c.ci_text}")
+    out += _listed([r for r in rep.rows if r.cmp.modes],
+                   lambda n: f"(modes) {n} case(s) changed significantly at the fast end of their reps while their "
+                             f"median rep did not follow: inconclusive, because the reps fall into a fast and a slow "
+                             f"mode and the sides drew a different mix of them; a change of the path moves both. "
+                             f"More runs of each side would tell.",
+                   lambda c: f"median rep {stats.change_text(stats.speed_change(c.mid_ratio, c.metric))}")
     return "\n".join(out)
 
 
-def _mid_text(c):
-    """How the median rep moved, in the words of a change."""
-    return stats.change_text(stats.speed_change(c.mid_ratio, c.metric))
+def _listed(rows, head, detail):
+    """The lines of a footnote of flagged-but-inconclusive rows: head(their
+    number), then each case with its change and detail(its comparison);
+    nothing without rows."""
+    if not rows:
+        return []
+    return [head(len(rows))] + [f"    {r.case}: {r.cmp.change_text}, {detail(r.cmp)}" for r in rows]
