@@ -20,6 +20,14 @@
 #       median taxed value, the median of the paired differences (per op, in
 #       percent, and per system call = per op / OPS).
 #
+#   tests/validation/syscall_tax.sh calibrate-cost NR=N[,NR=N...]
+#       the same pairing for a cost per system call (`syscall_tax --cost`):
+#       ROUNDS rounds over the system-call-bound cases (COST_CASES), each a
+#       baseline process (every call of the spec at 0: all answered at once)
+#       then a taxed one; prints per case the median baseline, the median
+#       taxed value and the median of the paired changes in percent.  For
+#       one relative slowdown on every case, e.g. +10%.
+#
 # Environment: CASE (default "lat_syscall null"; a binary in BIN and its
 # arguments), OPS (system calls per op of CASE, default 1: e.g. 2 for
 # "lat_syscall open", which is open+close), ROUNDS (default 5), SAMPLES
@@ -59,13 +67,13 @@ build() {
   fi
 }
 
-# measure N -> "VALUE UNIT" of one process of CASE under `syscall_tax N`: the
-# median ns_per_op of its JSON lines (the stderr line is for people: its unit
-# changes with the size of the value)
+# measure TAXARGS -> "VALUE UNIT" of one process of CASE under `syscall_tax
+# TAXARGS` (N, or --cost SPEC): the median ns_per_op of its JSON lines (the
+# stderr line is for people: its unit changes with the size of the value)
 measure() {
-  # shellcheck disable=SC2086  # CASE is a command line, split on purpose
-  out=$("$TAX" "$1" -- "$BIN"/$CASE --samples "$SAMPLES" 2>/dev/null) ||
-    die "N=$1: $CASE failed"
+  # shellcheck disable=SC2086  # CASE and TAXARGS are command lines, split on purpose
+  out=$("$TAX" $1 -- "$BIN"/$CASE --samples "$SAMPLES" 2>/dev/null) ||
+    die "$1: $CASE failed"
   v=$(printf '%s\n' "$out" | sed -n 's/.*"ns_per_op":\([0-9.][0-9.e+-]*\).*/\1/p' | sort -g |
       awk '{ a[NR] = $1 } END { if (NR) print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }')
   [ -n "$v" ] || die "N=$1: no ns_per_op in the JSON lines of $CASE"
@@ -122,10 +130,59 @@ calibrate() {
     }' "$tmp"
 }
 
+COST_CASES=${COST_CASES:-"lat_syscall null
+lat_syscall read
+lat_syscall write
+lat_syscall stat
+lat_syscall fstat
+lat_syscall open
+lat_sig install"}
+
+calibrate_cost() {
+  build
+  [ $# -eq 1 ] || die "calibrate-cost wants one NR=N[,NR=N...]"
+  spec=$1
+  # the baseline: every call of the spec at 0 (answered at once, cached)
+  zero=$(printf '%s\n' "$spec" | tr ',' '\n' | sed 's/=.*/=0/' | paste -sd, -)
+  "$TAX" --cost "$spec" -- true || die "syscall_tax refused --cost $spec"
+  echo "--cost $spec against --cost $zero, $ROUNDS rounds, $SAMPLES samples a process"
+  echo "kernel $(uname -r), bpf_jit_enable=$(cat /proc/sys/net/core/bpf_jit_enable 2>/dev/null || echo unknown)"
+  tmp=$(mktemp)
+  trap 'rm -f "$tmp"' EXIT
+  r=1
+  while [ "$r" -le "$ROUNDS" ]; do
+    printf '%s\n' "$COST_CASES" | while IFS= read -r CASE; do
+      [ -n "$CASE" ] || continue
+      # shellcheck disable=SC2086
+      set -- $CASE
+      [ -x "$BIN/$1" ] || die "$BIN/$1 not found (run make first, or set BIN)"
+      b=$(measure "--cost $zero"); t=$(measure "--cost $spec")
+      echo "$CASE|${b% *}|${t% *}" >> "$tmp"
+    done
+    echo "round $r done"
+    r=$((r + 1))
+  done
+  awk -F'|' '
+    function median(a, k,   i, j, x) {
+      for (i = 2; i <= k; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
+      return (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
+    }
+    { if (!($1 in cnt)) order[++m] = $1; k = ++cnt[$1]; B[$1, k] = $2; T[$1, k] = $3; P[$1, k] = 100 * ($3 - $2) / $2 }
+    END {
+      printf "%-20s %12s %12s %9s %15s\n", "case", "baseline", "taxed", "added%", "paired range"
+      for (i = 1; i <= m; i++) {
+        c = order[i]; k = cnt[c]; lo = hi = P[c, 1]
+        for (j = 1; j <= k; j++) { b[j] = B[c, j]; t[j] = T[c, j]; p[j] = P[c, j]; if (p[j] < lo) lo = p[j]; if (p[j] > hi) hi = p[j] }
+        printf "%-20s %12.6g %12.6g %+8.1f%% %+6.1f..%+.1f%%\n", c, median(b, k), median(t, k), median(p, k), lo, hi
+      }
+    }' "$tmp"
+}
+
 cmd=${1:-}
 [ $# -gt 0 ] && shift
 case $cmd in
   build) build ;;
   calibrate) calibrate "$@" ;;
-  *) echo "usage: $0 build | calibrate [N...]   (env: CASE OPS ROUNDS SAMPLES BIN CC)" >&2; exit 2 ;;
+  calibrate-cost) calibrate_cost "$@" ;;
+  *) echo "usage: $0 build | calibrate [N...] | calibrate-cost NR=N[,NR=N...]   (env: CASE OPS ROUNDS SAMPLES COST_CASES BIN CC)" >&2; exit 2 ;;
 esac
