@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from kbench.model import compare, decl, drift, legacy, load, prior, stats
-from kbench.views import compare_text
+from kbench.views import compare_text, html
 
 FS = ["lat_fs create dir=default,mode=fresh,size_kb=0", "lat_fs delete dir=default,mode=fresh,size_kb=10",
       "lat_fs delete dir=default,mode=reuse,size_kb=4"]
@@ -165,3 +165,48 @@ def test_a_moved_cache_control_leaves_the_memory_bound_cases_unjudged():
     buf = io.StringIO()
     print(compare_text.format_report(calm, opts=opts), file=buf)
     assert "Memory check: the memory controls did not move" in buf.getvalue()
+
+
+def _scaled(run, name, factor):
+    """run with every rep of case `name` multiplied by factor (time) or
+    divided by it (bandwidth)."""
+    c = run.cases[name]
+    for k, v in c.reps.items():
+        c.reps[k] = [x / factor if c.metric == "bandwidth" else x * factor for x in v]
+    return run
+
+
+def test_a_memory_control_move_its_runs_cannot_confirm_still_leaves_memory_unjudged():
+    """Two runs a side whose DRAM control disagrees by 8% within the
+    baseline (the memory system drifting between runs) and sits 7-15%
+    slower on the other side: the control's own interval is too wide to
+    call the move significant, but a memory control is a guard, so a move
+    of the threshold (5%) or more puts the memory-bound cases out of
+    judgement all the same, and the report says why.  A CPU control
+    moving as far without significance shifts nothing, and a memory
+    control that moved 3% is no shift."""
+    opts = compare.Options(n_boot=300)
+    name = "ctl_machine mem"
+
+    def sides(mem, ctl=name):
+        a = [_scaled(_run("a1", 130.0), ctl, mem[0]), _scaled(_run("a2", 130.0), ctl, mem[1])]
+        b = [_scaled(_run("b1", 130.0), ctl, mem[2]), _scaled(_run("b2", 130.0), ctl, mem[3])]
+        return compare.run_compare(compare.Side("A", a), compare.Side("B", b), opts)
+    rep = sides((1.0, 1.08, 1.15, 1.16))
+    row = next(r for r in rep.shift.memory_rows if r.case == name)
+    assert row.cmp.verdict == stats.MOVED and not row.cmp.significant
+    assert rep.shift.memory_shifted and not rep.shift.shifted
+    assert rep.shift.judged_out("memory") and not rep.shift.judged_out("cpu")
+    mem_row = next(r for r in rep.rows if r.case == "lat_mem_rd random size_kb=16384")
+    assert mem_row.cmp.verdict == stats.MACHINE or not mem_row.cmp.significant
+    text = compare_text.format_report(rep, opts=opts)
+    assert "WARNING: MEMORY SHIFT. A memory control (ctl_machine mem)" in text
+    assert "Its reps cannot make the move significant" in text and "moved, not significant" in text
+    assert html._moved_word(row.cmp) == "moved, not significant"          # the page's "moved?" cell
+    small = sides((1.0, 1.03, 1.03, 1.04))
+    assert not small.shift.memory_shifted
+    assert "a shift = at least 5%, significant or not" in compare_text.format_report(small, opts=opts)
+    cpu = sides((1.0, 1.08, 1.15, 1.16), ctl="ctl_machine alu")
+    alu = next(r for r in cpu.shift.rows if r.case == "ctl_machine alu")
+    assert not alu.cmp.significant and alu.cmp.verdict == stats.SAME
+    assert not cpu.shift.shifted and not cpu.shift.memory_shifted

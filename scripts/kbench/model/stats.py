@@ -39,6 +39,7 @@ SAME = "no significant change"
 FEW = "too few reps"
 INCONCLUSIVE = "inconclusive"          # not significant, and could not have seen min_effect
 MACHINE = "not judged: machine shift"  # the controls moved: the change may be the machine's
+MOVED = "moved, not significant"       # a memory control's move of at least the threshold its reps cannot confirm
 MISSING = "missing"
 UNDEFINED = "not comparable"
 FAILED = "FAILED"                      # an invocation failed, timed out or crashed on a side

@@ -125,7 +125,8 @@ def shift_lines(rep, opts):
                 "whole machine between the runs cannot be told from a change of the kernel."]
     out = []
     def worst_of(rows):
-        return max((r for r in rows if r.cmp.significant), key=lambda r: abs(math.log(r.cmp.ratio)))
+        return max((r for r in rows if r.cmp.significant or r.cmp.verdict == stats.MOVED),
+                   key=lambda r: abs(math.log(r.cmp.ratio)))
     if sh.shifted:
         worst = worst_of(sh.rows)
         out.append(f"WARNING: MACHINE SHIFT. The control cases, which no kernel can change, moved between the "
@@ -139,16 +140,20 @@ def shift_lines(rep, opts):
                    f"least {sh.threshold * 100:g}%).")
     if sh.memory_shifted and not sh.shifted:
         worst = worst_of(sh.memory_rows)
+        unsure = "" if worst.cmp.significant else (
+            f" Its reps cannot make the move significant ({worst.cmp.ci_text}), but a move of "
+            f"{sh.threshold * 100:g}% or more is taken as it is: runs made minutes apart differ so, and the "
+            f"memory-bound cases follow.")
         out.append(f"WARNING: MEMORY SHIFT. A memory control ({worst.case}), which no kernel can change, moved "
                    f"between the sides: the memory system ran {worst.cmp.change_text} during {rep.other.label} "
                    f"than during {rep.base.label} (a regime of the machine's memory bandwidth, or of what its other "
-                   f"tenants keep in the shared cache). The memory-bound "
+                   f"tenants keep in the shared cache).{unsure} The memory-bound "
                    f"cases (those their binaries declare so) are not judged; the others are, against the CPU "
                    f"controls, which did not move.")
     elif sh.memory_rows and not sh.shifted:
         out.append(f"Memory check: the memory controls did not move between the sides "
-                   f"({sh.memory_change_text if sh.memory_change_text != '-' else 'n/a'}): the memory-bound "
-                   f"cases are judged.")
+                   f"({sh.memory_change_text if sh.memory_change_text != '-' else 'n/a'}; a shift = at least "
+                   f"{sh.threshold * 100:g}%, significant or not): the memory-bound cases are judged.")
     cells = [row_cells(r) for r in sh.rows + sh.memory_rows]
     keys = ["case", "base", "other", "unit", "change", "ci", "p", "reps", "verdict"]
     out.append(table(["control", "base", "other", "unit", "change", f"{opts.level * 100:.0f}% CI", "p", "reps",

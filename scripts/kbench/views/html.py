@@ -338,6 +338,14 @@ def trace_svg(run, width=640, height=150):
     return "".join(out)
 
 
+def _moved_word(cmp):
+    """A control's "moved?" cell: a memory control's move of the threshold
+    that its reps cannot confirm still counts (compare.compare_controls)."""
+    if cmp.significant:
+        return "moved"
+    return "moved, not significant" if cmp.verdict == stats.MOVED else "no"
+
+
 def _machine(m):
     """The machine's own speed: control traces per run, shifts per kernel."""
     runs = [(g, r) for g in m.groups for r in g.runs if any(c.control for c in r.cases.values())]
@@ -360,7 +368,7 @@ def _machine(m):
             continue
         rows = "".join(f"<tr><td>{esc(r.case)}</td><td class='num'>{r.cmp.ratio:.3f}</td>"
                        f"<td class='num'>{esc(r.cmp.ci_text)}</td><td>{esc(r.cmp.change_text)}</td>"
-                       f"<td>{'moved' if r.cmp.significant else 'no'}</td></tr>" for r in sh.all_rows)
+                       f"<td>{_moved_word(r.cmp)}</td></tr>" for r in sh.all_rows)
         verdict = (f"<span class='s2'>machine shift: the controls ran {esc(speed_words(sh.ratio, 'latency')[0])} than on the "
                    "baseline's runs; no verdicts</span>" if sh.shifted else
                    f"<span class='s2'>memory shift: the memory controls ran "

@@ -153,7 +153,8 @@ def speed_words(ratio, metric):
 
 VERDICT_WORD = {stats.FASTER: "faster", stats.SLOWER: "slower", stats.SAME: "no sig. change",
                 stats.INCONCLUSIVE: "inconclusive", stats.FEW: "too few reps", stats.MACHINE: "not judged",
-                stats.MISSING: "missing", stats.UNDEFINED: "not comparable", stats.FAILED: "FAILED"}
+                stats.MISSING: "missing", stats.UNDEFINED: "not comparable", stats.FAILED: "FAILED",
+                stats.MOVED: "moved, not sig."}
 
 
 def cell_words(cmp):
