@@ -128,7 +128,8 @@ def _add_stats_options(ap):
                     help="a case's value over its reps: low = Harrell-Davis 20th percentile of the reps' "
                          "times (default: noise only adds time), median = median of the rep medians")
     ap.add_argument("--shift-threshold", type=_min_effect, default=defaults.SHIFT_THRESHOLD, metavar="PCT",
-                    help="a control case moving significantly by at least this %% is a machine shift "
+                    help="a CPU control moving significantly by at least this %% is a machine shift, a "
+                         "memory control moving by at least this %% (significant or not) a memory shift "
                          f"(default {defaults.SHIFT_THRESHOLD * 100:g})")
     _add_prior_options(ap)
 
