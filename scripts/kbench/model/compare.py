@@ -324,11 +324,10 @@ def compare_controls(base, other, opts=None):
     # regime difference its reps can see puts the memory-bound cases out of
     # judgement, rather than trusting their drift prior to cover it.
     reps_only = dataclasses.replace(opts, run_noise=None, prior=None)
+    mem = {n for n in names if domain_of(base.cases[n]) == "memory"}
     for n in names:
-        mem = domain_of(base.cases[n]) == "memory"
-        cmp = compare_series(base, other, n, base.series(n), other.series(n), reps_only if mem else opts)
+        cmp = compare_series(base, other, n, base.series(n), other.series(n), reps_only if n in mem else opts)
         rows.append(Row(n, "controls", base.cases[n].metric, cmp))
-    mem = {r.case for r in rows if domain_of(base.cases[r.case]) == "memory"}
     live = [r for r in rows if r.cmp.comparable]
     qs = stats.bh_adjust([r.cmp.p for r in live])
     for r, q in zip(live, qs):
@@ -357,8 +356,15 @@ def compare_controls(base, other, opts=None):
     cpu_rows = [r for r in rows if r.case not in mem]
     mem_rows = [r for r in rows if r.case in mem]
     return MachineShift(cpu_rows, any(r.cmp.significant for r in cpu_rows), time_ratio(cpu_rows),
-                        opts.shift_threshold, any(r.cmp.significant or r.cmp.verdict == stats.MOVED
-                                                  for r in mem_rows), time_ratio(mem_rows), mem_rows)
+                        opts.shift_threshold, any(control_moved(r.cmp) for r in mem_rows), time_ratio(mem_rows),
+                        mem_rows)
+
+
+def control_moved(cmp):
+    """A control's comparison counts as a move of the machine: significant
+    (and by the threshold), or a memory control's unconfirmed move of the
+    threshold (stats.MOVED)."""
+    return cmp.significant or cmp.verdict == stats.MOVED
 
 
 def primary_names(base, other):

@@ -5,7 +5,7 @@ with summarize and the page (they import them from here)."""
 import math
 
 from ..model import defaults, stats
-from ..model.compare import Options, noise_of
+from ..model.compare import Options, control_moved, noise_of
 from ..model.counters import changes as counter_changes
 from ..model.decl import in_order
 from .text import table
@@ -125,8 +125,7 @@ def shift_lines(rep, opts):
                 "whole machine between the runs cannot be told from a change of the kernel."]
     out = []
     def worst_of(rows):
-        return max((r for r in rows if r.cmp.significant or r.cmp.verdict == stats.MOVED),
-                   key=lambda r: abs(math.log(r.cmp.ratio)))
+        return max((r for r in rows if control_moved(r.cmp)), key=lambda r: abs(math.log(r.cmp.ratio)))
     if sh.shifted:
         worst = worst_of(sh.rows)
         out.append(f"WARNING: MACHINE SHIFT. The control cases, which no kernel can change, moved between the "
