@@ -78,3 +78,46 @@ def test_a_cost_filter_allows_every_call(tax, tmp_path):
         r = _run(tax, "--cost", spec, "--", "sh", "-c", script)
         assert r.returncode == 0 and r.stdout == "done\n", (spec, r.stderr)
         assert out.read_text() == open("/etc/hostname").read()
+
+
+def _calibrate(root, bin_dir, *args, **env):
+    import os
+    e = dict(os.environ, BIN=str(bin_dir), ROUNDS="2", SAMPLES="1", **env)
+    return subprocess.run(["sh", str(root / "tests" / "validation" / "syscall_tax.sh"), *args],
+                          capture_output=True, text=True, timeout=300, env=e)
+
+
+def test_calibrations_pair_rounds_and_summarise_each(root, bin_dir):
+    """calibrate and calibrate-cost (with a baseline spec of its own): one
+    line per round, then one summary row per N or per case, a median of
+    the rounds' pairs (the shared awk median); the figures are not judged."""
+    r = _calibrate(root, bin_dir, "calibrate", "1", CASE="lat_syscall null")
+    assert r.returncode == 0, r.stderr
+    assert [ln.split(":")[0] for ln in r.stdout.splitlines() if ln.startswith("round")] == ["round 1", "round 2"]
+    rows = [ln.split() for ln in r.stdout.splitlines() if ln.split()[:1] == ["1"]]
+    assert len(rows) == 1 and rows[0][4].endswith("%"), r.stdout
+    r = _calibrate(root, bin_dir, "calibrate-cost", "getppid=5", "getppid=1", COST_CASES="lat_syscall null\nlat_sig install")
+    assert r.returncode == 0, r.stderr
+    assert "--cost getppid=5 against --cost getppid=1" in r.stdout
+    assert r.stdout.count(" done") == 2
+    rows = {" ".join(ln.split()[:2]): ln.split() for ln in r.stdout.splitlines()
+            if ln.startswith(("lat_syscall null", "lat_sig install"))}
+    assert set(rows) == {"lat_syscall null", "lat_sig install"}
+    assert all(v[4].endswith("%") and ".." in v[5] for v in rows.values()), r.stdout
+
+
+@pytest.mark.parametrize("args, words", [
+    (["calibrate-cost"], "at most one baseline spec"),
+    (["calibrate-cost", "getppid=1", "getppid=0", "read=0"], "at most one baseline spec"),
+    (["calibrate-cost", "getppid=1", "nosuchcall=0"], "refused the baseline --cost nosuchcall=0"),
+    (["calibrate", "x"], "non-negative integer"),
+])
+def test_calibration_errors_name_the_fault(root, bin_dir, args, words):
+    r = _calibrate(root, bin_dir, *args)
+    assert r.returncode == 1 and words in r.stderr, r.stderr
+    assert "round 1" not in r.stdout
+
+
+def test_calibration_without_a_mode_prints_usage_and_exits_2(root, bin_dir):
+    r = _calibrate(root, bin_dir, "nosuchmode")
+    assert r.returncode == 2 and "calibrate-cost NR=N[,NR=N...] [BASE]" in r.stderr

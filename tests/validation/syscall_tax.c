@@ -176,10 +176,17 @@ struct cost {
  * and a listed one with fill 0, is allowed at once (cached).  Returns -1
  * with errno set; EINVAL when the costs do not fit one filter. */
 static int install_cost_filter(struct sock_filter *insns, const struct cost *costs, int n) {
-  long i = 0, len = 2;
+  /* One walk sizes it all: the load and the default answer (2), a
+   * dispatch pair per costed call, and each costed call's block (a load,
+   * its filler, an answer). */
+  long costed = 0, blocks = 0;
   for (int c = 0; c < n; c++)
-    if (costs[c].fill > 0) len += 2 + 2 + costs[c].fill;
-  if (len > MAX_PROG_INSNS) {
+    if (costs[c].fill > 0) {
+      costed++;
+      blocks += 2 + costs[c].fill;
+    }
+  long dispatch = 2 * costed, i = 0;
+  if (2 + dispatch + blocks > MAX_PROG_INSNS) {
     errno = EINVAL;
     return -1;
   }
@@ -187,9 +194,6 @@ static int install_cost_filter(struct sock_filter *insns, const struct cost *cos
   /* The dispatch: a listed call jumps (BPF_JA, whose offset is 32 bits; a
    * conditional jump's is 8) to its block; the blocks follow the default
    * answer, in the order listed. */
-  long dispatch = 0;
-  for (int c = 0; c < n; c++)
-    if (costs[c].fill > 0) dispatch += 2;
   long block = dispatch + 1;   /* the first block's offset from the first dispatch instruction */
   long at = 0;
   for (int c = 0; c < n; c++) {

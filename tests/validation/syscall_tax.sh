@@ -20,11 +20,11 @@
 #       median taxed value, the median of the paired differences (per op, in
 #       percent, and per system call = per op / OPS).
 #
-#   tests/validation/syscall_tax.sh calibrate-cost NR=N[,NR=N...]
+#   tests/validation/syscall_tax.sh calibrate-cost NR=N[,NR=N...] [BASE]
 #       the same pairing for a cost per system call (`syscall_tax --cost`):
 #       ROUNDS rounds over the system-call-bound cases (COST_CASES), each a
-#       baseline process (every call of the spec at 0: all answered at once)
-#       then a taxed one; prints per case the median baseline, the median
+#       baseline process (--cost BASE; without it every call of the spec at
+#       0: all answered at once) then a taxed one; prints per case the median baseline, the median
 #       taxed value and the median of the paired changes in percent.  For
 #       one relative slowdown on every case, e.g. +10%.
 #
@@ -59,6 +59,13 @@ TAX=build/validation/syscall_tax
 SRC=tests/validation/syscall_tax.c
 
 die() { echo "syscall_tax.sh: $*" >&2; exit 1; }
+
+# median(a, k): the median of a[1..k] (sorts a in place); both summaries use it
+AWK_MEDIAN='
+function median(a, k,   i, j, x) {
+  for (i = 2; i <= k; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
+  return (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
+}'
 
 build() {
   if [ ! -x "$TAX" ] || [ -n "$(find "$SRC" -newer "$TAX")" ]; then
@@ -111,11 +118,7 @@ calibrate() {
     r=$((r + 1))
   done
   echo "per N, medians over $ROUNDS rounds ($unit; added = taxed minus the baseline run just before it):"
-  awk -v ops="$OPS" -v unit="$unit" -v order="$*" '
-    function median(a, k,   i, j, x) {
-      for (i = 2; i <= k; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
-      return (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
-    }
+  awk -v ops="$OPS" -v unit="$unit" -v order="$*" "$AWK_MEDIAN"'
     { k = ++cnt[$1]; B[$1, k] = $2 + 0; T[$1, k] = $3 + 0; D[$1, k] = $3 - $2; P[$1, k] = 100 * ($3 - $2) / $2 }
     END {
       printf "%8s %12s %12s %12s %9s %18s\n", "N", "baseline", "taxed", "added/op", "added%", "added ns/syscall"
@@ -140,11 +143,12 @@ lat_sig install"}
 
 calibrate_cost() {
   build
-  [ $# -eq 1 ] || die "calibrate-cost wants one NR=N[,NR=N...]"
+  [ $# -eq 1 ] || [ $# -eq 2 ] || die "calibrate-cost wants NR=N[,NR=N...] and at most one baseline spec"
   spec=$1
-  # the baseline: every call of the spec at 0 (answered at once, cached)
-  zero=$(printf '%s\n' "$spec" | tr ',' '\n' | sed 's/=.*/=0/' | paste -sd, -)
+  # the baseline: the second spec, or every call of the first at 0 (answered at once, cached)
+  zero=${2:-$(printf '%s\n' "$spec" | tr ',' '\n' | sed 's/=.*/=0/' | paste -sd, -)}
   "$TAX" --cost "$spec" -- true || die "syscall_tax refused --cost $spec"
+  "$TAX" --cost "$zero" -- true || die "syscall_tax refused the baseline --cost $zero"
   echo "--cost $spec against --cost $zero, $ROUNDS rounds, $SAMPLES samples a process"
   echo "kernel $(uname -r), bpf_jit_enable=$(cat /proc/sys/net/core/bpf_jit_enable 2>/dev/null || echo unknown)"
   tmp=$(mktemp)
@@ -162,11 +166,7 @@ calibrate_cost() {
     echo "round $r done"
     r=$((r + 1))
   done
-  awk -F'|' '
-    function median(a, k,   i, j, x) {
-      for (i = 2; i <= k; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
-      return (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
-    }
+  awk -F'|' "$AWK_MEDIAN"'
     { if (!($1 in cnt)) order[++m] = $1; k = ++cnt[$1]; B[$1, k] = $2; T[$1, k] = $3; P[$1, k] = 100 * ($3 - $2) / $2 }
     END {
       printf "%-20s %12s %12s %9s %15s\n", "case", "baseline", "taxed", "added%", "paired range"
@@ -184,5 +184,5 @@ case $cmd in
   build) build ;;
   calibrate) calibrate "$@" ;;
   calibrate-cost) calibrate_cost "$@" ;;
-  *) echo "usage: $0 build | calibrate [N...] | calibrate-cost NR=N[,NR=N...]   (env: CASE OPS ROUNDS SAMPLES COST_CASES BIN CC)" >&2; exit 2 ;;
+  *) echo "usage: $0 build | calibrate [N...] | calibrate-cost NR=N[,NR=N...] [BASE]   (env: CASE OPS ROUNDS SAMPLES COST_CASES BIN CC)" >&2; exit 2 ;;
 esac
