@@ -317,7 +317,7 @@ test-mutants: unit-tests
 # recorded run (tests/validation/recorded_figures.py; 2 s: make test runs it
 # too, in tests/scripts/test_kb_validate.py); then the host drift scale's
 # measurement kept in tests/validation/data/host-scale, every comparison
-# redone and each figure held to its sentence (host_scale.py; about 3 min,
+# redone and each figure held to its sentence (host_scale.py; about 5 min,
 # so make test leaves it to this target).
 .PHONY: validate
 validate:

@@ -253,6 +253,34 @@ CLAIMS += [(f"per-call tax, A/A of the {side} runs, 2 v 2: {k}", w, v, v)
            for k, v in (("cases flagged", 0), ("memory shift", 1))]
 
 
+# the fresh series (fresh-*), judged with its own first two runs as history
+F = "fresh: "
+CLAIMS += [(f"{F}A/A pair {i}, 1 v 1, history: {k}", "1, 0 and 0 cases flagged. Pair 3-4 flags `lat_pipe rt @same`",
+            v, v) for i, v in ((1, 1), (2, 0), (3, 0)) for k in ("cases flagged", "headline cases flagged")]
+CLAIMS += [(f"{F}A/A pair {i}, 1 v 1, history: median mde (%)", "Median mde 10.4%, 12.0% and 6.4%",
+            v - 0.05, v + 0.05) for i, v in ((1, 10.4), (2, 12.0), (3, 6.4))]
+CLAIMS += [(f"{F}A/A pair {i}, 1 v 1, history: headline syscall mde (%)",
+            "headline system-call cells 8.5%, 8.2% and 2.5%", v - 0.05, v + 0.05)
+           for i, v in ((1, 8.5), (2, 8.2), (3, 2.5))]
+CLAIMS += [(f"{F}A/A split {i}, 3 v 3, history: cases flagged", "0, 0 and 0 cases, median mde 20.2%", 0, 0)
+           for i in (1, 2, 3)]
+CLAIMS += [(f"{F}A/A split {i}, 3 v 3, history: median mde (%)", "median mde 20.2%, 9.7% and 18.7%",
+            v - 0.05, v + 0.05) for i, v in ((1, 20.2), (2, 9.7), (3, 18.7))]
+CLAIMS += [(f"{F}getppid alone: lat_syscall null change (%)", "`lat_syscall null` 3.4% *faster* (mde 17.8%)",
+            3.35, 3.45),
+           (f"{F}getppid alone: lat_syscall null mde (%)", "(mde 17.8%)", 17.75, 17.85),
+           (f"{F}getppid alone: expected cases flagged slower", "not flagged, and nothing else flagged", 0, 0),
+           (f"{F}getppid alone: other cases flagged", "not flagged, and nothing else flagged", 0, 0),
+           (f"{F}per-call tax, round 1: expected cases flagged slower", "0 of 7 flagged", 0, 0),
+           (f"{F}per-call tax, round 1: memory-bound cases flagged", "no other case flagged", 0, 0),
+           (f"{F}per-call tax, round 1: other cases flagged", "no other case flagged", 0, 0)]
+CLAIMS += [(f"{F}per-call tax, round 1: {c} change (%)", f"{w} {-v:.1f}%", v - 0.05, v + 0.05)
+           for c, w, v in (("lat_syscall null", "null", -16.3), ("lat_syscall fstat", "fstat", -14.2),
+                           ("lat_syscall write", "write", -9.8), ("lat_syscall read", "read", -7.7),
+                           ("lat_sig install", "`lat_sig install`", -6.8), ("lat_syscall open", "open", -5.9),
+                           ("lat_syscall stat", "stat", -3.3))]
+
+
 def _series(run, label, history_pairs, splits, slowdowns, roles, prefix, figures, unmet):
     """One series of the recorded measurement: A/A pairs one run a side
     (with the history and with the prior alone), three-a-side splits and
@@ -284,36 +312,42 @@ def _series(run, label, history_pairs, splits, slowdowns, roles, prefix, figures
         if prefix + base not in roles:
             continue        # a series of A/A runs only
         base_runs, taxed = roles[prefix + base], roles[prefix + base.replace("base", "taxed")]
-        (c, (rows, flagged, head, mde, smde)), = run([",".join(base_runs[:n]), ",".join(taxed[:n])], slowdowns)
-        want = [x for x in rows if re.search(expect, x["case"])]
-        hit = [x for x in want if x["verdict"] == "significantly slower"]
-        bad = [x["case"] for x in flagged if x not in hit]
-        for x in want:
-            figures[f"{label}{role}: {x['case']} change (%)"] = x["change_pct"]
-            figures[f"{label}{role}: {x['case']} mde (%)"] = x["mde_pct"]
-        figures[f"{label}{role}: expected cases flagged slower"] = len(hit)
-        figures[f"{label}{role}: other cases flagged"] = len(bad)
-        print(f"{label}{role}, {n} v {n}: {len(hit)} of {len(want)} expected flagged slower; also flagged: {bad}")
+        key = f"{label}{role}"
+        c, want, hit, others = _slowdown(run, base_runs[:n], taxed[:n], slowdowns, expect, key, figures)
+        bad = [x["case"] for x in others]
+        figures[f"{key}: other cases flagged"] = len(bad)
+        print(f"{key}, {n} v {n}: {len(hit)} of {len(want)} expected flagged slower; also flagged: {bad}")
         if len(hit) < need or bad:
-            unmet.append(f"{label}{role}: {len(hit)} of {len(want)} flagged (need {need}), also {bad}")
+            unmet.append(f"{key}: {len(hit)} of {len(want)} flagged (need {need}), also {bad}")
 
 
-def _cost_series(run, history, roles, figures, unmet):
-    """The per-call tax (roles cost-base, cost-taxed: `syscall_tax --cost`,
-    about +12-22% on each system-call-bound case): its two rounds of two
-    runs a side, each judged with the history; at least 5 of the 7 cases
-    flagged slower, and no memory-bound case."""
-    base, taxed = roles["cost-base"], roles["cost-taxed"]
+def _slowdown(run, base_runs, taxed_runs, hist, expect, key, figures):
+    """A known slowdown judged: the base runs against the taxed ones (each
+    side pooled) with the history; records each expected case's change
+    and mde and how many of them were flagged slower under `key`; returns
+    the comparison, the expected rows, those flagged slower, and the other
+    flagged rows."""
+    (c, (rows, flagged, head, mde, smde)), = run([",".join(base_runs), ",".join(taxed_runs)], hist)
+    want = [x for x in rows if re.search(expect, x["case"])]
+    hit = [x for x in want if x["verdict"] == "significantly slower"]
+    for x in want:
+        figures[f"{key}: {x['case']} change (%)"] = x["change_pct"]
+        figures[f"{key}: {x['case']} mde (%)"] = x["mde_pct"]
+    figures[f"{key}: expected cases flagged slower"] = len(hit)
+    return c, want, hit, [x for x in flagged if x not in hit]
+
+
+def _cost_series(run, history, roles, figures, unmet, prefix="", label=""):
+    """The per-call tax (roles PREFIXcost-base, PREFIXcost-taxed: `syscall_tax
+    --cost`, about +12-22% on each system-call-bound case): its rounds of
+    two runs a side, each judged with the history; at least 5 of the 7
+    cases flagged slower, and no memory-bound case."""
+    base, taxed = roles[prefix + "cost-base"], roles[prefix + "cost-taxed"]
     for i in range(0, min(len(base), len(taxed)) - 1, 2):
-        key = f"per-call tax, round {i // 2 + 1}"
-        (c, (rows, flagged, head, mde, smde)), = run([",".join(base[i:i + 2]), ",".join(taxed[i:i + 2])], history)
-        want = [x for x in rows if re.search(SYSCALL, x["case"])]
-        hit = [x for x in want if x["verdict"] == "significantly slower"]
-        mem = [x["case"] for x in flagged if re.search(MEMORY, x["case"])]
-        other = [x["case"] for x in flagged if x not in hit and x["case"] not in mem]
-        for x in want:
-            figures[f"{key}: {x['case']} change (%)"] = x["change_pct"]
-        figures[f"{key}: expected cases flagged slower"] = len(hit)
+        key = f"{label}per-call tax, round {i // 2 + 1}"
+        c, want, hit, others = _slowdown(run, base[i:i + 2], taxed[i:i + 2], history, SYSCALL, key, figures)
+        mem = [x["case"] for x in others if re.search(MEMORY, x["case"])]
+        other = [x["case"] for x in others if x["case"] not in mem]
         figures[f"{key}: memory-bound cases flagged"] = len(mem)
         figures[f"{key}: other cases flagged"] = len(other)
         missed = [f"{x['case']} {x['change']}" for x in want if x not in hit]
@@ -327,7 +361,7 @@ def _cost_series(run, history, roles, figures, unmet):
     for side, runs in (("base", base), ("taxed", taxed)):
         if len(runs) < 4:
             continue
-        key = f"per-call tax, A/A of the {side} runs, 2 v 2"
+        key = f"{label}per-call tax, A/A of the {side} runs, 2 v 2"
         (c, (rows, flagged, head, mde, smde)), = run([",".join(runs[:2]), ",".join(runs[2:4])], history)
         figures[f"{key}: cases flagged"] = len(flagged)
         figures[f"{key}: memory shift"] = int(bool(c["memory_shift"]))
@@ -347,7 +381,10 @@ def recorded(check):
     would be) and, as a host with a long history, with all eight A/A runs
     of the first series; the held-out one (heldout-aa: A/A runs made after
     the rules were set on the first two) with the first series' history;
-    the per-call tax (cost-*) with that history too."""
+    the per-call tax (cost-*) with that history too; the fresh series
+    (fresh-*: two history runs, six A/A runs, both slowdowns, all made
+    with the final rules) with its own two history runs, as a new host
+    would be judged."""
     with tempfile.TemporaryDirectory(prefix="kbench-host-scale-") as t:
         tmp = Path(t)
         roles = _unpack(RECORDED, tmp)
@@ -369,6 +406,10 @@ def recorded(check):
                     unmet)
         if "cost-base" in roles:
             _cost_series(run, history, roles, figures, unmet)
+        if "fresh-history" in roles:
+            own = _link_runs(tmp, roles["fresh-history"], "fresh-history").parent.parent
+            _series(run, "fresh: ", (("history", own),), own, own, roles, "fresh-", figures, unmet)
+            _cost_series(run, own, roles, figures, unmet, "fresh-", "fresh: ")
     for u in unmet:
         print(f"CRITERION NOT MET: {u}")
     if not unmet:
