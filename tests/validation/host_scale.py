@@ -281,6 +281,28 @@ CLAIMS += [(f"{F}per-call tax, round 1: {c} change (%)", f"{w} {-v:.1f}%", v - 0
                            ("lat_syscall stat", "stat", -3.3))]
 
 
+# the run's CPU speed (_speed_series): the share of the drift it carries
+S = "speed, "
+CLAIMS += [(f"{S}{k} series, cpu: {m}", w, v - 0.05, v + 0.05)
+           for k, raw, norm in (("first", 5.0, 4.6), ("later", 5.2, 4.4), ("held-out", 1.8, 1.7), ("fresh", 7.1, 2.3))
+           for m, v, w in (("median sd between runs (%)", raw, f"| {raw:.1f}% | {norm:.1f}% |"),
+                           ("divided by speed (%)", norm, f"| {raw:.1f}% | {norm:.1f}% |"))]
+CLAIMS += [(f"{S}{k} series, cpu: cases narrowed (of 175)", f"| {v} of 175 |", v, v)
+           for k, v in (("first", 168), ("later", 153), ("held-out", 160), ("fresh", 174))]
+CLAIMS += [(f"{S}{k} series, memory: {m}", f"{raw:.1f}% to {norm:.1f}% ({w})", v - 0.05, v + 0.05)
+           for k, w, raw, norm in (("first", "first", 2.6, 2.8), ("later", "later", 3.5, 3.9),
+                                   ("held-out", "held out", 3.1, 2.8), ("fresh", "fresh", 7.1, 2.6))
+           for m, v in (("median sd between runs (%)", raw), ("divided by speed (%)", norm))]
+CLAIMS += [(f"{S}fresh per-call tax: {c} slower{m} (%)", f"{w} {v:.1f}%" if m else f"{v:.1f}%", v - 0.05, v + 0.05)
+           for c, w, norm, raw in (("lat_syscall null", "null", 25.4, 18.7), ("lat_syscall fstat", "fstat", 21.6, 15.1),
+                                   ("lat_syscall write", "write", 18.6, 12.2), ("lat_syscall read", "read", 14.7, 8.6),
+                                   ("lat_syscall open", "open", 13.3, 7.2), ("lat_sig install", "`lat_sig install`", 13.2, 7.2),
+                                   ("lat_syscall stat", "stat", 11.3, 5.4))
+           for m, v in ((", divided by speed", norm), ("", raw))]
+CLAIMS += [(f"{S}fresh getppid alone: lat_syscall null slower{m} (%)", w, v - 0.05, v + 0.05)
+           for m, v, w in ((", divided by speed", 4.0, "getppid alone 4.0%"), ("", 2.5, "(as measured 2.5%"))]
+
+
 def _series(run, label, history_pairs, splits, slowdowns, roles, prefix, figures, unmet):
     """One series of the recorded measurement: A/A pairs one run a side
     (with the history and with the prior alone), three-a-side splits and
@@ -410,6 +432,7 @@ def recorded(check):
             own = _link_runs(tmp, roles["fresh-history"], "fresh-history").parent.parent
             _series(run, "fresh: ", (("history", own),), own, own, roles, "fresh-", figures, unmet)
             _cost_series(run, own, roles, figures, unmet, "fresh-", "fresh: ")
+        _speed_series(roles, figures)
     for u in unmet:
         print(f"CRITERION NOT MET: {u}")
     if not unmet:
@@ -460,6 +483,83 @@ def pairs_of(runs, prior_path=None):
     return 0
 
 
+SPEED_CONTROLS = {"cpu": ("ctl_machine chain", "ctl_machine alu", "ctl_machine copy"),
+                  "memory": ("ctl_machine mem", "ctl_machine llc")}
+
+
+def _per_run(runs):
+    """Each run's own estimates {case: log time} (compare.run_estimates),
+    its speed per domain (the mean log time of that domain's controls; the
+    file-system-bound cases take the CPU's), and each case's domain."""
+    from kbench.model import compare, drift, load
+    loaded = load.load_runs([Path(r) for r in runs], load.Warnings())
+    opts = compare.Options(prior=drift.load_prior(None))
+    est = [{k: v[0] for k, v in compare.run_estimates(r, opts).items()} for r in loaded]
+    speeds = []
+    for e in est:
+        sp = {}
+        for d, names in SPEED_CONTROLS.items():
+            have = [e[n] for n in names if n in e]
+            sp[d] = statistics.mean(have) if have else math.nan     # runs made before a control lack it
+        sp["fs"] = sp["cpu"]
+        speeds.append(sp)
+    domains = {n: compare.domain_of(c) for r in loaded for n, c in r.cases.items() if not c.control}
+    return est, speeds, domains
+
+
+def speed_spread(runs):
+    """{domain: (cases, median between-run sd of the cases' run estimates,
+    the same with each run's estimate divided by its speed, cases whose sd
+    narrowed)} over runs of one kernel: how much of the drift between runs
+    the controls' speed carries."""
+    est, speeds, domains = _per_run(runs)
+    out = {}
+    for name, d in domains.items():
+        if not all(name in e for e in est) or any(math.isnan(sp[d]) for sp in speeds):
+            continue
+        raw = [e[name] for e in est]
+        norm = [x - sp[d] for x, sp in zip(raw, speeds)]
+        out.setdefault(d, []).append((statistics.stdev(raw), statistics.stdev(norm)))
+    return {d: (len(v), 100 * statistics.median(a for a, _ in v), 100 * statistics.median(b for _, b in v),
+                sum(b < a for a, b in v)) for d, v in out.items()}
+
+
+def speed_change(base, other, pattern):
+    """{case: (% slower, % slower divided by speed)} of the cases matching
+    pattern: the mean of the other side's run estimates against the base
+    side's, as they are and each divided by its run's speed."""
+    est, speeds, domains = _per_run(list(base) + list(other))
+    k = len(base)
+    out = {}
+    for name, d in sorted(domains.items()):
+        if not re.search(pattern, name) or not all(name in e for e in est):
+            continue
+        raw = [e[name] for e in est]
+        norm = [x - sp[d] for x, sp in zip(raw, speeds)]
+        out[name] = tuple(100 * (math.exp(statistics.mean(v[k:]) - statistics.mean(v[:k])) - 1) for v in (raw, norm))
+    return out
+
+
+def _speed_series(roles, figures):
+    """The run speed's share of the drift in each kept series of A/A runs,
+    and the fresh series' slowdowns as they are and divided by speed."""
+    for label, names in (("first series", ("aa",)), ("later series", ("later-aa",)),
+                         ("held-out series", ("heldout-aa",)), ("fresh series", ("fresh-history", "fresh-aa"))):
+        if not all(n in roles for n in names):
+            continue
+        for d, (n, raw, norm, better) in sorted(speed_spread([r for n in names for r in roles[n]]).items()):
+            figures[f"speed, {label}, {d}: median sd between runs (%)"] = raw
+            figures[f"speed, {label}, {d}: divided by speed (%)"] = norm
+            figures[f"speed, {label}, {d}: cases narrowed (of {n})"] = better
+    for label, base, pattern in (("getppid alone", "fresh-one-base", r"^lat_syscall null$"),
+                                 ("per-call tax", "fresh-cost-base", SYSCALL)):
+        if base not in roles:
+            continue
+        for case, (raw, norm) in speed_change(roles[base], roles[base.replace("base", "taxed")], pattern).items():
+            figures[f"speed, fresh {label}: {case} slower (%)"] = raw
+            figures[f"speed, fresh {label}: {case} slower, divided by speed (%)"] = norm
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--history", action="append", default=[], metavar="RUN",
@@ -467,6 +567,9 @@ def main(argv=None):
     ap.add_argument("--check", type=int, nargs="?", const=1, metavar="MAX_FLAGS")
     ap.add_argument("--pairs-of", nargs="+", metavar="RUN")
     ap.add_argument("--prior", metavar="FILE", help="with --pairs-of: this drift prior, not the built-in one")
+    ap.add_argument("--speed", nargs="+", metavar="RUN",
+                    help="runs of one kernel: the median spread of each domain's cases between the runs, as "
+                         "they are and divided by each run's speed (its controls)")
     sub = ap.add_subparsers(dest="mode")
     p = sub.add_parser("aa")
     p.add_argument("runs", nargs="+")
@@ -483,6 +586,13 @@ def main(argv=None):
         return recorded(args.check is not None)
     if args.pairs_of:
         return pairs_of(args.pairs_of, args.prior)
+    if args.speed:
+        if len(args.speed) < 2:
+            ap.error("--speed needs two runs or more of one kernel")
+        for d, (n, raw, norm, better) in sorted(speed_spread(args.speed).items()):
+            print(f"{d}: {n} cases; median sd between runs {raw:.2f}%, divided by speed {norm:.2f}%; "
+                  f"narrower in {better}")
+        return 0
     if not args.mode or len(args.runs) % 2:
         ap.error("give a mode (aa or tax) and pairs of runs")
     if len(args.history) == 1:

@@ -1,0 +1,66 @@
+"""tests/validation/host_scale.py --speed: each run's speed from its
+control cases, and how much of the drift between runs it carries, on
+fixture runs whose every case moves with the machine."""
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "tests" / "validation" / "host_scale.py"
+
+
+@pytest.fixture
+def host_scale():
+    sys.path.insert(0, str(SCRIPT.parent))
+    import host_scale as hs
+    yield hs
+    sys.path.remove(str(SCRIPT.parent))
+
+
+def _runs(gen, root, speeds, kernel="6.1.0-a", seed=10, slower=None):
+    """Runs whose cases and CPU controls all take each speed; slower:
+    {regex: factor} on top, for every run (make_run multiplies the
+    factors of every pattern a case matches)."""
+    out = []
+    for i, f in enumerate(speeds):
+        scale = {r".": f, **(slower or {})}
+        d = gen.make_run(root, kernel=kernel, seed=seed + i, reps=6, cases="medium", scale=scale)
+        for k, v in enumerate(("chain", "alu", "copy")):
+            gen.add_control(d, f, seed=seed + 50 + 3 * i + k, variant=v)
+        out.append(str(d))
+    return out
+
+
+def test_the_speed_takes_the_machines_drift_out_of_the_spread(host_scale, gen, tmp_path):
+    runs = _runs(gen, tmp_path, [1.0, 1.25, 0.85])
+    spread = host_scale.speed_spread(runs)
+    n, raw, norm, narrower = spread["cpu"]
+    assert n > 10 and narrower == n
+    assert raw > 10 and norm < raw / 4          # ln 1.25 vs ln 0.85: an sd of about 19% before
+
+
+def test_a_slowdown_reads_true_across_the_machines_drift(host_scale, gen, tmp_path):
+    base = _runs(gen, tmp_path / "a", [1.0, 1.2], seed=10)
+    other = _runs(gen, tmp_path / "b", [0.85, 0.9], seed=30, slower={r"^lat_syscall null$": 1.10})
+    got = host_scale.speed_change(base, other, r"^lat_syscall null$")
+    raw, norm = got["lat_syscall null"]
+    assert raw < 0                               # the faster machine hides it as measured
+    assert norm == pytest.approx(10.0, abs=2.0)  # divided by speed: the 10% put in
+
+
+def test_speed_cli_prints_each_domain_and_refuses_one_run(gen, tmp_path):
+    runs = _runs(gen, tmp_path, [1.0, 1.1])
+    p = subprocess.run([sys.executable, str(SCRIPT), "--speed", *runs], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("cpu: ") and "divided by speed" in p.stdout
+    p = subprocess.run([sys.executable, str(SCRIPT), "--speed", runs[0]], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and "two runs or more" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_a_run_without_controls_has_no_speed(host_scale, gen, tmp_path):
+    runs = [str(gen.make_run(tmp_path, seed=70 + i, reps=6, cases="medium")) for i in range(2)]
+    assert host_scale.speed_spread(runs) == {}
+    assert math.isnan(host_scale._per_run(runs)[1][0]["cpu"])
