@@ -23,6 +23,13 @@ headline system-call cells (lat_syscall), the machine and memory shifts.
       domain (the spread between pairs is drift.MOMENT_SD's evidence), and
       how far the memory controls moved in each pair.
 
+  host_scale.py --speed R1 R2 [...]
+      runs of one kernel: each domain's median spread between the runs,
+      as measured and divided by each run's speed (its controls).
+  host_scale.py --recorded --by-speed
+      a trial: the kept runs' CPU-bound samples rewritten in units of
+      their run's CPU speed, then every comparison of --recorded.
+
 --check MAX_FLAGS (aa): exit 1 when a pair flags more cases than that or
 any headline case.  --recorded [--check]: the kept measurement, each
 criterion said met or not; with --check exit 1 when a figure leaves the
@@ -391,7 +398,33 @@ def _cost_series(run, history, roles, figures, unmet, prefix="", label=""):
               flush=True)
 
 
-def recorded(check):
+def by_speed(run_dir):
+    """Rewrite a run directory's CPU-bound samples (the cases, controls
+    among them, whose binary declares the cpu domain) in units of the run's
+    CPU speed: each time divided by exp(the run's speed), so that a
+    comparison of the rewritten runs judges every CPU-bound case relative
+    to the machine's speed in its run.  The memory- and file-system-bound
+    cases and the memory controls stay as measured.  A trial of the model
+    change `_speed_series` measures the case for, made on the data."""
+    _, speeds, domains = _per_run([run_dir])
+    if math.isnan(speeds[0]["cpu"]):
+        return          # no CPU control: left as measured
+    div = math.exp(speeds[0]["cpu"])
+    path = Path(run_dir)
+    cpu = {n for n, d in domains.items() if d == "cpu"} | set(SPEED_CONTROLS["cpu"])
+    out = []
+    for line in (path / "samples.jsonl").read_text().splitlines():
+        if not line.strip():
+            continue
+        x = json.loads(line)
+        if x.get("case") in cpu and x.get("ns_per_op") is not None:
+            x["ns_per_op"] /= div
+            x["elapsed_ns"] = int(round(x["elapsed_ns"] / div))
+        out.append(json.dumps(x))
+    (path / "samples.jsonl").write_text("\n".join(out) + "\n")
+
+
+def recorded(check, speed=False):
     """Every comparison of the recorded measurement, judged by the issue's
     criteria (printed: CRITERION MET / NOT MET); with --check, exit 1 when
     a figure strays from the bounds of the README sentence quoting it.
@@ -410,6 +443,10 @@ def recorded(check):
     with tempfile.TemporaryDirectory(prefix="kbench-host-scale-") as t:
         tmp = Path(t)
         roles = _unpack(RECORDED, tmp)
+        if speed:
+            for runs in roles.values():
+                for r in runs:
+                    by_speed(r)
         first = roles["aa"]
         history = _link_runs(tmp, first[:2], "history").parent.parent
         unmet, figures = [], _Printed()
@@ -432,7 +469,8 @@ def recorded(check):
             own = _link_runs(tmp, roles["fresh-history"], "fresh-history").parent.parent
             _series(run, "fresh: ", (("history", own),), own, own, roles, "fresh-", figures, unmet)
             _cost_series(run, own, roles, figures, unmet, "fresh-", "fresh: ")
-        _speed_series(roles, figures)
+        if not speed:
+            _speed_series(roles, figures)
     for u in unmet:
         print(f"CRITERION NOT MET: {u}")
     if not unmet:
@@ -567,6 +605,9 @@ def main(argv=None):
     ap.add_argument("--check", type=int, nargs="?", const=1, metavar="MAX_FLAGS")
     ap.add_argument("--pairs-of", nargs="+", metavar="RUN")
     ap.add_argument("--prior", metavar="FILE", help="with --pairs-of: this drift prior, not the built-in one")
+    ap.add_argument("--by-speed", action="store_true",
+                    help="with --recorded: every CPU-bound case judged relative to its run's CPU speed (the "
+                         "samples rewritten in units of the CPU controls; a trial, without --check)")
     ap.add_argument("--speed", nargs="+", metavar="RUN",
                     help="runs of one kernel: the median spread of each domain's cases between the runs, as "
                          "they are and divided by each run's speed (its controls)")
@@ -583,7 +624,9 @@ def main(argv=None):
                          "validate)")
     args = ap.parse_args(argv)
     if args.recorded:
-        return recorded(args.check is not None)
+        if args.by_speed and args.check is not None:
+            ap.error("--by-speed is a trial: its figures are not the README's, so it takes no --check")
+        return recorded(args.check is not None, args.by_speed)
     if args.pairs_of:
         return pairs_of(args.pairs_of, args.prior)
     if args.speed:
