@@ -58,6 +58,10 @@ def test_speed_cli_prints_each_domain_and_refuses_one_run(gen, tmp_path):
     assert p.stdout.startswith("cpu: ") and "divided by speed" in p.stdout
     p = subprocess.run([sys.executable, str(SCRIPT), "--speed", runs[0]], capture_output=True, text=True, timeout=60)
     assert p.returncode == 2 and "two runs or more" in p.stderr and "Traceback" not in p.stderr
+    for args, words in ((["--by-speed", "--speed", *runs], "goes with --recorded"),
+                        (["--recorded", "--by-speed", "--check"], "takes no --check")):
+        p = subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=60)
+        assert p.returncode == 2 and words in p.stderr, p.stderr
 
 
 def test_a_run_without_controls_has_no_speed(host_scale, gen, tmp_path):

@@ -2,6 +2,7 @@
 validation measures kbench's sensitivity with: its options, its exit codes
 and the filters it installs.  What a filter costs is measured by
 tests/validation/syscall_tax.sh calibrate and calibrate-cost, not here."""
+import os
 import subprocess
 
 import pytest
@@ -81,7 +82,6 @@ def test_a_cost_filter_allows_every_call(tax, tmp_path):
 
 
 def _calibrate(root, bin_dir, *args, **env):
-    import os
     e = dict(os.environ, BIN=str(bin_dir), ROUNDS="2", SAMPLES="1", **env)
     return subprocess.run(["sh", str(root / "tests" / "validation" / "syscall_tax.sh"), *args],
                           capture_output=True, text=True, timeout=300, env=e)

@@ -627,6 +627,8 @@ def main(argv=None):
         if args.by_speed and args.check is not None:
             ap.error("--by-speed is a trial: its figures are not the README's, so it takes no --check")
         return recorded(args.check is not None, args.by_speed)
+    if args.by_speed:
+        ap.error("--by-speed goes with --recorded")
     if args.pairs_of:
         return pairs_of(args.pairs_of, args.prior)
     if args.speed:
