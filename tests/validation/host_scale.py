@@ -491,6 +491,12 @@ def recorded(check, speed=False):
     return 1 if failures else 0
 
 
+# the control cases that give a run's speed per domain (_per_run), and the
+# memory controls whose moves pairs_of prints
+SPEED_CONTROLS = {"cpu": ("ctl_machine chain", "ctl_machine alu", "ctl_machine copy"),
+                  "memory": ("ctl_machine mem", "ctl_machine llc")}
+
+
 def pairs_of(runs, prior_path=None):
     """The factor each pair of the runs (one kernel) fits per domain, its
     log-sd between pairs, and how far the memory controls moved in each
@@ -507,7 +513,7 @@ def pairs_of(runs, prior_path=None):
             print(f"runs {x + 1},{y + 1} {d}: fit {s.fit:.2f}, factor {s.factor:.2f}, df {s.df:.1f}, "
                   f"{s.cases} cases")
         moved = []
-        for name in ("ctl_machine mem", "ctl_machine llc"):
+        for name in SPEED_CONTROLS["memory"]:
             a, b = est[x].get(name), est[y].get(name)
             if a and b:
                 ratio = math.exp(b[0] - a[0])
@@ -519,10 +525,6 @@ def pairs_of(runs, prior_path=None):
             logs = [math.log(v) for v in f if v > 0]
             print(f"{d}: log-sd of the fit between pairs {statistics.stdev(logs):.2f} over {len(logs)} pairs")
     return 0
-
-
-SPEED_CONTROLS = {"cpu": ("ctl_machine chain", "ctl_machine alu", "ctl_machine copy"),
-                  "memory": ("ctl_machine mem", "ctl_machine llc")}
 
 
 def _per_run(runs):
