@@ -17,8 +17,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .deps import missing_dependency
-from .model import compare, defaults, drift, explain, history, load, prior, scaling, tables as tables_mod
-from .model import groups as groups_mod, series as series_mod
+from .model import compare, defaults, drift, explain, groups as groups_mod, history, load, prior, scaling
+from .model import series as series_mod, tables as tables_mod
 from .views import compare_text, explain_text, export, html, scaling_text, series_text, summary_text, trends
 from .views.strips import strip_figures
 
@@ -143,6 +143,8 @@ def _add_prior_options(ap):
                          "(too narrow on a machine that drifts)")
     ap.add_argument("--no-host-scale", action="store_true",
                     help="the prior as it is, not scaled by how far this host's runs drift against it")
+    ap.add_argument("--as-measured", action="store_true",
+                    help="CPU-bound cases as measured, not relative to each run's CPU speed (its CPU controls)")
 
 
 def _prior(a):
@@ -161,9 +163,9 @@ def _prior(a):
 
 
 def _options(a):
-    return compare.Options(min_effect=a.min_effect, n_boot=a.boot, seed=a.seed, min_reps=a.min_reps,
-                   adjust=not a.no_adjust, estimator=a.estimator, shift_threshold=a.shift_threshold,
-                   prior=_prior(a), host_scale=not a.no_host_scale, families=a.families, alone=not a.flag_alone)
+    return compare.Options(min_effect=a.min_effect, n_boot=a.boot, seed=a.seed, min_reps=a.min_reps, adjust=not a.no_adjust,
+                           estimator=a.estimator, shift_threshold=a.shift_threshold, prior=_prior(a), alone=not a.flag_alone,
+                           host_scale=not a.no_host_scale, families=a.families, relative=not a.as_measured)
 
 
 def _open_out(path):
@@ -222,8 +224,9 @@ def _summarize(argv):
     runs = load.load_runs([_resolve(d, a.results) for d in a.dirs], _warn)
     if not runs:
         raise Failure("no usable run found in " + ", ".join(a.dirs))
+    opts = compare.Options(estimator=a.estimator, prior=_prior(a), host_scale=not a.no_host_scale,
+                           relative=not a.as_measured)
     if a.series or a.order:
-        opts = compare.Options(estimator=a.estimator, prior=_prior(a), host_scale=not a.no_host_scale)
         groups = groups_mod.drop_quick_groups(groups_mod.group_runs(runs, _warn), _warn)
         opts.run_noise = _measured_run_noise(runs, a, opts)
         return _print_series(groups, a, opts)
@@ -237,8 +240,7 @@ def _summarize(argv):
             groups.append(g)
     else:
         groups = groups_mod.group_runs(runs, _warn)
-    noise = _measured_run_noise(runs, a, compare.Options(estimator=a.estimator, prior=_prior(a),
-                                                         host_scale=not a.no_host_scale))
+    noise = _measured_run_noise(runs, a, opts)
     print("\n\n".join(_quick_prefix(g) + summary_text.format_group(g, a.estimator, a.cases, noise) for g in groups))
     _write_csv(a.csv, lambda gs, f: summary_text.write_csv(gs, f, noise), groups)
     return 0

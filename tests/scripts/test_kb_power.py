@@ -146,15 +146,19 @@ def _run(run_id, rng, factor, reps=12):
     return run
 
 
-def _report(fa, fb, seed=1):
+def _report(fa, fb, seed=1, **kw):
     rng = np.random.default_rng(seed)
     a = compare.Side("A", [_run("a", rng, fa)])
     b = compare.Side("B", [_run("b", rng, fb)])
-    return compare.run_compare(a, b, compare.Options(n_boot=300))
+    return compare.run_compare(a, b, compare.Options(n_boot=300, **kw))
 
+
+# The machine shift of the controls' 5% (--shift-threshold) judged as
+# measured (--as-measured); judged relative to the run's CPU speed (the
+# default) a shift takes a step of 10% (test_kb_speed.py).
 
 def test_uniform_shift_of_everything_is_a_machine_shift():
-    rep = _report(lambda n: 1.0, lambda n: 1.09)
+    rep = _report(lambda n: 1.0, lambda n: 1.09, relative=False)
     assert rep.shift is not None and rep.shift.shifted
     assert rep.shift.ratio == pytest.approx(1.09, rel=0.02)
     assert {r.case for r in rep.shift.rows} == set(CONTROLS)
@@ -169,7 +173,7 @@ def test_uniform_shift_of_everything_is_a_machine_shift():
 def test_a_machine_that_got_faster_is_a_machine_shift():
     """A shift either way is the machine's: every case 9% faster on B,
     controls included, is not a faster kernel."""
-    rep = _report(lambda n: 1.0, lambda n: 1 / 1.09)
+    rep = _report(lambda n: 1.0, lambda n: 1 / 1.09, relative=False)
     assert rep.shift is not None and rep.shift.shifted
     assert rep.shift.ratio == pytest.approx(1 / 1.09, rel=0.02)
     assert all(r.cmp.verdict == S.FASTER for r in rep.shift.rows)
@@ -188,7 +192,7 @@ def test_shift_threshold_decides_what_counts_as_a_shift(factor):
         rng = np.random.default_rng(1)
         a = compare.Side("A", [_run("a", rng, lambda n: 1.0)])
         b = compare.Side("B", [_run("b", rng, lambda n: factor)])
-        return compare.run_compare(a, b, compare.Options(n_boot=300, shift_threshold=threshold))
+        return compare.run_compare(a, b, compare.Options(n_boot=300, shift_threshold=threshold, relative=False))
     at5, at15, at8 = report(0.05), report(0.15), report(0.08)
     assert at5.shift.shifted and at8.shift.shifted and not at15.shift.shifted
     assert all(r.cmp.verdict == S.MACHINE for r in at5.rows)
@@ -207,7 +211,24 @@ def test_shift_of_syscall_cases_only_is_a_kernel_change():
     assert verdicts["bw_mem rd size_kb=64"] in (S.SAME, S.INCONCLUSIVE)
     assert verdicts["lat_mem_rd random size_kb=1"] in (S.SAME, S.INCONCLUSIVE)
     text = compare_text.format_report(rep)
+    assert "Machine speed: the CPU controls ran at the same speed during B as during A" in text
+    assert "MACHINE SHIFT" not in text and "MACHINE MOVED" not in text
+    text = compare_text.format_report(_report(lambda n: 1.0, lambda n: 1.2 if n.startswith("lat_syscall") else 1.0,
+                                              relative=False))
     assert "Machine check: the control cases did not move" in text and "MACHINE SHIFT" not in text
+
+
+def test_a_uniform_move_under_the_step_judges_the_cpu_bound_cases_relative():
+    """Every case 9% slower on B, controls included: judged relative to the
+    run's CPU speed, the CPU-bound cases did not change, and the
+    memory-bound ones (which do not follow the CPU's speed) are not judged."""
+    rep = _report(lambda n: 1.0, lambda n: 1.09)
+    assert not rep.shift.shifted and rep.shift.cpu_moved
+    verdicts = {r.case: r.cmp.verdict for r in rep.rows}
+    assert verdicts["lat_syscall null"] == S.SAME and verdicts["lat_syscall stat"] == S.SAME
+    assert verdicts["bw_mem rd size_kb=64"] == S.MACHINE and verdicts["lat_mem_rd random size_kb=1"] == S.MACHINE
+    text = compare_text.format_report(rep)
+    assert "the CPU controls ran 9.0% slower during B than during A" in text and "WARNING: MACHINE MOVED" in text
 
 
 def test_aa_with_controls_has_no_warning_and_no_verdict():

@@ -58,28 +58,9 @@ def test_speed_cli_prints_each_domain_and_refuses_one_run(gen, tmp_path):
     assert p.stdout.startswith("cpu: ") and "divided by speed" in p.stdout
     p = subprocess.run([sys.executable, str(SCRIPT), "--speed", runs[0]], capture_output=True, text=True, timeout=60)
     assert p.returncode == 2 and "two runs or more" in p.stderr and "Traceback" not in p.stderr
-    for args, words in ((["--by-speed", "--speed", *runs], "goes with --recorded"),
-                        (["--recorded", "--by-speed", "--check"], "takes no --check")):
-        p = subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=60)
-        assert p.returncode == 2 and words in p.stderr, p.stderr
 
 
 def test_a_run_without_controls_has_no_speed(host_scale, gen, tmp_path):
     runs = [str(gen.make_run(tmp_path, seed=70 + i, reps=6, cases="medium")) for i in range(2)]
     assert host_scale.speed_spread(runs) == {}
     assert math.isnan(host_scale._per_run(runs)[1][0]["cpu"])
-
-
-def test_by_speed_rewrites_the_cpu_bound_samples_in_units_of_the_speed(host_scale, gen, tmp_path):
-    """--recorded --by-speed's rewrite: after it, two runs 25% apart in
-    speed no longer differ; a run without controls is left as measured."""
-    runs = _runs(gen, tmp_path, [1.0, 1.25])
-    assert host_scale.speed_spread(runs)["cpu"][1] > 10
-    for r in runs:
-        host_scale.by_speed(r)
-    n, raw, norm, _ = host_scale.speed_spread(runs)["cpu"]
-    assert raw < 2 and n > 10
-    bare = gen.make_run(tmp_path / "bare", seed=90, reps=6, cases="medium")
-    before = (bare / "samples.jsonl").read_text()
-    host_scale.by_speed(str(bare))
-    assert (bare / "samples.jsonl").read_text() == before

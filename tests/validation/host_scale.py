@@ -26,10 +26,9 @@ headline system-call cells (lat_syscall), the machine and memory shifts.
   host_scale.py --speed R1 R2 [...]
       runs of one kernel: each domain's median spread between the runs,
       as measured and divided by each run's speed (its controls).
-  host_scale.py --recorded --by-speed
-      a trial: the kept runs' CPU-bound samples rewritten in units of
-      their run's CPU speed, then every comparison of --recorded.
 
+--as-measured: every comparison made with compare --as-measured (the
+CPU-bound cases as measured, not relative to each run's CPU speed).
 --check MAX_FLAGS (aa): exit 1 when a pair flags more cases than that or
 any headline case.  --recorded [--check]: the kept measurement, each
 criterion said met or not; with --check exit 1 when a figure leaves the
@@ -67,6 +66,9 @@ def _link_runs(top, runs, name):
 
 
 def _compare(base, other, history, tmp, extra=()):
+    """compare's JSON of two kernel directories (with the history, or the
+    built-in prior alone) and its host-scale line; extra: more arguments
+    (--as-measured)."""
     out = tmp / "c.json"
     cmd = [sys.executable, str(ROOT / "scripts" / "compare"), "--no-history",
            *(["--history", str(history)] if history else []), str(base), str(other), "--json", str(out), *extra]
@@ -93,7 +95,8 @@ def _pairs(args, tmp, history):
     comparison's JSON, its scale line, _summary of it)."""
     for i in range(0, len(args.runs), 2):
         a, b = args.runs[i].split(","), args.runs[i + 1].split(",")
-        c, scale = _compare(_link_runs(tmp, a, f"a{i}"), _link_runs(tmp, b, f"b{i}"), history, tmp)
+        c, scale = _compare(_link_runs(tmp, a, f"a{i}"), _link_runs(tmp, b, f"b{i}"), history, tmp,
+                            ["--as-measured"] if args.as_measured else [])
         yield a, b, c, scale, _summary(c)
 
 
@@ -168,80 +171,83 @@ class _Printed(dict):
 # The figures tests/validation/README.md ("Host drift scale") quotes from the
 # recorded measurement: (figure, the words that quote it, low, high). With
 # --recorded --check (make validate) each must fall in its bounds and its
-# words must still be in the README.
+# words must still be in the README.  MEASURED: the figures of the sections
+# written before the CPU-bound cases were judged relative to the run's
+# speed, every comparison made --as-measured (--recorded --as-measured
+# --check); CLAIMS, after them: compare's default.
 README = Path(__file__).resolve().parent / "README.md"
-CLAIMS = [(f"A/A pair {i}, 1 v 1, history: cases flagged", "With the history, 0, 2 and 0 cases were flagged", v, v)
+MEASURED = [(f"A/A pair {i}, 1 v 1, history: cases flagged", "With the history, 0, 2 and 0 cases were flagged", v, v)
           for i, v in ((1, 0), (2, 2), (3, 0))]
-CLAIMS += [(f"A/A pair {i}, 1 v 1, history: headline cases flagged", "(a headline cell, 3.4% faster)", v, v)
+MEASURED += [(f"A/A pair {i}, 1 v 1, history: headline cases flagged", "(a headline cell, 3.4% faster)", v, v)
            for i, v in ((1, 0), (2, 1), (3, 0))]
-CLAIMS += [(f"A/A pair {i}, 1 v 1, history: median mde (%)", "The median mde was 16.2%, 10.7% and 11.5%",
+MEASURED += [(f"A/A pair {i}, 1 v 1, history: median mde (%)", "The median mde was 16.2%, 10.7% and 11.5%",
             v - 0.05, v + 0.05) for i, v in ((1, 16.2), (2, 10.7), (3, 11.5))]
-CLAIMS += [(f"A/A pair {i}, 1 v 1, history: headline syscall mde (%)",
+MEASURED += [(f"A/A pair {i}, 1 v 1, history: headline syscall mde (%)",
             "on the headline system-call cells it was 9.3%, 5.5% and 5.6%", v - 0.05, v + 0.05)
            for i, v in ((1, 9.3), (2, 5.5), (3, 5.6))]
-CLAIMS += [(f"A/A pair {i}, 1 v 1, prior alone: cases flagged",
+MEASURED += [(f"A/A pair {i}, 1 v 1, prior alone: cases flagged",
             "the same pairs flagged 1 (`lat_pipe rt @same` 33.6% slower, a headline cell), 0 and 0 cases", v, v)
            for i, v in ((1, 1), (2, 0), (3, 0))]
-CLAIMS += [(f"A/A pair {i}, 1 v 1, prior alone: median mde (%)", "a median mde of 35.3%, 28.6% and 30.7%",
+MEASURED += [(f"A/A pair {i}, 1 v 1, prior alone: median mde (%)", "a median mde of 35.3%, 28.6% and 30.7%",
             v - 0.05, v + 0.05) for i, v in ((1, 35.3), (2, 28.6), (3, 30.7))]
-CLAIMS += [(f"A/A split {i}, 3 v 3, history: cases flagged", "1, 0 and 2 cases flagged", v, v)
+MEASURED += [(f"A/A split {i}, 3 v 3, history: cases flagged", "1, 0 and 2 cases flagged", v, v)
            for i, v in ((1, 1), (2, 0), (3, 2))]
-CLAIMS += [(f"A/A split {i}, 3 v 3, history: median mde (%)", "a median mde of 7.0-7.4%", 6.95, 7.45)
+MEASURED += [(f"A/A split {i}, 3 v 3, history: median mde (%)", "a median mde of 7.0-7.4%", 6.95, 7.45)
            for i in (1, 2, 3)]
-CLAIMS += [("getppid alone: lat_syscall null change (%)", "`lat_syscall null` 5.7% slower", -5.75, -5.65),
+MEASURED += [("getppid alone: lat_syscall null change (%)", "`lat_syscall null` 5.7% slower", -5.75, -5.65),
            ("getppid alone: expected cases flagged slower", "flagged, and nothing else flagged", 1, 1),
            ("getppid alone: other cases flagged", "flagged, and nothing else flagged", 0, 0),
            ("every syscall: expected cases flagged slower", "5 of the 7 system-call-bound cases flagged slower", 5, 5),
            ("every syscall: other cases flagged", "and no other case", 0, 0)]
-CLAIMS += [(f"every syscall: lat_syscall {c} change (%)", f"{w} {-v:.1f}%", v - 0.05, v + 0.05)
+MEASURED += [(f"every syscall: lat_syscall {c} change (%)", f"{w} {-v:.1f}%", v - 0.05, v + 0.05)
            for c, w, v in (("null", "null", -13.7), ("write", "write", -13.4), ("read", "read", -9.3),
                            ("fstat", "fstat", -6.0))]
 
 # the later series (judged with the first series' runs 1-2 as history, and
 # with all eight of its A/A runs)
 L = "later: "
-CLAIMS += [(f"{L}A/A pair {i}, 1 v 1, {h}: cases flagged", w, 0, 0)
+MEASURED += [(f"{L}A/A pair {i}, 1 v 1, {h}: cases flagged", w, 0, 0)
            for i in (1, 2, 3) for h, w in (("history", "flagged 0, 0 and 0 cases"),
                                            ("eight-run history", "the eight-run history, 0, 0 and 0"))]
-CLAIMS += [(f"{L}A/A pair {i}, 1 v 1, history: median mde (%)", "median mde 19.2%, 23.1% and 26.3%",
+MEASURED += [(f"{L}A/A pair {i}, 1 v 1, history: median mde (%)", "median mde 19.2%, 23.1% and 26.3%",
             v - 0.05, v + 0.05) for i, v in ((1, 19.2), (2, 23.1), (3, 26.3))]
-CLAIMS += [(f"{L}A/A pair {i}, 1 v 1, history: headline syscall mde (%)",
+MEASURED += [(f"{L}A/A pair {i}, 1 v 1, history: headline syscall mde (%)",
             "headline system-call cells 6.8%, 21.5% and 7.8%", v - 0.05, v + 0.05)
            for i, v in ((1, 6.8), (2, 21.5), (3, 7.8))]
-CLAIMS += [(f"{L}A/A pair {i}, 1 v 1, eight-run history: median mde (%)", "median mde 29.2%, 34.4% and 35.0%",
+MEASURED += [(f"{L}A/A pair {i}, 1 v 1, eight-run history: median mde (%)", "median mde 29.2%, 34.4% and 35.0%",
             v - 0.05, v + 0.05) for i, v in ((1, 29.2), (2, 34.4), (3, 35.0))]
-CLAIMS += [(f"{L}A/A split {i}, 3 v 3, history: cases flagged", "three runs a side: 0, 0 and 0 cases", 0, 0)
+MEASURED += [(f"{L}A/A split {i}, 3 v 3, history: cases flagged", "three runs a side: 0, 0 and 0 cases", 0, 0)
            for i in (1, 2, 3)]
-CLAIMS += [(f"{L}A/A split {i}, 3 v 3, history: median mde (%)", "median mde 10.1-11.5%", 10.05, 11.55)
+MEASURED += [(f"{L}A/A split {i}, 3 v 3, history: median mde (%)", "median mde 10.1-11.5%", 10.05, 11.55)
            for i in (1, 2, 3)]
-CLAIMS += [(f"{L}getppid alone: lat_syscall null change (%)", "`lat_syscall null` 6.6% slower (mde 4.2%)",
+MEASURED += [(f"{L}getppid alone: lat_syscall null change (%)", "`lat_syscall null` 6.6% slower (mde 4.2%)",
             -6.65, -6.55),
            (f"{L}getppid alone: expected cases flagged slower", "6.6% slower (mde 4.2%), flagged", 1, 1),
            (f"{L}getppid alone: other cases flagged", "6.6% slower (mde 4.2%), flagged, nothing else", 0, 0),
            (f"{L}every syscall: expected cases flagged slower", "4 of the 7 flagged", 4, 4),
            (f"{L}every syscall: other cases flagged", "4 of the 7 flagged, and nothing else", 0, 0)]
-CLAIMS += [(f"{L}every syscall: lat_{c} change (%)", f"{w} {-v:.1f}%", v - 0.05, v + 0.05)
+MEASURED += [(f"{L}every syscall: lat_{c} change (%)", f"{w} {-v:.1f}%", v - 0.05, v + 0.05)
            for c, w, v in (("syscall null", "null", -10.3), ("syscall read", "read", -8.7),
                            ("syscall write", "write", -11.5), ("sig install", "`lat_sig install`", -5.8))]
 
 # the held-out series (A/A runs made after the floor and the modes rule were set)
 O = "held out: "
-CLAIMS += [(f"{O}A/A pair {i}, 1 v 1, history: {k}", "one run a side: 0, 0 and 0 cases flagged, none a headline",
+MEASURED += [(f"{O}A/A pair {i}, 1 v 1, history: {k}", "one run a side: 0, 0 and 0 cases flagged, none a headline",
             0, 0) for i in (1, 2, 3) for k in ("cases flagged", "headline cases flagged")]
-CLAIMS += [(f"{O}A/A pair {i}, 1 v 1, history: median mde (%)", "median mde 9.3%, 12.2% and 13.4%",
+MEASURED += [(f"{O}A/A pair {i}, 1 v 1, history: median mde (%)", "median mde 9.3%, 12.2% and 13.4%",
             v - 0.05, v + 0.05) for i, v in ((1, 9.3), (2, 12.2), (3, 13.4))]
-CLAIMS += [(f"{O}A/A pair {i}, 1 v 1, history: headline syscall mde (%)",
+MEASURED += [(f"{O}A/A pair {i}, 1 v 1, history: headline syscall mde (%)",
             "headline system-call cells 4.8%, 5.9% and 5.0%", v - 0.05, v + 0.05)
            for i, v in ((1, 4.8), (2, 5.9), (3, 5.0))]
-CLAIMS += [(f"{O}A/A split {i}, 3 v 3, history: cases flagged", "Three a side: 0, 3 and 0 cases", v, v)
+MEASURED += [(f"{O}A/A split {i}, 3 v 3, history: cases flagged", "Three a side: 0, 3 and 0 cases", v, v)
            for i, v in ((1, 0), (2, 3), (3, 0))]
-CLAIMS += [(f"{O}A/A split {i}, 3 v 3, history: median mde (%)", "median mde 4.9-5.4%", 4.85, 5.45)
+MEASURED += [(f"{O}A/A split {i}, 3 v 3, history: median mde (%)", "median mde 4.9-5.4%", 4.85, 5.45)
            for i in (1, 2, 3)]
 
 
 # the per-call tax (roles cost-*), two rounds of two runs a side
 C = "per-call tax, round "
-CLAIMS += [(f"{C}{r}: {c} change (%)", w, v - 0.05, v + 0.05) for r, c, w, v in (
+MEASURED += [(f"{C}{r}: {c} change (%)", w, v - 0.05, v + 0.05) for r, c, w, v in (
     (1, "lat_syscall null", "null 27.9%", -27.9), (1, "lat_syscall read", "read 13.6%", -13.6),
     (1, "lat_syscall write", "write 18.5%", -18.5), (1, "lat_syscall stat", "stat 11.9%", -11.9),
     (1, "lat_syscall fstat", "fstat 21.3%", -21.3), (1, "lat_syscall open", "open 16.2%", -16.2),
@@ -250,30 +256,30 @@ CLAIMS += [(f"{C}{r}: {c} change (%)", w, v - 0.05, v + 0.05) for r, c, w, v in 
     (2, "lat_syscall write", "13.3%", -13.3), (2, "lat_syscall stat", "10.1%", -10.1),
     (2, "lat_syscall fstat", "19.6%", -19.6), (2, "lat_syscall open", "10.8%", -10.8),
     (2, "lat_sig install", "9.9%", -9.9))]
-CLAIMS += [(f"{C}{r}: {k}", w, v, v) for r in (1, 2) for k, w, v in (
+MEASURED += [(f"{C}{r}: {k}", w, v, v) for r in (1, 2) for k, w, v in (
     ("expected cases flagged slower", "all 7 system-call-bound cases flagged slower in both rounds", 7),
     ("memory-bound cases flagged", "no memory-bound case flagged", 0),
     ("other cases flagged", "and no other case", 0))]
 W_BASE, W_TAXED = "flags nothing, under a memory shift", "which flagged nothing before, is now under a memory shift"
-CLAIMS += [(f"per-call tax, A/A of the {side} runs, 2 v 2: {k}", w, v, v)
+MEASURED += [(f"per-call tax, A/A of the {side} runs, 2 v 2: {k}", w, v, v)
            for side, w in (("base", W_BASE), ("taxed", W_TAXED))
            for k, v in (("cases flagged", 0), ("memory shift", 1))]
 
 
 # the fresh series (fresh-*), judged with its own first two runs as history
 F = "fresh: "
-CLAIMS += [(f"{F}A/A pair {i}, 1 v 1, history: {k}", "1, 0 and 0 cases flagged. Pair 3-4 flags `lat_pipe rt @same`",
+MEASURED += [(f"{F}A/A pair {i}, 1 v 1, history: {k}", "1, 0 and 0 cases flagged. Pair 3-4 flags `lat_pipe rt @same`",
             v, v) for i, v in ((1, 1), (2, 0), (3, 0)) for k in ("cases flagged", "headline cases flagged")]
-CLAIMS += [(f"{F}A/A pair {i}, 1 v 1, history: median mde (%)", "Median mde 10.4%, 12.0% and 6.4%",
+MEASURED += [(f"{F}A/A pair {i}, 1 v 1, history: median mde (%)", "Median mde 10.4%, 12.0% and 6.4%",
             v - 0.05, v + 0.05) for i, v in ((1, 10.4), (2, 12.0), (3, 6.4))]
-CLAIMS += [(f"{F}A/A pair {i}, 1 v 1, history: headline syscall mde (%)",
+MEASURED += [(f"{F}A/A pair {i}, 1 v 1, history: headline syscall mde (%)",
             "headline system-call cells 8.5%, 8.2% and 2.5%", v - 0.05, v + 0.05)
            for i, v in ((1, 8.5), (2, 8.2), (3, 2.5))]
-CLAIMS += [(f"{F}A/A split {i}, 3 v 3, history: cases flagged", "0, 0 and 0 cases, median mde 20.2%", 0, 0)
+MEASURED += [(f"{F}A/A split {i}, 3 v 3, history: cases flagged", "0, 0 and 0 cases, median mde 20.2%", 0, 0)
            for i in (1, 2, 3)]
-CLAIMS += [(f"{F}A/A split {i}, 3 v 3, history: median mde (%)", "median mde 20.2%, 9.7% and 18.7%",
+MEASURED += [(f"{F}A/A split {i}, 3 v 3, history: median mde (%)", "median mde 20.2%, 9.7% and 18.7%",
             v - 0.05, v + 0.05) for i, v in ((1, 20.2), (2, 9.7), (3, 18.7))]
-CLAIMS += [(f"{F}getppid alone: lat_syscall null change (%)", "`lat_syscall null` 3.4% *faster* (mde 17.8%)",
+MEASURED += [(f"{F}getppid alone: lat_syscall null change (%)", "`lat_syscall null` 3.4% *faster* (mde 17.8%)",
             3.35, 3.45),
            (f"{F}getppid alone: lat_syscall null mde (%)", "(mde 17.8%)", 17.75, 17.85),
            (f"{F}getppid alone: expected cases flagged slower", "not flagged, and nothing else flagged", 0, 0),
@@ -281,7 +287,7 @@ CLAIMS += [(f"{F}getppid alone: lat_syscall null change (%)", "`lat_syscall null
            (f"{F}per-call tax, round 1: expected cases flagged slower", "0 of 7 flagged", 0, 0),
            (f"{F}per-call tax, round 1: memory-bound cases flagged", "no other case flagged", 0, 0),
            (f"{F}per-call tax, round 1: other cases flagged", "no other case flagged", 0, 0)]
-CLAIMS += [(f"{F}per-call tax, round 1: {c} change (%)", f"{w} {-v:.1f}%", v - 0.05, v + 0.05)
+MEASURED += [(f"{F}per-call tax, round 1: {c} change (%)", f"{w} {-v:.1f}%", v - 0.05, v + 0.05)
            for c, w, v in (("lat_syscall null", "null", -16.3), ("lat_syscall fstat", "fstat", -14.2),
                            ("lat_syscall write", "write", -9.8), ("lat_syscall read", "read", -7.7),
                            ("lat_sig install", "`lat_sig install`", -6.8), ("lat_syscall open", "open", -5.9),
@@ -290,24 +296,71 @@ CLAIMS += [(f"{F}per-call tax, round 1: {c} change (%)", f"{w} {-v:.1f}%", v - 0
 
 # the run's CPU speed (_speed_series): the share of the drift it carries
 S = "speed, "
-CLAIMS += [(f"{S}{k} series, cpu: {m}", w, v - 0.05, v + 0.05)
+MEASURED += [(f"{S}{k} series, cpu: {m}", w, v - 0.05, v + 0.05)
            for k, raw, norm in (("first", 5.0, 4.6), ("later", 5.2, 4.4), ("held-out", 1.8, 1.7), ("fresh", 7.1, 2.3))
            for m, v, w in (("median sd between runs (%)", raw, f"| {raw:.1f}% | {norm:.1f}% |"),
                            ("divided by speed (%)", norm, f"| {raw:.1f}% | {norm:.1f}% |"))]
-CLAIMS += [(f"{S}{k} series, cpu: cases narrowed (of 175)", f"| {v} of 175 |", v, v)
+MEASURED += [(f"{S}{k} series, cpu: cases narrowed (of 175)", f"| {v} of 175 |", v, v)
            for k, v in (("first", 168), ("later", 153), ("held-out", 160), ("fresh", 174))]
-CLAIMS += [(f"{S}{k} series, memory: {m}", f"{raw:.1f}% to {norm:.1f}% ({w})", v - 0.05, v + 0.05)
+MEASURED += [(f"{S}{k} series, memory: {m}", f"{raw:.1f}% to {norm:.1f}% ({w})", v - 0.05, v + 0.05)
            for k, w, raw, norm in (("first", "first", 2.6, 2.8), ("later", "later", 3.5, 3.9),
                                    ("held-out", "held out", 3.1, 2.8), ("fresh", "fresh", 7.1, 2.6))
            for m, v in (("median sd between runs (%)", raw), ("divided by speed (%)", norm))]
-CLAIMS += [(f"{S}fresh per-call tax: {c} slower{m} (%)", f"{w} {v:.1f}%" if m else f"{v:.1f}%", v - 0.05, v + 0.05)
+MEASURED += [(f"{S}fresh per-call tax: {c} slower{m} (%)", f"{w} {v:.1f}%" if m else f"{v:.1f}%", v - 0.05, v + 0.05)
            for c, w, norm, raw in (("lat_syscall null", "null", 25.4, 18.7), ("lat_syscall fstat", "fstat", 21.6, 15.1),
                                    ("lat_syscall write", "write", 18.6, 12.2), ("lat_syscall read", "read", 14.7, 8.6),
                                    ("lat_syscall open", "open", 13.3, 7.2), ("lat_sig install", "`lat_sig install`", 13.2, 7.2),
                                    ("lat_syscall stat", "stat", 11.3, 5.4))
            for m, v in ((", divided by speed", norm), ("", raw))]
-CLAIMS += [(f"{S}fresh getppid alone: lat_syscall null slower{m} (%)", w, v - 0.05, v + 0.05)
+MEASURED += [(f"{S}fresh getppid alone: lat_syscall null slower{m} (%)", w, v - 0.05, v + 0.05)
            for m, v, w in ((", divided by speed", 4.0, "getppid alone 4.0%"), ("", 2.5, "(as measured 2.5%"))]
+
+
+# compare's default (judged relative to the run's CPU speed), README "Judged
+# relative to the run's CPU speed": the kept series' table, then the slowdowns
+def _row(prefix, what, words, values, tol=0.05):
+    return [(f"{prefix}{what.format(i=i + 1)}", words, v - tol, v + tol) for i, v in enumerate(values)]
+
+
+CLAIMS = []
+for pre, row, flags, mde, smde, split_flags, split_mde in (
+        ("", "| first |", (0, 2, 0), (15.8, 10.1, 10.9), (9.1, 3.6, 3.9), (1, 0, 2), (6.7, 6.9, 6.4)),
+        ("later: ", "| later |", (0, 0, 0), (19.1, 22.8, 26.1), (5.7, 21.3, 7.0), (0, 0, 0), (10.6, 10.8, 10.0)),
+        ("held out: ", "| held out |", (0, 0, 0), (8.9, 11.9, 12.5), (3.2, 4.4, 3.7), (0, 3, 0), (4.5, 4.6, 4.4)),
+        ("fresh: ", "| fresh (own history) |", (0, 2, 0), (10.4, 11.9, 6.4), (8.5, 8.5, 2.5), (0, 0, 1),
+         (10.5, 7.8, 9.3))):
+    def cell(values, pct=True):
+        return "| " + ", ".join(f"{v:.1f}%" if pct else str(v) for v in values)
+    CLAIMS += _row(pre, "A/A pair {i}, 1 v 1, history: cases flagged", f"{row} {cell(flags, False)[2:]}", flags, 0)
+    CLAIMS += _row(pre, "A/A pair {i}, 1 v 1, history: median mde (%)", cell(mde), mde)
+    CLAIMS += _row(pre, "A/A pair {i}, 1 v 1, history: headline syscall mde (%)", cell(smde), smde)
+    CLAIMS += _row(pre, "A/A split {i}, 3 v 3, history: cases flagged", cell(split_flags, False), split_flags, 0)
+    CLAIMS += _row(pre, "A/A split {i}, 3 v 3, history: median mde (%)", cell(split_mde), split_mde)
+CLAIMS += _row("fresh: ", "A/A pair {i}, 1 v 1, history: headline cases flagged", "neither a headline cell", (0, 0, 0), 0)
+CLAIMS += [
+    ("getppid alone: lat_syscall null change (%)", "first series `lat_syscall null` 6.3% slower (mde 1.8%)", -6.35, -6.25),
+    ("getppid alone: lat_syscall null mde (%)", "6.3% slower (mde 1.8%)", 1.75, 1.85),
+    ("later: getppid alone: lat_syscall null change (%)", "7.1% (mde 2.0%), each flagged alone", -7.15, -7.05),
+    ("fresh: getppid alone: lat_syscall null change (%)", "fresh series 5.8% slower with an mde of 6.7%", -5.85, -5.75),
+    ("fresh: getppid alone: lat_syscall null mde (%)", "5.8% slower with an mde of 6.7%", 6.65, 6.75)]
+CLAIMS += [(f"{pre}getppid alone: {k}", "each flagged alone", v, v)
+           for pre in ("", "later: ") for k, v in (("expected cases flagged slower", 1), ("other cases flagged", 0))]
+CLAIMS += [(f"fresh: getppid alone: {k}", "not flagged (as measured 3.4% *faster*), and nothing else flagged", 0, 0)
+           for k in ("expected cases flagged slower", "other cases flagged")]
+CLAIMS += [(f"{pre}every syscall: {k}", "5 of 7 in the first series and 5 of 7 in the later one", v, v)
+           for pre in ("", "later: ") for k, v in (("expected cases flagged slower", 5), ("other cases flagged", 0))]
+CLAIMS += [("later: every syscall: lat_syscall fstat change (%)", "fstat flagged there at 4.6% (mde 1.9%)", -4.65, -4.55),
+           ("later: every syscall: lat_syscall fstat mde (%)", "fstat flagged there at 4.6% (mde 1.9%)", 1.85, 1.95)]
+CLAIMS += [(f"{pre}per-call tax, round {r}: {k}", "7 of 7 in both rounds of the per-call series and in the fresh",
+            v, v) for pre, rounds in (("", (1, 2)), ("fresh: ", (1,))) for r in rounds
+           for k, v in (("expected cases flagged slower", 7), ("memory-bound cases flagged", 0),
+                        ("other cases flagged", 0))]
+CLAIMS += [("fresh: per-call tax, round 1: lat_syscall null change (%)", "null 24.2% slower with an mde of 9.3%",
+            -24.25, -24.15),
+           ("fresh: per-call tax, round 1: lat_syscall null mde (%)", "null 24.2% slower with an mde of 9.3%", 9.25, 9.35),
+           ("fresh: per-call tax, round 1: lat_sig install change (%)", "`lat_sig install` 13.1% with 2.1%",
+            -13.15, -13.05),
+           ("fresh: per-call tax, round 1: lat_sig install mde (%)", "`lat_sig install` 13.1% with 2.1%", 2.05, 2.15)]
 
 
 def _series(run, label, history_pairs, splits, slowdowns, roles, prefix, figures, unmet):
@@ -333,7 +386,9 @@ def _series(run, label, history_pairs, splits, slowdowns, roles, prefix, figures
     for i, (c, (rows, flagged, head, mde, smde)) in enumerate(three):
         figures[f"{label}A/A split {i + 1}, 3 v 3, history: cases flagged"] = len(flagged)
         figures[f"{label}A/A split {i + 1}, 3 v 3, history: median mde (%)"] = mde
-        print(f"{label}A/A split {i + 1}, 3 v 3: flagged {[(x['case'], x['change']) for x in flagged]}", flush=True)
+        print(f"{label}A/A split {i + 1}, 3 v 3: flagged {[(x['case'], x['change']) for x in flagged]}; "
+              f"memory shift {c['memory_shift']}, machine shift {c['machine_shift']}, machine moved "
+              f"{c.get('machine_moved')}", flush=True)
         if flagged:
             unmet.append(f"{label}A/A split {i + 1} (3 v 3): {len(flagged)} flagged")
     for role, base, n, expect, need in (("getppid alone", "one-base", 3, r"^lat_syscall null$", 1),
@@ -398,33 +453,7 @@ def _cost_series(run, history, roles, figures, unmet, prefix="", label=""):
               flush=True)
 
 
-def by_speed(run_dir):
-    """Rewrite a run directory's CPU-bound samples (the cases, controls
-    among them, whose binary declares the cpu domain) in units of the run's
-    CPU speed: each time divided by exp(the run's speed), so that a
-    comparison of the rewritten runs judges every CPU-bound case relative
-    to the machine's speed in its run.  The memory- and file-system-bound
-    cases and the memory controls stay as measured.  A trial of the model
-    change `_speed_series` measures the case for, made on the data."""
-    _, speeds, domains = _per_run([run_dir])
-    if math.isnan(speeds[0]["cpu"]):
-        return          # no CPU control: left as measured
-    div = math.exp(speeds[0]["cpu"])
-    path = Path(run_dir)
-    cpu = {n for n, d in domains.items() if d == "cpu"} | set(SPEED_CONTROLS["cpu"])
-    out = []
-    for line in (path / "samples.jsonl").read_text().splitlines():
-        if not line.strip():
-            continue
-        x = json.loads(line)
-        if x.get("case") in cpu and x.get("ns_per_op") is not None:
-            x["ns_per_op"] /= div
-            x["elapsed_ns"] = int(round(x["elapsed_ns"] / div))
-        out.append(json.dumps(x))
-    (path / "samples.jsonl").write_text("\n".join(out) + "\n")
-
-
-def recorded(check, speed=False):
+def recorded(check, measured=False):
     """Every comparison of the recorded measurement, judged by the issue's
     criteria (printed: CRITERION MET / NOT MET); with --check, exit 1 when
     a figure strays from the bounds of the README sentence quoting it.
@@ -443,16 +472,12 @@ def recorded(check, speed=False):
     with tempfile.TemporaryDirectory(prefix="kbench-host-scale-") as t:
         tmp = Path(t)
         roles = _unpack(RECORDED, tmp)
-        if speed:
-            for runs in roles.values():
-                for r in runs:
-                    by_speed(r)
         first = roles["aa"]
         history = _link_runs(tmp, first[:2], "history").parent.parent
         unmet, figures = [], _Printed()
 
         def run(pairs, hist=history):
-            a = argparse.Namespace(runs=pairs, check=None)
+            a = argparse.Namespace(runs=pairs, check=None, as_measured=measured)
             return [(c, summ) for _, _, c, _, summ in _pairs(a, tmp, hist)]
         _series(run, "", (("history", history), ("prior alone", None)), history, history, roles, "",
                 figures, unmet)
@@ -469,8 +494,10 @@ def recorded(check, speed=False):
             own = _link_runs(tmp, roles["fresh-history"], "fresh-history").parent.parent
             _series(run, "fresh: ", (("history", own),), own, own, roles, "fresh-", figures, unmet)
             _cost_series(run, own, roles, figures, unmet, "fresh-", "fresh: ")
-        if not speed:
-            _speed_series(roles, figures)
+        if "check-history" in roles:
+            own = _link_runs(tmp, roles["check-history"], "check-history").parent.parent
+            _series(run, "check: ", (("history", own),), own, own, roles, "check-", figures, unmet)
+        _speed_series(roles, figures)
     for u in unmet:
         print(f"CRITERION NOT MET: {u}")
     if not unmet:
@@ -479,7 +506,8 @@ def recorded(check, speed=False):
         return 0
     text = " ".join(README.read_text().split())
     failures = []
-    for name, words, lo, hi in CLAIMS:
+    claims = MEASURED if measured else CLAIMS
+    for name, words, lo, hi in claims:
         v = figures.get(name)
         if words not in text:
             failures.append(f"README.md no longer says \"{words}\": update CLAIMS with the sentence")
@@ -487,7 +515,7 @@ def recorded(check, speed=False):
             failures.append(f"{name} is {v}, outside [{lo:g}, {hi:g}] that \"{words}\" stands for")
     for f in failures:
         print(f"FAILED: {f}", file=sys.stderr)
-    print(f"{len(CLAIMS) - sum('outside' in f for f in failures)} of {len(CLAIMS)} figures within their bounds")
+    print(f"{len(claims) - sum('outside' in f for f in failures)} of {len(claims)} figures within their bounds")
     return 1 if failures else 0
 
 
@@ -533,7 +561,7 @@ def _per_run(runs):
     file-system-bound cases take the CPU's), and each case's domain."""
     from kbench.model import compare, drift, load
     loaded = load.load_runs([Path(r) for r in runs], load.Warnings())
-    opts = compare.Options(prior=drift.load_prior(None))
+    opts = compare.Options(prior=drift.load_prior(None), relative=False)    # as measured: divided here
     est = [{k: v[0] for k, v in compare.run_estimates(r, opts).items()} for r in loaded]
     speeds = []
     for e in est:
@@ -582,22 +610,26 @@ def speed_change(base, other, pattern):
 
 def _speed_series(roles, figures):
     """The run speed's share of the drift in each kept series of A/A runs,
-    and the fresh series' slowdowns as they are and divided by speed."""
+    and the fresh and check series' slowdowns as they are and divided by
+    speed."""
     for label, names in (("first series", ("aa",)), ("later series", ("later-aa",)),
-                         ("held-out series", ("heldout-aa",)), ("fresh series", ("fresh-history", "fresh-aa"))):
+                         ("held-out series", ("heldout-aa",)), ("fresh series", ("fresh-history", "fresh-aa")),
+                         ("check series", ("check-history", "check-aa"))):
         if not all(n in roles for n in names):
             continue
         for d, (n, raw, norm, better) in sorted(speed_spread([r for n in names for r in roles[n]]).items()):
             figures[f"speed, {label}, {d}: median sd between runs (%)"] = raw
             figures[f"speed, {label}, {d}: divided by speed (%)"] = norm
             figures[f"speed, {label}, {d}: cases narrowed (of {n})"] = better
-    for label, base, pattern in (("getppid alone", "fresh-one-base", r"^lat_syscall null$"),
-                                 ("per-call tax", "fresh-cost-base", SYSCALL)):
+    for series, label, base, pattern in (("fresh", "getppid alone", "fresh-one-base", r"^lat_syscall null$"),
+                                         ("fresh", "per-call tax", "fresh-cost-base", SYSCALL),
+                                         ("check", "getppid alone", "check-one-base", r"^lat_syscall null$"),
+                                         ("check", "per-call tax", "check-tax-base", SYSCALL)):
         if base not in roles:
             continue
         for case, (raw, norm) in speed_change(roles[base], roles[base.replace("base", "taxed")], pattern).items():
-            figures[f"speed, fresh {label}: {case} slower (%)"] = raw
-            figures[f"speed, fresh {label}: {case} slower, divided by speed (%)"] = norm
+            figures[f"speed, {series} {label}: {case} slower (%)"] = raw
+            figures[f"speed, {series} {label}: {case} slower, divided by speed (%)"] = norm
 
 
 def main(argv=None):
@@ -607,9 +639,9 @@ def main(argv=None):
     ap.add_argument("--check", type=int, nargs="?", const=1, metavar="MAX_FLAGS")
     ap.add_argument("--pairs-of", nargs="+", metavar="RUN")
     ap.add_argument("--prior", metavar="FILE", help="with --pairs-of: this drift prior, not the built-in one")
-    ap.add_argument("--by-speed", action="store_true",
-                    help="with --recorded: every CPU-bound case judged relative to its run's CPU speed (the "
-                         "samples rewritten in units of the CPU controls; a trial, without --check)")
+    ap.add_argument("--as-measured", action="store_true",
+                    help="compare --as-measured: the CPU-bound cases judged as measured, not relative to "
+                         "each run's CPU speed (with --recorded: the figures of the model before that)")
     ap.add_argument("--speed", nargs="+", metavar="RUN",
                     help="runs of one kernel: the median spread of each domain's cases between the runs, as "
                          "they are and divided by each run's speed (its controls)")
@@ -626,11 +658,7 @@ def main(argv=None):
                          "validate)")
     args = ap.parse_args(argv)
     if args.recorded:
-        if args.by_speed and args.check is not None:
-            ap.error("--by-speed is a trial: its figures are not the README's, so it takes no --check")
-        return recorded(args.check is not None, args.by_speed)
-    if args.by_speed:
-        ap.error("--by-speed goes with --recorded")
+        return recorded(args.check is not None, args.as_measured)
     if args.pairs_of:
         return pairs_of(args.pairs_of, args.prior)
     if args.speed:

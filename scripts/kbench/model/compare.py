@@ -14,23 +14,13 @@ import math
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from . import decl, defaults, drift, groups as groups_mod, load, stats, tables as tables_mod
+from . import decl, defaults, drift, groups as groups_mod, load, speed, stats, tables as tables_mod
 from .decl import case_sort_key, category_of
 from .groups import pool_cases
+from .conditions import (COMPARED_CONDITIONS, KERNEL_IDENTITY, RUN_ONLY_KEYS, flatten_meta,  # noqa: F401
+                         how_cases_ran, meta_differences)
 from .load import failures
-
-# meta keys that describe the run itself, not the conditions it ran under:
-from .runs import condition_value, merged_meta, meta_text, most_waiting
-# never reported as a difference between the sides.
-RUN_ONLY_KEYS = {
-    "schema", "run_id", "kernel_release", "kernel_version", "seed", "started_utc", "ended_utc",
-    "loadavg_before", "loadavg_after", "busy_processes", "swap_before", "swap_after", "warnings",
-    "status", "driver_seconds", "budget_rounds", "label", "busy_processes_after", "resumed_utc",
-    "quick",  # also in options.quick, which runs made before this key have
-    "profile",  # kbench-run --profile: which cases have profiles, not a condition of the measurement
-    "boot_id",  # which boot: the run level counts boots, they are not a condition
-}
-
+from .runs import merged_meta, most_waiting
 
 @dataclass
 class Options:
@@ -50,6 +40,9 @@ class Options:
                                     # (drift.host_scales; --no-host-scale turns it off)
     alone: bool = True              # a non-primary case that moved alone with one run on a side: inconclusive
                                     # (stats.decide's groups; --flag-alone turns it off)
+    relative: bool = True           # CPU-bound cases judged relative to each run's CPU speed (speed.py;
+                                    # --as-measured turns it off)
+    speed_step: float = defaults.SPEED_STEP  # judged relative: a CPU control moving this much = a machine shift
 
 
 class Side:
@@ -66,6 +59,7 @@ class Side:
         # independently instead of in lockstep.
         self.id = label + "|" + ",".join(sorted(r.run_id for r in self.runs))
         self._boot = {}
+        self._speeds = {}
 
     @classmethod
     def from_group(cls, group, warn=None):
@@ -94,15 +88,17 @@ class Side:
             return None
         return stats.Series.single(c.rep_arrays(), c.metric, name, units=c.rep_units(), estimator=estimator)
 
-    def estimate(self, key, series, opts):
+    def estimate(self, key, series, opts, tag=None):
         """The side's estimate of a series (bootstrap standard error), cached
         by key, so that comparing several kernels with one baseline
         resamples the baseline once.  A memory-bound case of several runs
         claims no less error than its runs' own (bootstrap.runs_floor_se);
         not a control, which is judged on its reps' noise alone, so that
         any regime its reps can see puts the memory-bound cases out of
-        judgement (compare_controls)."""
-        k = (key, opts.n_boot, opts.seed, opts.estimator)
+        judgement (compare_controls).  tag: what was done to the series
+        (a CPU-bound case put at a speed: ("speed", ref)), part of the
+        cache's key but not of the bootstrap's seed."""
+        k = (key, opts.n_boot, opts.seed, opts.estimator, tag)
         e = self._boot.get(k)
         if e is None:
             e = stats.side_estimate(series, opts.n_boot, stats.seeded_rng(opts.seed, self.id, key),
@@ -113,15 +109,43 @@ class Side:
     def control_names(self):
         return sorted(n for n, c in self.cases.items() if c.control)
 
+    def speeds(self, names, estimator):
+        """{run id: the run's CPU speed over the controls `names`}
+        (speed.run_speed), cached."""
+        k = (tuple(names), estimator)
+        got = self._speeds.get(k)
+        if got is None:
+            got = self._speeds[k] = {r.run_id: speed.run_speed(r, names, estimator) for r in self.runs}
+        return got
 
-def compare_series(base_side, other_side, key, base_series, other_series, opts):
-    """Compare two series of the two sides (either may be None)."""
+    def mean_speed(self, names, estimator):
+        """The mean of the runs' speeds (each run counts once, as in a
+        side's estimate); nan when a run has none."""
+        v = list(self.speeds(names, estimator).values())
+        return sum(v) / len(v) if v else math.nan
+
+
+def compare_series(base_side, other_side, key, base_series, other_series, opts, shift=None, domain=None):
+    """Compare two series of the two sides (either may be None).  With
+    the sides' MachineShift and the series' domain: a CPU-bound series is
+    compared relative to each run's CPU speed when the shift says so
+    (MachineShift.relative): every run's reps put at the baseline side's
+    mean speed (speed.rescaled)."""
     kw = dict(n_boot=opts.n_boot, seed=opts.seed, level=opts.level, min_reps=opts.min_reps,
               estimator=opts.estimator)
+    tag = None
+    if shift is not None and shift.relative and domain == "cpu":
+        tag = ("speed", shift.base_speed)
+        if base_series is not None:
+            base_series = speed.rescaled(base_series, base_side.speeds(shift.speed_names, opts.estimator),
+                                         shift.base_speed)
+        if other_series is not None:
+            other_series = speed.rescaled(other_series, other_side.speeds(shift.speed_names, opts.estimator),
+                                          shift.base_speed)
     if base_series is not None and other_series is not None and base_series.n_reps and other_series.n_reps:
         base_series.estimator = other_series.estimator = opts.estimator
-        kw["base_est"] = a = base_side.estimate(key, base_series, opts)
-        kw["other_est"] = b = other_side.estimate(key, other_series, opts)
+        kw["base_est"] = a = base_side.estimate(key, base_series, opts, tag)
+        kw["other_est"] = b = other_side.estimate(key, other_series, opts, tag)
         noise = noise_of(base_side, other_side, opts)
         if noise:
             kw["run_noise"] = noise.tau2(key, (a.se ** 2 + b.se ** 2) / 2.0)
@@ -161,15 +185,20 @@ def run_estimates(run, opts):
     also {cell key: (theta, se)} of the summary-table cells that are more
     than one case (a mean of cases, a difference, a time per event), under
     the key compare_tables gives them, so that the run level measures their
-    own drift between runs too."""
+    own drift between runs too.  With opts.relative, a CPU-bound case's
+    (and an all-CPU-bound cell's) log time is less the run's CPU speed
+    (speed.run_speed), as a comparison judges it: the drift between runs
+    is then measured the way the verdicts use it."""
     side = Side(f"{run.host}/{run.kernel}#{run.run_id}", [run])
+    sp = speed.run_speed(run, speed.cpu_control_names([run]), opts.estimator) if opts.relative else math.nan
+    unit = 0.0 if math.isnan(sp) else sp
     out = {}
-    for name in side.cases:
+    for name, c in side.cases.items():
         ser = side.series(name)
         if ser is None or ser.n_reps < 2:
             continue
         e = side.estimate(name, ser, opts)
-        out[name] = (e.theta, e.se)
+        out[name] = (e.theta - (unit if not c.control and domain_of(c) == "cpu" else 0.0), e.se)
     groups = groups_mod.group_runs([run], lambda m: None)
     if len(groups) == 1:
         g = groups[0]
@@ -183,7 +212,7 @@ def run_estimates(run, opts):
                     continue
                 key = f"cell:{t.title}:{col.label}"
                 e = side.estimate(key, ser, opts)
-                out[key] = (e.theta, e.se)
+                out[key] = (e.theta - (unit if cases_domain(cell.cases) == "cpu" else 0.0), e.se)
     return out
 
 
@@ -240,13 +269,9 @@ def host_scales(kernels, groups, domain_of, opts):
     for rs, g in zip(kernels, groups):
         sides = [Side(f"{r.host}/{r.kernel}#{r.run_id}", [r]) for r in rs]
         shifts = [compare_controls(a, b, opts) for i, a in enumerate(sides) for b in sides[i + 1:]]
-        cpu_out = any(sh is not None and sh.shifted for sh in shifts)
-        mem_out = cpu_out or any(sh is not None and sh.memory_shifted for sh in shifts)
-        if not cpu_out:
-            keep["cpu"].append(g)
-            keep["fs"].append(g)      # judged under the CPU controls alone
-        if not mem_out:
-            keep["memory"].append(g)
+        for dom, gs in keep.items():
+            if not any(sh is not None and sh.judged_out(dom) for sh in shifts):
+                gs.append(g)
     out = {}
     for dom, gs in keep.items():
         if not gs:
@@ -277,13 +302,24 @@ class MachineShift:
     large read its binary declares memory-bound) for the memory-bound cases only, whose speed follows
     the memory system's regime while the CPU-bound work does not move."""
     rows: list            # Row per control present on both sides
-    shifted: bool         # a CPU control moved significantly and by >= the threshold: nothing is judged
+    shifted: bool         # a CPU control moved significantly and by >= the threshold (judged relative:
+                          # by >= the speed step): nothing is judged
     ratio: float          # geometric mean of the CPU controls' ratios (time: >1 = slower)
     threshold: float
     # a memory control moved by the threshold (significant or not): memory-bound cases are not judged
     memory_shifted: bool = False
     memory_ratio: float = math.nan  # geometric mean of the memory controls' ratios (time: >1 = slower)
     memory_rows: list = field(default_factory=list)
+    # judged relative to the runs' CPU speed (speed.py): the CPU controls behind each run's speed, the
+    # baseline side's mean speed (the one every CPU-bound case is put at), the other side's
+    relative: bool = False
+    speed_names: tuple = ()
+    base_speed: float = math.nan
+    other_speed: float = math.nan
+    step: float = math.nan          # judged relative: the CPU controls' move that is a machine shift
+    cpu_moved: bool = False         # a CPU control moved significantly by >= the threshold (as measured,
+                                    # the machine shift; judged relative, the file-system- and
+                                    # memory-bound cases are not judged, the CPU-bound ones are)
 
     @property
     def change_text(self):
@@ -297,9 +333,19 @@ class MachineShift:
     def all_rows(self):
         return list(self.rows) + list(self.memory_rows)
 
+    @property
+    def speed_ratio(self):
+        """The other side's CPU speed against the baseline's, as a time
+        ratio (>1 = slower): what every CPU-bound case is divided by."""
+        return math.exp(self.other_speed - self.base_speed) if self.relative else math.nan
+
+    @property
+    def speed_change_text(self):
+        return stats.change_text(stats.speed_change(self.speed_ratio, "latency"))
+
     def judged_out(self, domain):
         """True when a case of this domain may not be called faster or slower."""
-        return self.shifted or (domain == "memory" and self.memory_shifted)
+        return self.shifted or (domain != "cpu" and self.cpu_moved) or (domain == "memory" and self.memory_shifted)
 
 
 def _floored(case):
@@ -310,6 +356,14 @@ def _floored(case):
 def domain_of(case):
     """cpu, memory or fs: what the case's binary declared (decl)."""
     return (case.decl.get("domain") or "cpu") if case is not None else "cpu"
+
+
+def cases_domain(cases):
+    """The domain of a quantity made of these cases (a summary cell):
+    memory if any case is memory-bound, else fs if any is file-system-bound,
+    else cpu."""
+    ds = {domain_of(c) for c in cases}
+    return "memory" if "memory" in ds else ("fs" if "fs" in ds else "cpu")
 
 
 def compare_controls(base, other, opts=None):
@@ -355,9 +409,19 @@ def compare_controls(base, other, opts=None):
         return math.exp(sum(math.log(x) for x in got) / len(got)) if got else math.nan
     cpu_rows = [r for r in rows if r.case not in mem]
     mem_rows = [r for r in rows if r.case in mem]
-    return MachineShift(cpu_rows, any(r.cmp.significant for r in cpu_rows), time_ratio(cpu_rows),
-                        opts.shift_threshold, any(control_moved(r.cmp) for r in mem_rows), time_ratio(mem_rows),
-                        mem_rows)
+    moved = any(r.cmp.significant for r in cpu_rows)
+    sh = MachineShift(cpu_rows, moved, time_ratio(cpu_rows), opts.shift_threshold,
+                      any(control_moved(r.cmp) for r in mem_rows), time_ratio(mem_rows), mem_rows,
+                      cpu_moved=moved)
+    if opts.relative:
+        names = tuple(speed.cpu_control_names(base.runs + other.runs))
+        a, b = base.mean_speed(names, opts.estimator), other.mean_speed(names, opts.estimator)
+        if names and not (math.isnan(a) or math.isnan(b)):
+            step = math.log1p(opts.speed_step)
+            sh.relative, sh.speed_names, sh.base_speed, sh.other_speed = True, names, a, b
+            sh.step = opts.speed_step
+            sh.shifted = any(r.cmp.significant and abs(math.log(r.cmp.ratio)) >= step for r in cpu_rows)
+    return sh
 
 
 def control_moved(cmp):
@@ -436,14 +500,16 @@ def compare_sides(base, other, opts=None, extra=None, shift=None, extra_cases=No
             cmp = stats.compare(None, None)
             cmp.verdict = stats.UNDEFINED  # one side latency, the other bandwidth
         else:
-            cmp = compare_series(base, other, c.name, bs, os_, opts)
+            cmp = compare_series(base, other, c.name, bs, os_, opts, shift, domain_of(c))
         rows.append(Row(c.name, category_of(c), c.metric, cmp))
         domains.append(domain_of(c))
     with_extra = extra is not None
     extra = extra or []
-    extra_cmps = [compare_series(base, other, key, bs, os_, opts) for key, bs, os_ in extra]
-    domains += ["memory" if any(domain_of(base.cases.get(n) or other.cases.get(n)) == "memory"
-                                for n in (extra_cases or {}).get(key, ())) else "cpu" for key, _, _ in extra]
+    extra_domains = [cases_domain([base.cases.get(n) or other.cases.get(n) for n in (extra_cases or {}).get(key, ())])
+                     for key, _, _ in extra]
+    extra_cmps = [compare_series(base, other, key, bs, os_, opts, shift, d)
+                  for (key, bs, os_), d in zip(extra, extra_domains)]
+    domains += extra_domains
     families = None
     if opts.families in ("two", "tables"):
         primary = primary_names(base, other)
@@ -570,85 +636,6 @@ def compare_tables(base, other, tables, base_key, other_key, opts=None, shift=No
         else:
             cells[(ti, ci)] = by_case[ref] if kind == "case" else extra_cmps[ref]
     return rows, cells
-
-
-def flatten_meta(meta, skip=RUN_ONLY_KEYS):
-    """meta dict -> {key or key.subkey: text}; nested objects one level;
-    keys in `skip` (by default those that differ between any two runs) left
-    out."""
-    out = {}
-    for k, v in meta.items():
-        if k in skip:
-            continue
-        if isinstance(v, dict) and v:
-            for sk, sv in v.items():
-                out[f"{k}.{sk}"] = meta_text(sv)
-        else:
-            out[k] = meta_text(v)
-    return out
-
-
-# The conditions a comparison must be made under, besides the kernel: the
-# machine's state, the build, and the options that change what is measured.
-# Only these are reported as differences (per-run bookkeeping such as
-# options.out or the start time never is).
-COMPARED_CONDITIONS = ("arch", "build_arch", "page_size", "cpu_model", "cpu_count", "cpus_online", "mem_total_kb", "governor", "boost", "smt", "thp",
-                       "mitigations", "clocksource", "aslr", "virtualization", "virt", "perf_event_paranoid",
-                       "kernel_cmdline", "compiler", "cxxflags", "suite_version", "quick",
-                       "options.counters", "options.pin_cpu", "options.samples", "options.bench_args")
-
-
-# What a kernel is beyond its release and version (which the sides' labels
-# and "Comparing" line carry): the compared change itself, never a
-# condition (a config differs because the kernel does).
-KERNEL_IDENTITY = ("kernel_config",)
-
-
-def _compared(key, keys=COMPARED_CONDITIONS):
-    top = key.split(".", 1)[0]
-    return key in keys or (top in keys and top != "options")
-
-
-def meta_differences(base_meta, other_meta, keys=COMPARED_CONDITIONS):
-    """[(key, base text, other text)] for every condition of `keys`
-    (COMPARED_CONDITIONS; KERNEL_IDENTITY for the kernels themselves) that
-    differs between the sides.  A side pooling runs that disagree shows
-    every run's value ("a | b")."""
-    a = {k: v for k, v in flatten_meta(base_meta).items() if _compared(k, keys)}
-    b = {k: v for k, v in flatten_meta(other_meta).items() if _compared(k, keys)}
-    keys = list(a) + [k for k in b if k not in a]
-    keys.sort(key=lambda k: k != "arch")        # the architecture first: it outweighs everything else
-    return [(k, a.get(k, "(not recorded)"), b.get(k, "(not recorded)")) for k in keys
-            if condition_value(k, a.get(k)) != condition_value(k, b.get(k))]
-
-
-def how_cases_ran(base, other):
-    """Lines for the cases that ran differently on the two sides: without an
-    optional kernel feature on one side only (a sample key whose value is
-    "unavailable"), or skipped on one side (the reason from runs.jsonl).
-    A failure on one side is the FAILED verdict (mark_failures)."""
-    def not_run(side):
-        why = {}
-        for run in side.runs:
-            for inv in run.invocations:
-                # failed, timed out, crashed: the FAILED verdict says it
-                if inv["status"] == "skipped" and inv["case"] not in side.cases:
-                    why.setdefault(inv["case"], f"{inv['status']} on {side.label}: {inv['reason']}")
-        return why
-    lines = []
-    base_why, other_why = not_run(base), not_run(other)
-    names = sorted(set(base.cases) | set(other.cases) | set(base_why) | set(other_why))
-    for n in names:
-        b, o = base.cases.get(n), other.cases.get(n)
-        if (b or o) and (b or o).control:
-            continue
-        for why in (base_why.get(n), other_why.get(n)):
-            if why and (b or o):      # ran on the other side
-                lines.append(f"{n}: {why}")
-        if b and o:
-            lines += [f"{n}: ran without {k} on {other.label}" for k in sorted(o.without - b.without)]
-            lines += [f"{n}: ran without {k} on {base.label}" for k in sorted(b.without - o.without)]
-    return lines
 
 
 @dataclass

@@ -16,9 +16,9 @@ class Overlap(Exception):
 def make(lists, runs, estimator, inflate, machine="", earlier=None, earlier_name=""):
     """lists: [[Run]], each the runs of one kernel (two or more); runs:
     every run read.  (taus, source, method, used runs, boot ids)."""
-    opts = compare.Options(estimator=estimator)
+    opts = compare.Options(estimator=estimator, relative=False)     # the drift as measured: the built-in
     groups = [[compare.run_estimates(r, opts) for r in rs] for rs in lists]
-    med = compare.Options(estimator="median")
+    med = compare.Options(estimator="median", relative=False)
     memory = {n for r in runs for n, c in r.cases.items() if compare.domain_of(c) == "memory"}
     bulk = [[{k: v for k, v in compare.run_estimates(r, med).items() if k in memory} for r in rs] for rs in lists]
     taus = drift.estimate(stats.run_spreads(groups), inflate=inflate, bulk=stats.run_spreads(bulk))

@@ -154,8 +154,8 @@ def analyse(groups, opts, sides=None, tabs=None, warn=None):
             shifts[i] = compare.compare_controls(sides[i - 1], sides[i + 1], opts)
         a, b = sides[i - 1], sides[i + 1]
         c = a.cases.get(case) or b.cases.get(case)
-        cmp = compare.compare_series(a, b, case, a.series(case), b.series(case), opts)
         sh = shifts[i]
+        cmp = compare.compare_series(a, b, case, a.series(case), b.series(case), opts, sh, compare.domain_of(c))
         stats.decide([cmp], min_effect=opts.min_effect, level=opts.level, adjust=opts.adjust,
                      machine_shift=bool(sh and c is not None and sh.judged_out(compare.domain_of(c))))
         compare.mark_failures([compare.Row(case, "", cmp.metric, cmp)], a, b)

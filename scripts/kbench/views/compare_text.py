@@ -128,16 +128,30 @@ def shift_lines(rep, opts):
         return max((r for r in rows if control_moved(r.cmp)), key=lambda r: abs(math.log(r.cmp.ratio)))
     if sh.shifted:
         worst = worst_of(sh.rows)
+        step = (f" (by {sh.step * 100:g}% or more: too large a step to judge the CPU-bound cases relative to "
+                f"the machine's speed)" if sh.relative else "")
         out.append(f"WARNING: MACHINE SHIFT. The control cases, which no kernel can change, moved between the "
                    f"sides: the machine ran {worst.cmp.change_text} "
-                   f"during {rep.other.label} than during {rep.base.label} ({worst.case}). The verdicts below "
+                   f"during {rep.other.label} than during {rep.base.label} ({worst.case}){step}. The verdicts below "
                    f"are not about the kernel: no case is called faster or slower on this evidence. Run both "
                    f"kernels again, interleaved, on a quieter machine.")
+    elif sh.relative:
+        ran = sh.speed_change_text
+        ran = (f"at the same speed during {rep.other.label} as during {rep.base.label}" if ran == "same" else
+               f"{_or_na(ran)} during {rep.other.label} than during {rep.base.label}")
+        out.append(f"Machine speed: the CPU controls ran {ran}. The CPU-bound cases are judged relative to each run's CPU speed "
+                   f"(their values shown at {rep.base.label}'s speed; --as-measured judges them as measured); "
+                   f"a CPU control moving by {sh.step * 100:g}% or more would be a machine shift.")
+        if sh.cpu_moved:
+            worst = worst_of(sh.rows)
+            out.append(f"WARNING: MACHINE MOVED. A CPU control moved by {sh.threshold * 100:g}% or more "
+                       f"({worst.case}, {worst.cmp.change_text}): the file-system- and memory-bound cases, which "
+                       f"do not follow the CPU's speed, are not judged.")
     else:
         out.append(f"Machine check: the control cases did not move between the sides (CPU, overall "
                    f"{sh.change_text if sh.change_text != '-' else 'n/a'}; a shift = significant and at "
                    f"least {sh.threshold * 100:g}%).")
-    if sh.memory_shifted and not sh.shifted:
+    if sh.memory_shifted and not sh.shifted and not sh.cpu_moved:
         worst = worst_of(sh.memory_rows)
         unsure = "" if worst.cmp.significant else (
             f" Its reps cannot make the move significant ({worst.cmp.ci_text}), but a move of "
@@ -149,7 +163,7 @@ def shift_lines(rep, opts):
                    f"tenants keep in the shared cache).{unsure} The memory-bound "
                    f"cases (those their binaries declare so) are not judged; the others are, against the CPU "
                    f"controls, which did not move.")
-    elif sh.memory_rows and not sh.shifted:
+    elif sh.memory_rows and not sh.shifted and not sh.cpu_moved:
         out.append(f"Memory check: the memory controls did not move between the sides "
                    f"({sh.memory_change_text if sh.memory_change_text != '-' else 'n/a'}; a shift = at least "
                    f"{sh.threshold * 100:g}%, significant or not): the memory-bound cases are judged.")
@@ -158,6 +172,10 @@ def shift_lines(rep, opts):
     out.append(table(["control", "base", "other", "unit", "change", f"{opts.level * 100:.0f}% CI", "p", "reps",
                       "moved?"], [[c[k] for k in keys] for c in cells], right={1, 2, 7}))
     return out
+
+
+def _or_na(text):
+    return "n/a" if text == "-" else text
 
 
 def run_effect_lines(rep):

@@ -75,6 +75,11 @@ def write_json(reports, f):
             "base": rep.base.label, "other": rep.other.label,
             "machine_shift": bool(rep.shift and rep.shift.shifted),
             "memory_shift": bool(rep.shift and rep.shift.memory_shifted),
+            # the CPU controls moved by the shift threshold: judged relative to the speed, only the
+            # file-system- and memory-bound cases are out of judgement
+            "machine_moved": bool(rep.shift and rep.shift.cpu_moved),
+            "relative": bool(rep.shift and rep.shift.relative),
+            "speed_ratio": _json_num(rep.shift.speed_ratio) if rep.shift and rep.shift.relative else None,
             "differences": [{"key": k, "base": a, "other": b} for k, a, b in rep.differences],
             "kernel": [{"key": k, "base": a, "other": b} for k, a, b in rep.kernel],
             "regressions": [r.case for r in regressions(rep)],

@@ -371,9 +371,14 @@ def _machine(m):
                        f"<td>{_moved_word(r.cmp)}</td></tr>" for r in sh.all_rows)
         verdict = (f"<span class='s2'>machine shift: the controls ran {esc(speed_words(sh.ratio, 'latency')[0])} than on the "
                    "baseline's runs; no verdicts</span>" if sh.shifted else
+                   f"<span class='s2'>the CPU controls ran {esc(speed_words(sh.ratio, 'latency')[0])} than on the "
+                   "baseline's runs: the CPU-bound cases are judged relative to that speed, the file-system- and "
+                   "memory-bound cases are not judged</span>" if sh.cpu_moved else
                    f"<span class='s2'>memory shift: the memory controls ran "
                    f"{esc(speed_words(sh.memory_ratio, 'latency')[0])} than on the baseline's runs; the "
-                   "memory-bound cases are not judged</span>" if sh.memory_shifted else "the controls did not move")
+                   "memory-bound cases are not judged</span>" if sh.memory_shifted else
+                   f"the controls did not move; the CPU-bound cases are judged relative to the runs' CPU speed "
+                   f"(its CPU controls: {esc(sh.speed_change_text)})" if sh.relative else "the controls did not move")
         out.append(f"<h3>{esc(g.label)} against {esc(m.baseline.label)}: {verdict}</h3>"
                    "<table><thead><tr><th>control</th><th>ratio</th><th>95% CI</th><th>change</th>"
                    f"<th>moved?</th></tr></thead><tbody>{rows}</tbody></table>")
@@ -547,6 +552,12 @@ def render(m, out_path):
                          f"{esc(speed_words(sh.ratio, 'latency')[0])} during {esc(g.label)} than during {esc(m.baseline.label)}.  "
                          "The verdicts for that kernel are not about the kernel: none is called faster or slower "
                          "(see <a href='#machine'>the machine</a>).</div>")
+        elif sh is not None and sh.cpu_moved:
+            parts.append(f"<div class='warn'>Machine moved: the CPU controls ran "
+                         f"{esc(speed_words(sh.ratio, 'latency')[0])} during {esc(g.label)} than during "
+                         f"{esc(m.baseline.label)}.  Its CPU-bound cases are judged relative to that speed; its "
+                         "file-system- and memory-bound cases are not judged (see <a href='#machine'>the "
+                         "machine</a>).</div>")
         elif sh is not None and sh.memory_shifted:
             parts.append(f"<div class='warn'>Memory shift: the memory control, which no kernel can change, ran "
                          f"{esc(speed_words(sh.memory_ratio, 'latency')[0])} during {esc(g.label)} than during "
