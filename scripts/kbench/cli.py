@@ -128,9 +128,9 @@ def _add_stats_options(ap):
                     help="a case's value over its reps: low = Harrell-Davis 20th percentile of the reps' "
                          "times (default: noise only adds time), median = median of the rep medians")
     ap.add_argument("--shift-threshold", type=_min_effect, default=defaults.SHIFT_THRESHOLD, metavar="PCT",
-                    help="a CPU control moving significantly by at least this %% is a machine shift, a "
-                         "memory control moving by at least this %% (significant or not) a memory shift "
-                         f"(default {defaults.SHIFT_THRESHOLD * 100:g})")
+                    help="a CPU control moving significantly by at least this %% puts the fs- and memory-bound "
+                         "cases out of judgement (--as-measured: all cases), a memory control moving by this %% "
+                         f"(significant or not) the memory-bound ones (default {defaults.SHIFT_THRESHOLD * 100:g})")
     _add_prior_options(ap)
 
 
