@@ -2,7 +2,10 @@
 (kbench.model.speed, compare's default; --as-measured turns it off), on
 synthetic runs whose every case and CPU control follows the machine's
 speed in that run."""
+import json
 import math
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -26,13 +29,9 @@ def _runs(gen, root, speeds, kernel, seed, slower=None):
     return load.load_runs(out, load.Warnings())
 
 
-def _side(label, runs):
-    return compare.Side(label, runs)
-
-
 def _compare(gen, tmp_path, base_speeds, other_speeds, slower=None, **kw):
-    base = _side("base", _runs(gen, tmp_path / "a", base_speeds, "6.1.0-a", 10))
-    other = _side("other", _runs(gen, tmp_path / "b", other_speeds, "6.1.0-b", 30, slower))
+    base = compare.Side("base", _runs(gen, tmp_path / "a", base_speeds, "6.1.0-a", 10))
+    other = compare.Side("other", _runs(gen, tmp_path / "b", other_speeds, "6.1.0-b", 30, slower))
     opts = compare.Options(n_boot=300, **kw)
     shift = compare.compare_controls(base, other, opts)
     rows = {r.case: r for r in compare.compare_sides(base, other, opts, shift=shift)}
@@ -161,9 +160,6 @@ def _case_objects(gen, tmp_path_factory):
 
 
 def test_compare_says_the_speed_and_as_measured_turns_it_off(gen, tmp_path):
-    import json
-    import subprocess
-    import sys
     root = Path(__file__).resolve().parents[2]
     slower = {r"^lat_syscall null$": 1.10}
     _runs(gen, tmp_path / "r", [1.0, 1.02], "6.1.0-a", 10)

@@ -15,12 +15,13 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from . import decl, defaults, drift, groups as groups_mod, load, speed, stats, tables as tables_mod
-from .decl import case_sort_key, category_of
-from .groups import pool_cases
 from .conditions import (COMPARED_CONDITIONS, KERNEL_IDENTITY, RUN_ONLY_KEYS, flatten_meta,  # noqa: F401
                          how_cases_ran, meta_differences)
+from .decl import case_sort_key, category_of
+from .groups import pool_cases
 from .load import failures
 from .runs import merged_meta, most_waiting
+
 
 @dataclass
 class Options:

@@ -14,10 +14,10 @@ memory-bound cases follow the memory system (their own controls guard
 them), the file-system-bound cases move on their own: both stay as
 measured.
 
-A step of the speed is no longer a reason to judge nothing, up to
-defaults.SPEED_STEP (the controls moving significantly by that much still
-put every case out of judgement); the file-system- and memory-bound cases
-keep the machine-shift threshold.  A kernel that slowed the user-space
+A step of the speed below defaults.SPEED_STEP stops no verdict of a
+CPU-bound case (the controls moving significantly by that much put every
+case out of judgement); the file-system- and memory-bound cases keep the
+machine-shift threshold.  A kernel that slowed the user-space
 controls themselves would bias every relative verdict by as much: the
 guard shows such a move, and --as-measured judges every case as measured.
 """
