@@ -348,6 +348,24 @@ def test_machine_shift_suppresses_faster_and_slower():
     assert cs[1].verdict == S.SAME
 
 
+def test_cases_under_a_machine_shift_count_but_never_as_discoveries():
+    """Twenty cases the machine moved (p 1e-6 each, under a shift) count
+    in the family's number of cases but do not lower the bar of the twenty
+    judged ones: a judged p of 0.004 among nineteen of 0.6 adjusts to
+    0.004 x 40 = 0.16, as if the moved cases' p were 1 (in one family with
+    their own p: 0.0076, significant); the moved cases keep their own q."""
+    def judged():
+        return [_cmp(1.1, 1.02, 1.2, 0.004)] + [_cmp(1.0, 0.95, 1.05, 0.6) for _ in range(19)]
+    moved = [_cmp(1.3, 1.2, 1.4, 1e-6) for _ in range(20)]
+    cs = judged() + moved
+    S.decide(cs, machine_shift=[False] * 20 + [True] * 20)
+    assert cs[0].q == pytest.approx(0.16) and cs[0].verdict != S.SLOWER
+    assert all(c.verdict == S.MACHINE and c.q == pytest.approx(2e-6) for c in moved)
+    unmoved = judged() + [_cmp(1.0, 0.95, 1.05, 1.0) for _ in range(20)]
+    S.decide(unmoved)
+    assert unmoved[0].q == pytest.approx(cs[0].q)
+
+
 def test_interval_and_p_come_from_one_model():
     """The interval excludes 1 exactly when p < 0.05, on real comparisons."""
     rng = np.random.default_rng(5)

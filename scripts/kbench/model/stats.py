@@ -514,9 +514,11 @@ def decide(comparisons, *, min_effect=DEFAULT_MIN_EFFECT, level=LEVEL, adjust=Tr
     of its reps stays put; a kernel change moves both.
     machine_shift: True, or one bool per comparison (the controls of its
     domain moved between the sides): such a case is never called faster or
-    slower, it gets MACHINE.  Adjusting keeps an A/A comparison of a few
-    hundred cases free of false alarms; adjust=False judges each case on
-    its own.
+    slower, it gets MACHINE, and for the judged cases of its family it
+    counts as a case with p = 1 (its small p, the machine's doing, would
+    lower every judged case's bar in the step-up).  Adjusting keeps an
+    A/A comparison of a few hundred cases free of false alarms;
+    adjust=False judges each case on its own.
 
     groups: None, or a label per comparison (the binary of its case: its
     cases share a path into the kernel).  Then a case outside the primary
@@ -543,10 +545,13 @@ def decide(comparisons, *, min_effect=DEFAULT_MIN_EFFECT, level=LEVEL, adjust=Tr
     live = [(c, s, f) for c, s, f in zip(comparisons, shifts, fams) if c.verdict not in (MISSING, UNDEFINED, FEW)]
     qs = {}
     for fam in dict.fromkeys(f for _, _, f in live):
-        members = [c for c, _, f in live if f == fam]
-        ps = [c.p for c in members]
+        members = [(c, s) for c, s, f in live if f == fam]
+        ps = [c.p for c, _ in members]
         got = bh_adjust(ps) if adjust else np.asarray(ps, dtype=float)
-        qs.update({id(c): float(q) for c, q in zip(members, got)})
+        # a case the machine moved counts in its family's number of cases,
+        # never as a discovery: the judged cases' bar as if its p were 1
+        bar = bh_adjust([1.0 if s else p for (_, s), p in zip(members, ps)]) if adjust else got
+        qs.update({id(c): float(q if s else b) for (c, s), q, b in zip(members, got, bar)})
     alpha = 1.0 - level
     for c, shifted, _ in live:
         q = qs[id(c)]
