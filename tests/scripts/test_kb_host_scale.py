@@ -189,6 +189,51 @@ def test_a_memory_regime_between_the_hosts_runs_leaves_memory_to_the_prior(tmp_p
     assert off.scales == {}
 
 
+def test_shift_free_keeps_the_largest_set_of_runs_without_a_shift():
+    """drift.shift_free: the run in most shifted pairs leaves first; one
+    regime switch keeps the larger regime; no shift keeps every run; two
+    runs across a shift keep one."""
+    assert drift.shift_free(4, []) == [0, 1, 2, 3]
+    assert drift.shift_free(4, [(0, 3), (1, 3), (2, 3)]) == [0, 1, 2]
+    switch = [(i, j) for i in (0, 1) for j in (2, 3, 4)]          # runs 0-1 in one regime, 2-4 in another
+    assert drift.shift_free(5, switch) == [2, 3, 4]
+    assert drift.shift_free(2, [(0, 1)]) == [0]                   # of equals, the later run leaves
+    assert len(drift.shift_free(3, [(0, 1), (1, 2), (0, 2)])) == 1
+
+
+def test_runs_of_one_memory_regime_give_the_memory_scale(tmp_path, gen):
+    """Three runs, the third in another memory regime (its memory control
+    50% slower, the memory-bound cases with it): the memory-bound cases'
+    scale comes from the first two runs alone (one run difference), not
+    across the switch; the CPU-bound cases keep all three runs."""
+    from kbench.model import load
+    runs = load.load_runs(_host_runs(gen, tmp_path / "a", [1.0, 1.0, 1.5]), load.Warnings())
+    noise = compare.measure_run_noise([runs], compare.Options(prior=PRIOR)).get("testhost")
+    assert set(noise.scales) == {"cpu", "memory"}
+    assert (noise.scales["memory"].moments, noise.scales["memory"].across) == (1, False)
+    assert (noise.scales["cpu"].moments, noise.scales["cpu"].across) == (2, False)
+
+
+def test_a_small_memory_shift_bounds_the_memory_scale_from_above(tmp_path, gen):
+    """Two runs whose memory control moved 6%, the memory-bound cases with
+    it: no two runs without a shift, so the memory-bound scale is fitted
+    across it, kept because it is below the prior, at least the scale of
+    two steady runs, and the scale line says it is an upper bound."""
+    from kbench.model import load
+    from kbench.views import compare_text
+    opts = compare.Options(prior=PRIOR)
+    moved = load.load_runs(_host_runs(gen, tmp_path / "a", [1.0, 1.06]), load.Warnings())
+    noise = compare.measure_run_noise([moved], opts).get("testhost")
+    steady = load.load_runs(_host_runs(gen, tmp_path / "b", [1.0, 1.0]), load.Warnings())
+    calm = compare.measure_run_noise([steady], opts).get("testhost")
+    mem = noise.scales["memory"]
+    assert mem.across and mem.factor < 1 and mem.fit > calm.scales["memory"].fit
+    assert not noise.scales["cpu"].across
+    text = " ".join(compare_text.scale_text(noise).split())
+    assert "memory-bound ones (at most: fitted across a machine shift between the runs)" in text
+    assert "memory-bound cases keep the prior" not in text
+
+
 def test_compare_summarize_and_the_page_state_the_scale_in_one_line(tmp_path, gen, capsys):
     """Two runs of the baseline kernel and one of another: summarize,
     compare and the page each say in the run-level line how far this host

@@ -259,26 +259,31 @@ def measure_run_noise(run_lists, opts):
 def host_scales(kernels, groups, domain_of, opts):
     """{domain: drift.HostScale} of one host: its kernels' runs (lists of
     runs) and their per-run estimates (`groups`, in the same order).  A
-    kernel whose runs show a machine shift between any two of them (the
-    controls, as a comparison of those runs would judge them) is left out
-    of the domains the shift puts out of judgement: a comparison never
-    judges those cases across such a shift, so the drift its verdicts rest
-    on is the drift between runs without one."""
+    comparison never judges a domain across a machine shift that puts it
+    out of judgement (the controls, as a comparison of two runs would judge
+    them), so the drift its verdicts rest on is the drift between runs
+    without one: per domain, a kernel keeps its largest set of runs with no
+    such shift between any two (drift.shift_free).  A domain where no
+    kernel keeps two runs is fitted across the shifts: a shift adds to the
+    runs' spread, so that fit bounds the drift without one from above, and
+    it is kept where it is below the prior (a shift never widens it)."""
     if opts.prior is None:
         return {}
     keep = {"cpu": [], "memory": [], "fs": []}
     for rs, g in zip(kernels, groups):
         sides = [Side(f"{r.host}/{r.kernel}#{r.run_id}", [r]) for r in rs]
-        shifts = [compare_controls(a, b, opts) for i, a in enumerate(sides) for b in sides[i + 1:]]
+        shifts = {(i, j): compare_controls(sides[i], sides[j], opts)
+                  for i in range(len(sides)) for j in range(i + 1, len(sides))}
         for dom, gs in keep.items():
-            if not any(sh is not None and sh.judged_out(dom) for sh in shifts):
-                gs.append(g)
+            free = drift.shift_free(len(rs), [p for p, sh in shifts.items() if sh is not None and sh.judged_out(dom)])
+            if len(free) >= 2:
+                gs.append([g[i] for i in free])
     out = {}
     for dom, gs in keep.items():
-        if not gs:
-            continue
-        spreads = {k: v for k, v in stats.run_spreads(gs).items() if domain_of(k) == dom}
-        out.update(drift.host_scales(spreads, opts.prior, domain_of, sum(len(g) - 1 for g in gs)))
+        spreads = {k: v for k, v in stats.run_spreads(gs or groups).items() if domain_of(k) == dom}
+        for d, s in drift.host_scales(spreads, opts.prior, domain_of, sum(len(x) - 1 for x in gs or groups)).items():
+            if gs or s.factor < 1:
+                out[d] = dataclasses.replace(s, across=not gs)
     return out
 
 

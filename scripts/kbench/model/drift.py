@@ -309,13 +309,30 @@ class HostScale:
     domain: `factor` multiplies the prior's tau of every case of the domain
     (`fit` raised by the cases' scatter), worth `df` degrees of freedom;
     `cases` cases and `moments` independent run differences (a kernel's k
-    runs give k - 1) made it."""
+    runs give k - 1) made it; `across`: fitted across machine shifts
+    between the runs (no kernel had two runs without one), so an upper
+    bound of the drift without one."""
     domain: str
     factor: float
     fit: float
     df: float
     cases: int
     moments: int
+    across: bool = False
+
+
+def shift_free(n, shifted):
+    """The indices of the largest set of runs 0..n-1 found with no shifted
+    pair (i, j) between any two of them: the run in the most shifted pairs
+    leaves first (of equals, the later run), until no shifted pair is left.
+    With one regime switch among n runs, the runs of the larger regime."""
+    left = set(range(n))
+    while True:
+        deg = {i: sum(1 for a, b in shifted if i in (a, b) and a in left and b in left) for i in left}
+        worst = max(sorted(left, reverse=True), key=lambda i: deg[i], default=None)
+        if worst is None or deg[worst] == 0:
+            return sorted(left)
+        left.discard(worst)
 
 
 def _fit_scale(points):

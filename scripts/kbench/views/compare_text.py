@@ -48,11 +48,13 @@ def scale_text(noise):
     parts = [f"{s.factor:.2g}x the built-in prior on its {s.cases} {DOMAIN_WORDS.get(d, d)} cases"
              for d, s in scales]
     parts[1:] = [p.replace(" the built-in prior", "").replace(" cases", " ones") for p in parts[1:]]
+    parts = [p + (" (at most: fitted across a machine shift between the runs)" if s.across else "")
+             for p, (_, s) in zip(parts, scales)]
     present = {noise.domain_of(k) for k in noise.spreads if not k.startswith("cell:")} \
         if noise.domain_of is not None else set(DOMAIN_WORDS)
     left = [DOMAIN_WORDS[d] for d in DOMAIN_WORDS if d not in noise.scales and d in present]
-    keep = (f"; {' and '.join(left)} cases keep the prior (a machine shift between the host's runs, or too "
-            f"few cases)") if left else ""
+    keep = (f"; {' and '.join(left)} cases keep the prior (too few cases, or runs only across a machine "
+            f"shift, which drifted as much as it)") if left else ""
     runs = ", ".join(f"{n} runs of {k}" for k, n in noise.kernel_runs) or f"{noise.runs} runs"
     said = parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
     return f"this host drifts {said} ({runs}){keep}"
