@@ -64,3 +64,23 @@ def test_a_run_without_controls_has_no_speed(host_scale, gen, tmp_path):
     runs = [str(gen.make_run(tmp_path, seed=70 + i, reps=6, cases="medium")) for i in range(2)]
     assert host_scale.speed_spread(runs) == {}
     assert math.isnan(host_scale._per_run(runs)[1][0]["cpu"])
+
+
+def test_coverage_per_domain_on_fixed_rows(host_scale):
+    """host_scale.coverage: per domain the cases, the median |log change|
+    over the interval's half-width, how many intervals miss 1, the median
+    mde; controls and rows without an interval left out."""
+    def row(case, ratio, lo, hi, mde, control=False):
+        return {"case": case, "ratio": ratio, "ci_low": lo, "ci_high": hi, "mde_pct": mde, "control": control}
+    e = math.e
+    rows = [row("a", e ** 0.01, e ** -0.01, e ** 0.03, 4.0),      # share 0.5, inside
+            row("b", e ** 0.03, e ** 0.01, e ** 0.05, 6.0),       # share 1.5, outside
+            row("c", e ** -0.02, e ** -0.04, e ** 0.0, 8.0),      # share 1.0, on the edge: inside
+            row("m", e ** 0.01, e ** -0.09, e ** 0.11, 20.0),     # memory: share 0.1
+            row("ctl", 2.0, 1.9, 2.1, 1.0, control=True), row("x", None, None, None, None)]
+    got = host_scale.coverage({"rows": rows}, {"m": "memory"})
+    assert set(got) == {"cpu", "memory"}
+    n, share, out, mde = got["cpu"]
+    assert (n, out, mde) == (3, 1, 6.0) and share == pytest.approx(1.0)
+    n, share, out, mde = got["memory"]
+    assert (n, out, mde) == (1, 0, 20.0) and share == pytest.approx(0.1)
