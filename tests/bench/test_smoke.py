@@ -334,6 +334,18 @@ def test_control_cases_are_exactly_the_machine_controls(bin_dir):
             assert all(c["control"] is False for c in cases), b.name
 
 
+def test_declared_domains_are_what_the_scripts_read_for_older_runs(bin_dir):
+    """Every case's declared domain is the one scripts/kbench/model/legacy.py
+    gives a run that did not declare it (or declared it before the case
+    changed domain): lat_proc fork_mem memory-bound, lat_fs fs."""
+    from kbench.model import legacy     # scripts/ is on the path (tests/conftest.py)
+    cases = all_list_cases(bin_dir)
+    assert {c["domain"] for c in cases} == {"cpu", "memory", "fs"}
+    wrong = [(c["case"], c["domain"]) for c in cases if c["domain"] != legacy.domain(c["bench"], c["variant"])]
+    assert not wrong
+    assert {c["domain"] for c in cases if c["bench"] == "lat_proc" and c["variant"] == "fork_mem"} == {"memory"}
+
+
 @pytest.mark.parametrize("args", [
     ["lat_mem_rd", "stride", "--param", "stride=7"],
     ["bw_mem", "rd", "--param", "size_kb=0"],

@@ -86,6 +86,11 @@ def test_declarations_name_the_file_system_domain(tmp_path):
     assert old[FS[0]]["domain"] == "fs" and old["lat_syscall null cpu"]["domain"] == "cpu"
     new = declare({FS[0]: "fs", "bw_mem rd x": "memory"})
     assert new[FS[0]]["domain"] == "fs" and new["bw_mem rd x"]["domain"] == "memory"
+    # lat_proc fork_mem, declared cpu before it was memory-bound: taken as memory; fork stays cpu
+    assert legacy.domain("lat_proc", "fork_mem") == "memory" and legacy.domain("lat_proc", "fork") == "cpu"
+    old = declare({"lat_proc fork_mem parent_mb=64": "cpu", "lat_proc fork x": "cpu", FS[0]: "fs"})
+    assert old["lat_proc fork_mem parent_mb=64"]["domain"] == "memory"
+    assert old["lat_proc fork x"]["domain"] == "cpu"
 
 
 def _domain(key):

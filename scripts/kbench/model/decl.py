@@ -119,7 +119,7 @@ def read_declarations(run_dir, warn, iter_jsonl):
             continue
         d["bench"] = obj.get("bench") if isinstance(obj.get("bench"), str) else name.split()[0]
         d["variant"] = obj.get("variant") if isinstance(obj.get("variant"), str) else ""
-        if d["domain"] is None:
+        if d["domain"] is None or (d["domain"] == "cpu" and (d["bench"], d["variant"]) in legacy.NOW_MEMORY):
             d["domain"] = legacy.domain(d["bench"], d["variant"])
         out[name] = d
     if not any(d["domain"] == "fs" for d in out.values()):

@@ -133,14 +133,18 @@ MEMORY_BENCHES = ("bw_mem", "lat_mem_rd", "bw_file_rd", "bw_mmap_rd")
 # that domain declared them cpu, or nothing.
 FS_BENCHES = ("lat_fs",)
 
+# Cases declared memory-bound since (bench, variant): runs from before
+# declared them cpu, read as what the binaries declare now.
+NOW_MEMORY = (("lat_proc", "fork_mem"),)
+
 
 def domain(bench, variant=""):
     """The domain the binaries declare for a case (cpu, memory or fs), for
     runs whose cases.jsonl does not say."""
     if bench in FS_BENCHES:
         return "fs"
-    return "memory" if bench in MEMORY_BENCHES or (bench, variant) in (("ctl_machine", "mem"),
-                                                                      ("ctl_machine", "llc")) else "cpu"
+    return "memory" if bench in MEMORY_BENCHES or (bench, variant) in (("ctl_machine", "mem"), ("ctl_machine", "llc"),
+                                                                      *NOW_MEMORY) else "cpu"
 
 
 def declaration(bench, variant, params, metric):
