@@ -84,3 +84,24 @@ def test_coverage_per_domain_on_fixed_rows(host_scale):
     assert (n, out, mde) == (3, 1, 6.0) and share == pytest.approx(1.0)
     n, share, out, mde = got["memory"]
     assert (n, out, mde) == (1, 0, 20.0) and share == pytest.approx(0.1)
+
+
+def test_follows_memory_finds_the_case_that_moves_with_the_memory_control(host_scale, gen, tmp_path):
+    """host_scale.follows_memory: over six runs whose memory control
+    alternates 1.0/1.3, the one CPU-bound case made to follow it correlates
+    with the memory speed (r > 0.95) and keeps its declared domain; the
+    CLI refuses fewer than three runs."""
+    runs = []
+    for i, f in enumerate([1.0, 1.3, 1.0, 1.3, 1.0, 1.3]):
+        d = gen.make_run(tmp_path, seed=200 + i, reps=6, cases="medium", scale={r"^lat_syscall null$": f})
+        for k, v in enumerate(("chain", "alu", "copy")):
+            gen.add_control(d, 1.0, seed=300 + 3 * i + k, variant=v)
+        gen.add_control(d, f, seed=400 + i, variant="mem", ns=2.0)
+        runs.append(str(d))
+    got = host_scale.follows_memory(runs)
+    dom, r = got["lat_syscall null"]
+    assert dom == "cpu" and r > 0.95
+    assert max(r for k, (_, r) in got.items() if k != "lat_syscall null") < r
+    p = subprocess.run([sys.executable, str(SCRIPT), "--follows-memory", *runs[:2]], capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 2 and "three runs or more" in p.stderr
