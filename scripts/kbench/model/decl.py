@@ -119,15 +119,12 @@ def read_declarations(run_dir, warn, iter_jsonl):
             continue
         d["bench"] = obj.get("bench") if isinstance(obj.get("bench"), str) else name.split()[0]
         d["variant"] = obj.get("variant") if isinstance(obj.get("variant"), str) else ""
-        if d["domain"] is None or (d["domain"] == "cpu" and (d["bench"], d["variant"]) in legacy.NOW_MEMORY):
+        if d["domain"] in (None, "cpu"):
+            # undeclared (kbench 0.2.0 and older), or declared cpu by binaries
+            # from before the case had a domain of its own (lat_fs, lat_proc
+            # fork_mem): the domain the binaries declare now
             d["domain"] = legacy.domain(d["bench"], d["variant"])
         out[name] = d
-    if not any(d["domain"] == "fs" for d in out.values()):
-        # binaries from before the fs domain declared their file-system
-        # cases cpu: the domain they declare now
-        for d in out.values():
-            if d["domain"] == "cpu" and d["bench"] in legacy.FS_BENCHES:
-                d["domain"] = "fs"
     return out
 
 

@@ -139,8 +139,9 @@ NOW_MEMORY = (("lat_proc", "fork_mem"),)
 
 
 def domain(bench, variant=""):
-    """The domain the binaries declare for a case (cpu, memory or fs), for
-    runs whose cases.jsonl does not say."""
+    """The domain the binaries declare now for a case (cpu, memory or fs),
+    for runs whose cases.jsonl does not say or says cpu from before
+    (tests/bench/test_smoke.py holds every binary's declaration to it)."""
     if bench in FS_BENCHES:
         return "fs"
     return "memory" if bench in MEMORY_BENCHES or (bench, variant) in (("ctl_machine", "mem"), ("ctl_machine", "llc"),

@@ -550,7 +550,8 @@ def decide(comparisons, *, min_effect=DEFAULT_MIN_EFFECT, level=LEVEL, adjust=Tr
         got = bh_adjust(ps) if adjust else np.asarray(ps, dtype=float)
         # a case the machine moved counts in its family's number of cases,
         # never as a discovery: the judged cases' bar as if its p were 1
-        bar = bh_adjust([1.0 if s else p for (_, s), p in zip(members, ps)]) if adjust else got
+        bar = bh_adjust([1.0 if s else p for (_, s), p in zip(members, ps)]) \
+            if adjust and any(s for _, s in members) else got
         qs.update({id(c): float(q if s else b) for (c, s), q, b in zip(members, got, bar)})
     alpha = 1.0 - level
     for c, shifted, _ in live:
