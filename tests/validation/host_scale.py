@@ -466,6 +466,32 @@ MEASURED += [(f"{H}A/A pair 3, 1 v 1, history: cases flagged", "(as measured, pa
              (f"{H}getppid alone: expected cases flagged slower", "(as measured 5.1%, mde 5.6%, not flagged)", 0, 0),
              (f"{H}every syscall: expected cases flagged slower", "(as measured 5 of 7)", 5, 5)]
 
+# the late series (that host two hours later, judged by the model as it
+# was), README "Machine shifts in the host's history"
+LT = "late: "
+CLAIMS += _row(LT, "A/A pair {i}, 1 v 1, history: cases flagged", "0, 0 and 0 cases flagged, none a headline cell; "
+               "median mde 18.9%", (0, 0, 0), 0)
+CLAIMS += _row(LT, "A/A pair {i}, 1 v 1, history: headline cases flagged", "none a headline cell; median mde 18.9%",
+               (0, 0, 0), 0)
+CLAIMS += _row(LT, "A/A pair {i}, 1 v 1, history: median mde (%)", "median mde 18.9%, 12.7% and 19.8%", (18.9, 12.7, 19.8))
+CLAIMS += _row(LT, "A/A pair {i}, 1 v 1, history: headline syscall mde (%)",
+               "headline system-call cells 8.9%, 5.5% and 14.9%", (8.9, 5.5, 14.9))
+CLAIMS += _row(LT, "A/A split {i}, 3 v 3, history: cases flagged", "0, 0 and 1 cases flagged", (0, 0, 1), 0)
+CLAIMS += [(f"{LT}A/A split {i}, 3 v 3, history: median mde (%)", "median mde 6.7-6.8%", 6.65, 6.85)
+           for i in (1, 2, 3)]
+CLAIMS += [(f"{LT}getppid alone: lat_syscall null change (%)", "`lat_syscall null` 5.4% slower (mde 5.0%)",
+            -5.45, -5.35),
+           (f"{LT}getppid alone: lat_syscall null mde (%)", "5.4% slower (mde 5.0%)", 4.95, 5.05),
+           (f"{LT}getppid alone: expected cases flagged slower", "5.4% slower (mde 5.0%), flagged, nothing else", 1, 1),
+           (f"{LT}getppid alone: other cases flagged", "5.4% slower (mde 5.0%), flagged, nothing else", 0, 0),
+           (f"{LT}every syscall: expected cases flagged slower", "0 of 7 flagged, nothing else", 0, 0),
+           (f"{LT}every syscall: other cases flagged", "0 of 7 flagged, nothing else", 0, 0)]
+CLAIMS += [(f"{LT}every syscall: lat_{c} change (%)", w, v - 0.05, v + 0.05) for c, w, v in (
+    ("syscall null", "null 13.2% slower (mde 13.1%)", -13.2), ("syscall open", "open 8.7% *faster*", 8.7),
+    ("sig install", "`lat_sig install` 11.4% slower", -11.4))]
+CLAIMS += [(f"{LT}every syscall: lat_syscall {c} mde (%)", "mde 8.6-30.5%", lo, hi)
+           for c, lo, hi in (("read", 8.55, 8.65), ("stat", 30.45, 30.55))]
+
 def _series(run, label, history_pairs, splits, slowdowns, roles, prefix, figures, unmet):
     """One series of the recorded measurement: A/A pairs one run a side
     (with the history and with the prior alone), three-a-side splits and
@@ -575,7 +601,8 @@ def recorded(check, measured=False):
     compare judged relative to the run's speed) the same way, its
     getppid=100 runs (check-small-*) reported but not a criterion; the
     hold series (hold-*: that host again, made after the host's scale was
-    fitted across machine shifts) the same way."""
+    fitted across machine shifts) and the late series (late-*: that host two
+    hours later, made before the model changed again) the same way."""
     with tempfile.TemporaryDirectory(prefix="kbench-host-scale-") as t:
         tmp = Path(t)
         roles = _unpack(RECORDED, tmp)
@@ -612,9 +639,10 @@ def recorded(check, measured=False):
                 figures["check: getppid=100: other cases flagged"] = len(others)
                 print(f"check: getppid=100, 3 v 3: {len(hit)} of 1 flagged slower; also flagged: "
                       f"{[x['case'] for x in others]}", flush=True)
-        if "hold-history" in roles:
-            own = _link_runs(tmp, roles["hold-history"], "hold-history").parent.parent
-            _series(run, "hold: ", (("history", own),), own, own, roles, "hold-", figures, unmet)
+        for prefix in ("hold-", "late-"):
+            if prefix + "history" in roles:
+                own = _link_runs(tmp, roles[prefix + "history"], prefix + "history").parent.parent
+                _series(run, prefix.replace("-", ": "), (("history", own),), own, own, roles, prefix, figures, unmet)
         _speed_series(roles, figures)
     for u in unmet:
         print(f"CRITERION NOT MET: {u}")
@@ -749,7 +777,8 @@ def _speed_series(roles, figures):
     speed."""
     for label, names in (("first series", ("aa",)), ("later series", ("later-aa",)),
                          ("held-out series", ("heldout-aa",)), ("fresh series", ("fresh-history", "fresh-aa")),
-                         ("check series", ("check-history", "check-aa")), ("hold series", ("hold-history", "hold-aa"))):
+                         ("check series", ("check-history", "check-aa")), ("hold series", ("hold-history", "hold-aa")),
+                         ("late series", ("late-history", "late-aa"))):
         if not all(n in roles for n in names):
             continue
         for d, (n, raw, norm, better) in sorted(speed_spread([r for n in names for r in roles[n]]).items()):
