@@ -7,6 +7,7 @@ drifts between runs by the prior's tau times the host's factor, and each
 pair of runs adds a factor of its own (the machine moves more between some
 pairs of moments than others: drift.MOMENT_SD)."""
 import math
+import re
 
 import numpy as np
 import pytest
@@ -180,11 +181,11 @@ def test_a_memory_regime_between_the_hosts_runs_leaves_memory_to_the_prior(tmp_p
     opts = compare.Options(prior=PRIOR)
     shifted = load.load_runs(_host_runs(gen, tmp_path / "a", [1.0, 1.5]), load.Warnings())
     noise = compare.measure_run_noise([shifted], opts).get("testhost")
-    assert set(noise.scales) == {"cpu"}
+    assert set(noise.scales) == {"cpu", "cross"}
     assert noise.scale_of("bw_mem rd size_kb=262144") is None
     steady = load.load_runs(_host_runs(gen, tmp_path / "b", [1.0, 1.0]), load.Warnings())
     n2 = compare.measure_run_noise([steady], opts).get("testhost")
-    assert set(n2.scales) == {"cpu", "memory"}
+    assert set(n2.scales) == {"cpu", "cross", "memory"}
     off = compare.measure_run_noise([steady], compare.Options(prior=PRIOR, host_scale=False)).get("testhost")
     assert off.scales == {}
 
@@ -209,7 +210,7 @@ def test_runs_of_one_memory_regime_give_the_memory_scale(tmp_path, gen):
     from kbench.model import load
     runs = load.load_runs(_host_runs(gen, tmp_path / "a", [1.0, 1.0, 1.5]), load.Warnings())
     noise = compare.measure_run_noise([runs], compare.Options(prior=PRIOR)).get("testhost")
-    assert set(noise.scales) == {"cpu", "memory"}
+    assert set(noise.scales) == {"cpu", "cross", "memory"}
     assert (noise.scales["memory"].moments, noise.scales["memory"].across) == (1, False)
     assert (noise.scales["cpu"].moments, noise.scales["cpu"].across) == (2, False)
 
@@ -245,7 +246,8 @@ def test_compare_summarize_and_the_page_state_the_scale_in_one_line(tmp_path, ge
     other = gen.make_run(tmp_path / "results", kernel="6.6.0-b", seed=90, reps=6, cases="medium")
     gen.add_control(other, 1.0, seed=91)
     gen.add_control(other, 1.0, seed=92, variant="mem", ns=2.0)
-    line = re.compile(r"this host drifts [0-9.]+x the built-in prior on its \d+ CPU-bound cases and [0-9.]+x on its "
+    line = re.compile(r"this host drifts [0-9.]+x the built-in prior on its \d+ CPU-bound cases"
+                      r"(, [0-9.]+x on its \d+ cross-CPU ones)? and [0-9.]+x on its "
                       r"\d+ memory-bound ones \(2 runs of 6\.1\.0-a\)")
     def flat(text):   # the words of wrapped text, a line broken after a hyphen joined again
         return re.sub(r"-\s+", "-", " ".join(text.split()))
@@ -261,3 +263,45 @@ def test_compare_summarize_and_the_page_state_the_scale_in_one_line(tmp_path, ge
                         str(tmp_path / "plots"), "--no-samples", "--boot", "200"]) == 0
     capsys.readouterr()
     assert line.search(flat(html.unescape(page.read_text())))
+
+
+def test_cases_across_cpus_take_their_own_scale_only_where_it_is_larger(tmp_path, gen):
+    """Runs of one kernel whose cases across CPUs (two parties on two CPUs,
+    @cross or @unpinned) moved 30% while the rest stayed: they get their
+    own factor, above the CPU-bound cases', and the scale line names it.
+    Where they stayed and the others moved, or nothing moved, they take
+    the CPU-bound cases' factor: never narrower than it, and the line
+    does not repeat it."""
+    from kbench.model import load
+    from kbench.views import compare_text
+
+    def noise(root, cross=1.0, other=1.0):
+        runs = []
+        for i, (fc, fo) in enumerate([(1.0, 1.0), (cross, other)]):
+            d = gen.make_run(root, kernel="6.1.0-a", seed=40 + i, reps=6, cases="medium",
+                             scale={r" @(cross|unpinned)$": fc, r"^(lat_syscall|lat_sig|lat_pipe rt @same)": fo})
+            gen.add_control(d, 1.0, seed=60 + i)
+            gen.add_control(d, 1.0, seed=80 + i, variant="mem", ns=2.0)
+            runs.append(d)
+        loaded = load.load_runs(runs, load.Warnings())
+        return loaded, compare.measure_run_noise([loaded], compare.Options(prior=PRIOR)).get("testhost")
+
+    loaded, moved = noise(tmp_path / "a", cross=1.3)
+    case = loaded[0].cases
+
+    def group(c):
+        return drift.scale_group(compare.domain_of(c), c)
+    assert {group(c) for c in case.values()} == {"cpu", "cross", "memory", "fs"}
+    assert [group(case[n]) for n in ("lat_pipe rt @cross", "lat_pipe rt @unpinned", "lat_pipe rt @same",
+                                     "lat_syscall null")] == ["cross", "cross", "cpu", "cpu"]
+    cross, cpu = moved.scales["cross"], moved.scales["cpu"]
+    assert not cross.borrowed and cross.factor > 1.5 * cpu.factor
+    assert moved.scale_of("lat_pipe rt @cross") is cross and moved.scale_of("lat_pipe rt @same") is cpu
+    text = " ".join(compare_text.scale_text(moved).split())
+    assert re.search(r"on its \d+ CPU-bound cases, [0-9.]+x on its \d+ cross-CPU ones", text)
+    _, calm = noise(tmp_path / "b", other=1.3)
+    assert calm.scales["cross"].borrowed
+    assert calm.scale_of("lat_pipe rt @cross").factor == calm.scales["cpu"].factor
+    assert "cross-CPU" not in compare_text.scale_text(calm)
+    _, still = noise(tmp_path / "c")        # which fit is the larger is chance here: never the narrower
+    assert still.scale_of("lat_pipe rt @cross").factor >= still.scales["cpu"].factor

@@ -105,3 +105,20 @@ def test_follows_memory_finds_the_case_that_moves_with_the_memory_control(host_s
     p = subprocess.run([sys.executable, str(SCRIPT), "--follows-memory", *runs[:2]], capture_output=True, text=True,
                        timeout=60)
     assert p.returncode == 2 and "three runs or more" in p.stderr
+
+
+def test_cross_pairs_fits_the_cases_across_cpus_apart(host_scale, gen, tmp_path):
+    """--cross-pairs: three runs whose cases across CPUs move 30% in the
+    last while the rest stays: every pair gets a fit per group, and the
+    cases across CPUs' median fit is well above the others'."""
+    runs = []
+    for i, f in enumerate((1.0, 1.0, 1.3)):
+        d = gen.make_run(tmp_path, kernel="6.1.0-a", seed=20 + i, reps=6, cases="medium",
+                         scale={r" @(cross|unpinned)$": f})
+        gen.add_control(d, 1.0, seed=70 + i)
+        runs.append(str(d))
+    fits = host_scale.cross_pairs(runs)
+    assert sorted(fits) == ["cpu", "cross"] and all(len(v) == 3 for v in fits.values())
+    assert sorted(fits["cross"])[1] > 3 * sorted(fits["cpu"])[1]
+    p = subprocess.run([sys.executable, str(SCRIPT), "--cross-pairs", runs[0]], capture_output=True, text=True)
+    assert p.returncode == 2 and "two runs or more" in p.stderr

@@ -246,7 +246,8 @@ def measure_run_noise(run_lists, opts):
         boot_ids = [(r.meta or {}).get("boot_id") for rs in kernels for r in rs]
         boots = len(set(boot_ids)) if all(boot_ids) else None
         spreads = stats.run_spreads(groups)
-        domains = {name: domain_of(c) for rs in kernels for r in rs for name, c in r.cases.items()}
+        domains = {name: drift.scale_group(domain_of(c), c)
+                   for rs in kernels for r in rs for name, c in r.cases.items()}
         domain_by_key = functools.partial(_domain_of, domains)
         scales = host_scales(kernels, groups, domain_by_key, opts) if opts.host_scale else {}
         out[host] = stats.RunNoise(spreads, runs=sum(len(rs) for rs in kernels),
@@ -266,30 +267,35 @@ def host_scales(kernels, groups, domain_of, opts):
     such shift between any two (drift.shift_free).  A domain where no
     kernel keeps two runs is fitted across the shifts: a shift adds to the
     runs' spread, so that fit bounds the drift without one from above, and
-    it is kept where it is below the prior (a shift never widens it)."""
+    it is kept where it is below the prior (a shift never widens it).  The
+    cases across CPUs (drift.scale_group) take the CPU-bound cases'
+    factor, or their own where it is larger."""
     if opts.prior is None:
         return {}
-    keep = {"cpu": [], "memory": [], "fs": []}
+    keep = {g: [] for g in drift.SCALE_GROUPS}
     for rs, g in zip(kernels, groups):
         sides = [Side(f"{r.host}/{r.kernel}#{r.run_id}", [r]) for r in rs]
         shifts = {(i, j): compare_controls(sides[i], sides[j], opts)
                   for i in range(len(sides)) for j in range(i + 1, len(sides))}
         for dom, gs in keep.items():
-            free = drift.shift_free(len(rs), [p for p, sh in shifts.items() if sh is not None and sh.judged_out(dom)])
+            free = drift.shift_free(len(rs), [p for p, sh in shifts.items()
+                                              if sh is not None and sh.judged_out(drift.SCALE_GROUPS[dom])])
             if len(free) >= 2:
                 gs.append([g[i] for i in free])
     out = {}
     for dom, gs in keep.items():
-        spreads = {k: v for k, v in stats.run_spreads(gs or groups).items() if domain_of(k) == dom}
-        for d, s in drift.host_scales(spreads, opts.prior, domain_of, sum(len(x) - 1 for x in gs or groups)).items():
+        # the CPU-bound scale is fitted over every CPU-bound case, those across CPUs too
+        group = (lambda k: drift.SCALE_GROUPS.get(domain_of(k), "cpu")) if dom == "cpu" else domain_of
+        spreads = {k: v for k, v in stats.run_spreads(gs or groups).items() if group(k) == dom}
+        for d, s in drift.host_scales(spreads, opts.prior, group, sum(len(x) - 1 for x in gs or groups)).items():
             if gs or s.factor < 1:
                 out[d] = dataclasses.replace(s, across=not gs)
-    return out
+    return drift.cross_one_sided(out)
 
 
 def _domain_of(domains, key):
-    """A case's domain (cpu, memory, fs) as its binary declared it; cpu for
-    a case no run declared."""
+    """A case's drift-scale group (drift.scale_group) as its binary
+    declared its domain; cpu for a case no run declared."""
     return domains.get(key, "cpu")
 
 

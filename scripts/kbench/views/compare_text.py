@@ -33,7 +33,7 @@ def run_level_source(noise):
                          f"or more{on_boots} (no built-in prior: --no-prior)")
 
 
-DOMAIN_WORDS = {"cpu": "CPU-bound", "memory": "memory-bound", "fs": "file-system-bound"}
+DOMAIN_WORDS = {"cpu": "CPU-bound", "cross": "cross-CPU", "memory": "memory-bound", "fs": "file-system-bound"}
 
 
 def scale_text(noise):
@@ -44,7 +44,8 @@ def scale_text(noise):
     if not noise or not noise.scales:
         return ""
     order = list(DOMAIN_WORDS)
-    scales = sorted(noise.scales.items(), key=lambda kv: (order.index(kv[0]) if kv[0] in order else len(order)))
+    scales = sorted(((d, s) for d, s in noise.scales.items() if not s.borrowed),
+                    key=lambda kv: (order.index(kv[0]) if kv[0] in order else len(order)))
     parts = [f"{s.factor:.2g}x the built-in prior on its {s.cases} {DOMAIN_WORDS.get(d, d)} cases"
              for d, s in scales]
     parts[1:] = [p.replace(" the built-in prior", "").replace(" cases", " ones") for p in parts[1:]]
