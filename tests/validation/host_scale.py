@@ -466,8 +466,9 @@ MEASURED += [(f"{H}A/A pair 3, 1 v 1, history: cases flagged", "none a headline 
              (f"{H}getppid alone: expected cases flagged slower", "(as measured 5.1%, mde 5.6%, not flagged)", 0, 0),
              (f"{H}every syscall: expected cases flagged slower", "(as measured 5 of 7)", 5, 5)]
 
-# the late series (that host two hours later, judged by the model as it
-# was), README "Machine shifts in the host's history"
+# the late series (that host two hours later, made before the cases across
+# CPUs took a scale of their own, which changes none of these), README
+# "Machine shifts in the host's history"
 LT = "late: "
 CLAIMS += _row(LT, "A/A pair {i}, 1 v 1, history: cases flagged", "0, 0 and 0 cases flagged, none a headline cell; "
                "median mde 18.9%", (0, 0, 0), 0)
@@ -602,7 +603,7 @@ def recorded(check, measured=False):
     getppid=100 runs (check-small-*) reported but not a criterion; the
     hold series (hold-*: that host again, made after the host's scale was
     fitted across machine shifts) and the late series (late-*: that host two
-    hours later, made before the model changed again) the same way."""
+    hours later) the same way."""
     with tempfile.TemporaryDirectory(prefix="kbench-host-scale-") as t:
         tmp = Path(t)
         roles = _unpack(RECORDED, tmp)
