@@ -157,14 +157,15 @@ def test_a_summary_cell_takes_the_widest_domain():
     assert df == min(PRIOR.get("lat_syscall null")[1], 5.0)
 
 
-def _host_runs(gen, root, mem_factors):
+def _host_runs(gen, root, mem_factors, scales=None):
     """Runs of one kernel on one host (fixture cases), the memory control's
     speed of each given by mem_factors, the memory-bound cases moving with
-    it; a steady CPU control in each."""
+    it; a steady CPU control in each.  scales: per run, more {regex: factor}
+    for its cases."""
     runs = []
     for i, f in enumerate(mem_factors):
         d = gen.make_run(root, kernel="6.1.0-a", seed=40 + i, reps=6, cases="medium",
-                         scale={r"^(bw_mem|lat_mem_rd)": f})
+                         scale={r"^(bw_mem|lat_mem_rd)": f, **(scales[i] if scales else {})})
         gen.add_control(d, 1.0, seed=60 + i)
         gen.add_control(d, f, seed=80 + i, variant="mem", ns=2.0)
         runs.append(d)
@@ -276,14 +277,8 @@ def test_cases_across_cpus_take_their_own_scale_only_where_it_is_larger(tmp_path
     from kbench.views import compare_text
 
     def noise(root, cross=1.0, other=1.0):
-        runs = []
-        for i, (fc, fo) in enumerate([(1.0, 1.0), (cross, other)]):
-            d = gen.make_run(root, kernel="6.1.0-a", seed=40 + i, reps=6, cases="medium",
-                             scale={r" @(cross|unpinned)$": fc, r"^(lat_syscall|lat_sig|lat_pipe rt @same)": fo})
-            gen.add_control(d, 1.0, seed=60 + i)
-            gen.add_control(d, 1.0, seed=80 + i, variant="mem", ns=2.0)
-            runs.append(d)
-        loaded = load.load_runs(runs, load.Warnings())
+        moved = {r" @(cross|unpinned)$": cross, r"^(lat_syscall|lat_sig|lat_pipe rt @same)": other}
+        loaded = load.load_runs(_host_runs(gen, root, [1.0, 1.0], [{}, moved]), load.Warnings())
         return loaded, compare.measure_run_noise([loaded], compare.Options(prior=PRIOR)).get("testhost")
 
     loaded, moved = noise(tmp_path / "a", cross=1.3)

@@ -296,8 +296,8 @@ def to_json(taus, source, method, shared=()):
 # runs enough; a domain not listed takes the largest.  A third host's eight
 # full runs gave 1.18 (CPU), 0.91 (fs) and 1.18 (memory): there two runs
 # pin the factor far less than these assume (README "Host drift scale").
-# The cases across CPUs (SCALE_GROUPS) are taken as the CPU-bound ones.
-MOMENT_SD = {"cpu": 0.3, "cross": 0.3, "memory": 0.5, "fs": 0.6}
+# A group of SCALE_GROUPS takes its domain's (the cases across CPUs the CPU's).
+MOMENT_SD = {"cpu": 0.3, "memory": 0.5, "fs": 0.6}
 # one-sided normal quantile of the bound on the cases' scatter (95%)
 SCALE_Z = 1.645
 # fewer cases than this in a domain: no factor of its own (the prior alone);
@@ -421,7 +421,7 @@ def fit_host_scale(domain, points, moments):
     se = _scale_se(points, s)
     up = s + SCALE_Z * se
     rel = (se / up) ** 2 if up > 0 else math.inf
-    sd = MOMENT_SD.get(domain, max(MOMENT_SD.values()))
+    sd = MOMENT_SD.get(SCALE_GROUPS.get(domain, domain), max(MOMENT_SD.values()))
     df = 2.0 / (4.0 * sd ** 2 / moments + rel) if math.isfinite(rel) else 1.0
     return HostScale(domain, math.sqrt(up), math.sqrt(s), min(MAX_DF, max(1.0, df)), len(points), moments)
 
