@@ -368,19 +368,27 @@ CaseKinds case_kinds(const std::vector<Case>& cases) {
   return k;
 }
 
-// The next budget round, from what the run has recorded so far: one more rep
-// of the cases whose intervals are still too wide, best gain per second
-// first, as many as fit in a third of the `left` seconds; empty when every
-// case is precise enough. `round` is set to the round's number.
+// The next budget round, from what the run has recorded so far: the reps
+// the cases whose intervals are still too wide are worth in the `left`
+// seconds (the measured cases' share of them: controls take one slot in
+// control_every + 1), best gain per second first, and of that plan a third
+// now (all of it in the last 10 s), so that each case's reps spread over
+// the time left; empty when every case is precise enough. `round` is set to
+// the round's number, `n_cases` to the cases it measures.
 std::vector<Invocation> next_round(const Options& o, const std::vector<Case>& cases, const RunState& run,
-                                   const CaseKinds& kinds, double left, int& round, std::size_t& n_chosen) {
+                                   const CaseKinds& kinds, double left, int& round, std::size_t& n_cases) {
   const SoFar sf = read_so_far(run.runs_path(), run.samples_path(), cases);
-  const auto chosen = choose_round(sf.cases, o.target_change, std::max(left / 3.0, std::min(left, 10.0)),
-                                   kMaxReps);
-  n_chosen = chosen.size();
+  const bool controls = !kinds.controls.empty() && o.control_every > 0;
+  const double measuring = controls ? left * o.control_every / (o.control_every + 1.0) : left;
+  const auto chosen = choose_round(sf.cases, o.target_change, measuring, kMaxReps, left > 10.0 ? 3 : 1);
+  n_cases = 0;
   if (chosen.empty()) return {};
   std::vector<int> next_rep;
-  for (std::size_t i : chosen) next_rep.push_back(sf.next_rep[i]);
+  for (std::size_t k = 0; k < chosen.size(); ++k) {
+    const bool repeat = k > 0 && chosen[k] == chosen[k - 1];
+    next_rep.push_back(repeat ? next_rep.back() + 1 : sf.next_rep[chosen[k]]);
+    n_cases += !repeat;
+  }
   round = sf.max_round + 1;
   const int first_slot = std::max(sf.next_control_slot,
                                   o.reps * control_slots_per_rep(kinds.measured.size(), o.control_every));
@@ -396,15 +404,18 @@ int run_budget_rounds(const Options& o, const std::vector<Case>& cases, const Ru
     const double left = *o.budget_s - clock.spent();
     if (left < 1.0) break;
     int round = 0;
-    std::size_t n_chosen = 0;
-    const std::vector<Invocation> rp = next_round(o, cases, run, kinds, left, round, n_chosen);
-    if (n_chosen == 0) {
+    std::size_t n_cases = 0;
+    const std::vector<Invocation> rp = next_round(o, cases, run, kinds, left, round, n_cases);
+    if (n_cases == 0) {
       say("every case can detect a change of " + format_percent(o.target_change) + " or less: no more rounds");
       break;
     }
-    say("round " + std::to_string(round) + ": one more rep of " + std::to_string(n_chosen) + " case" +
-        (n_chosen == 1 ? "" : "s") + ", " + format_duration(left) + " of the budget left");
-    Progress progress(static_cast<int>(rp.size()), 1, static_cast<int>(n_chosen));
+    int n_reps = 0;
+    for (const auto& inv : rp) n_reps += !inv.control;
+    say("round " + std::to_string(round) + ": " + std::to_string(n_reps) + " more rep" + (n_reps == 1 ? "" : "s") +
+        " of " + std::to_string(n_cases) + " case" + (n_cases == 1 ? "" : "s") + ", " + format_duration(left) +
+        " of the budget left");
+    Progress progress(static_cast<int>(rp.size()), 1, n_reps);
     int index = 0;
     for (const auto& inv : rp) {
       if (interrupt_signal()) break;

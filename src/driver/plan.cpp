@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <queue>
 
 #include "driver/schedule.hpp"
 #include "harness/internal/median.hpp"
@@ -104,38 +105,62 @@ double detectable_change(const std::vector<double>& rep_values) {
   return std::expm1(power_multiplier(df) * std::sqrt(2.0) * s / std::sqrt(double(n)));
 }
 
-std::vector<std::size_t> choose_round(const std::vector<CaseSoFar>& cases, double target, double seconds,
-                                      int max_reps) {
-  struct Cand {
+std::vector<int> plan_reps(const std::vector<CaseSoFar>& cases, double target, double seconds, int max_reps) {
+  // Each candidate's next rep, most gain per second first. The gain is the
+  // share by which one more rep shrinks the variance of the mean of its rep
+  // values, log((n+1)/n): the same for a wide case as for a narrow one, so
+  // that reps do not pour into the widest cases (often wide because their
+  // reps scatter with the file system or memory regimes, where a few more
+  // reps change little) while cheap ones that could get precise wait. A
+  // cheap case gets more reps than a dear one, until the two gain alike per
+  // second; every case's interval narrows by about the same share per second
+  // spent on it.
+  struct Next {
+    double gain;
     std::size_t index;
-    double gain, cost;
+    bool operator<(const Next& o) const { return gain < o.gain || (gain == o.gain && index > o.index); }
   };
-  std::vector<Cand> cands;
+  std::vector<int> plan(cases.size(), 0);
+  std::vector<int> cap(cases.size(), 0);
+  std::vector<double> cost(cases.size(), 0.0);
+  std::priority_queue<Next> queue;
+  auto gain = [&cost](std::size_t i, int n) { return std::log1p(1.0 / n) / cost[i]; };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const CaseSoFar& c = cases[i];
     const int n = static_cast<int>(c.rep_values.size());
     if (!c.usable || n < 2 || n >= max_reps || c.invocations == 0) continue;
-    const double mde = detectable_change(c.rep_values);
     // Reps that look tight may all come from one stretch of the machine:
     // every case gets kMinSpread reps spread over the run before it counts
     // as precise.
-    if (!(mde > target) && n >= kMinSpread) continue;
-    const double cost = std::max(c.seconds / c.invocations, 1e-3);
-    // Variance of the mean of n reps falls by s^2 (1/n - 1/(n+1)) with one
-    // more; relative to the target, per second it costs.
-    const double rel = std::max(1.0, std::log1p(mde) / std::log1p(target));
-    const double gain = rel * rel * (1.0 / n - 1.0 / (n + 1)) / cost;
-    cands.push_back({i, gain, cost});
+    const bool wide = detectable_change(c.rep_values) > target;
+    if (!wide && n >= kMinSpread) continue;
+    cap[i] = (wide ? max_reps : kMinSpread) - n;
+    cost[i] = std::max(c.seconds / c.invocations, 1e-3);
+    queue.push({gain(i, n), i});
   }
-  std::stable_sort(cands.begin(), cands.end(), [](const Cand& a, const Cand& b) { return a.gain > b.gain; });
-  std::vector<std::size_t> out;
   double used = 0;
-  for (const auto& c : cands) {
-    if (!out.empty() && used + c.cost > seconds) continue;
-    out.push_back(c.index);
-    used += c.cost;
+  bool any = false;
+  while (!queue.empty()) {
+    const Next next = queue.top();
+    queue.pop();
+    const std::size_t i = next.index;
+    if (any && used + cost[i] > seconds) continue;  // this case no more; a cheaper one may still fit
+    any = true;
+    used += cost[i];
+    const int n = static_cast<int>(cases[i].rep_values.size()) + ++plan[i];
+    if (plan[i] < cap[i]) queue.push({gain(i, n), i});
   }
-  std::sort(out.begin(), out.end());
+  return plan;
+}
+
+std::vector<std::size_t> choose_round(const std::vector<CaseSoFar>& cases, double target, double seconds,
+                                      int max_reps, int parts) {
+  const std::vector<int> plan = plan_reps(cases, target, seconds, max_reps);
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    const int take = (plan[i] + std::max(parts, 1) - 1) / std::max(parts, 1);
+    out.insert(out.end(), static_cast<std::size_t>(take), i);
+  }
   return out;
 }
 

@@ -10,9 +10,11 @@
 //   - control cases (whose cost no kernel can change) run between blocks of
 //     `control_every` cases, cycling through the controls, so that they
 //     trace the machine's speed over the whole run;
-//   - with a budget, further rounds add one rep to the cases whose interval
-//     is still too wide for the minimum effect, best gain per second first,
-//     each round shuffled and threaded with controls like a rep.
+//   - with a budget, further rounds add reps to the cases whose interval is
+//     still too wide for the minimum effect, planned over the time left by
+//     the gain in precision per second (cheap cases get more), a third of
+//     the plan per round, each round shuffled and threaded with controls
+//     like a rep.
 // Everything here is a pure function of its inputs, so --resume rebuilds the
 // same first pass and the tests can check the plan without timings.
 #pragma once
@@ -43,8 +45,8 @@ std::vector<Invocation> first_pass(const std::vector<std::size_t>& measured,
 // Control slots one first-pass rep uses (so a round's slots start after them).
 int control_slots_per_rep(std::size_t n_measured, int control_every);
 
-// One budget round: one more rep of each chosen case (`next_rep[i]` is the
-// rep index for chosen[i]), shuffled by (seed, round), controls threaded
+// One budget round: one more rep per entry of `chosen` (a case may appear
+// several times; `next_rep[i]` is the rep index for chosen[i]), shuffled by (seed, round), controls threaded
 // through from slot `first_slot` on.
 std::vector<Invocation> round_plan(const std::vector<std::size_t>& chosen, const std::vector<int>& next_rep,
                                    const std::vector<std::size_t>& controls, std::uint64_t seed, int round,
@@ -66,11 +68,22 @@ struct CaseSoFar {
 // read as no spread. Infinite below 2 reps.
 double detectable_change(const std::vector<double>& rep_values);
 
-// The cases worth another rep: fewer than 10 reps (tight reps may all come
-// from one stretch of the machine) or detectable_change above `target`;
-// fewer than `max_reps` reps, usable; ordered by the gain in precision per second of
-// machine time; as many as fit in `seconds` (at least one if any qualifies).
+// How many more reps each case is worth in `seconds` of measuring. The
+// candidates: usable cases with fewer than `max_reps` reps whose
+// detectable_change is above `target`, and (up to 10 reps) the precise ones
+// with fewer than 10 (tight reps may all come from one stretch of the
+// machine). Reps go one at a time to the case whose next rep narrows its
+// interval most per second of its mean invocation: by log((n+1)/n), the
+// same relative narrowing for every case, so cheap cases get more reps than
+// dear ones. At least one rep when any case qualifies, even if it does not
+// fit; 0 for the others.
+std::vector<int> plan_reps(const std::vector<CaseSoFar>& cases, double target, double seconds, int max_reps);
+
+// One budget round: `parts` rounds are to share the plan of `seconds`, so
+// each planned case gets ceil(its planned reps / parts) now (its reps spread
+// over the run; the next round plans again from what this one measured).
+// The case indexes, a case once per rep, ascending.
 std::vector<std::size_t> choose_round(const std::vector<CaseSoFar>& cases, double target, double seconds,
-                                      int max_reps);
+                                      int max_reps, int parts);
 
 }  // namespace kbench::driver

@@ -615,12 +615,13 @@ def test_budget_adds_reps_to_noisy_cases_only(driver, tmp_path):
     assert len(reps["steady s"]) <= 10   # steady: never past the 10 reps every case gets
     assert meta["budget_rounds"] >= 1 and meta["options"]["budget_s"] == 10
     assert {r["round"] for r in runs if r["case"] == "noisy a"} == set(range(meta["budget_rounds"] + 1))
-    assert "round 1: one more rep of 2 cases" in proc.stderr
+    assert re.search(r"round 1: \d+ more reps of 2 cases", proc.stderr)
 
 
 def test_budget_stops_when_every_case_is_precise(driver, tmp_path):
     """Steady cases get reps up to 10 (tight reps may all come from one
-    stretch of the machine), then no more."""
+    stretch of the machine), then no more: each round a third of the 7
+    planned, rounded up (3 of 7, 2 of 4, 1 of 2, the last one)."""
     bins = tmp_path / "bin"
     bins.mkdir()
     write_fake(bins, "steady", ["s", "t"], False, "100")
@@ -629,7 +630,10 @@ def test_budget_stops_when_every_case_is_precise(driver, tmp_path):
     assert proc.returncode == 0, proc.stderr
     meta, runs, _ = load_run(run_dir_of(proc))
     assert sorted(r["rep_idx"] for r in runs if r["case"] == "steady s") == list(range(10))
-    assert len(runs) == 20 and meta["budget_rounds"] == 7
+    assert len(runs) == 20 and meta["budget_rounds"] == 4
+    per_round = [sum(1 for r in runs if r["case"] == "steady s" and r["round"] == k) for k in range(5)]
+    assert per_round == [3, 3, 2, 1, 1]
+    assert "round 1: 6 more reps of 2 cases" in proc.stderr
     assert "no more rounds" in proc.stderr
 
 

@@ -110,3 +110,62 @@ TEST_CASE("first_pass: a control before every block of control_every cases and a
   CHECK(slots == std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7});
   CHECK(which == std::vector<std::size_t>{100, 101, 100, 101, 100, 101, 100, 101});
 }
+
+namespace {
+
+// A case with n rep values alternating 100 / 150 (it can never detect 3%:
+// it wants reps) or all 100 (precise), each rep costing `cost` seconds.
+kbench::driver::CaseSoFar so_far(int n, bool noisy, double cost) {
+  kbench::driver::CaseSoFar c;
+  for (int r = 0; r < n; ++r) c.rep_values.push_back(noisy && r % 2 ? 150.0 : 100.0);
+  c.invocations = n;
+  c.seconds = cost * n;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("plan_reps: the time goes by gain per second, a cheap case gets more reps", "[plan]") {
+  using kbench::driver::plan_reps;
+  // Two noisy cases of 5 reps, one 4 times dearer; 0.8 s to spend.
+  const std::vector<kbench::driver::CaseSoFar> cases{so_far(5, true, 0.01), so_far(5, true, 0.04)};
+  const auto plan = plan_reps(cases, 0.03, 0.8, 60);
+  REQUIRE(plan.size() == 2);
+  const double used = plan[0] * 0.01 + plan[1] * 0.04;
+  INFO("cheap +" << plan[0] << ", dear +" << plan[1] << ", " << used << " s");
+  CHECK(used <= 0.8 + 1e-9);
+  CHECK(used > 0.8 - 0.04);  // filled: not even the dear case's rep is left over
+  // log((n+1)/n) per second equal at the margin: about n proportional to 1/cost
+  const double ratio = (5.0 + plan[0]) / (5.0 + plan[1]);
+  CHECK(ratio > 3.0);
+  CHECK(ratio < 5.0);
+  CHECK(plan[0] <= 55);  // never past 60 reps
+}
+
+TEST_CASE("plan_reps: caps, precise cases to 10 reps, the unusable none", "[plan]") {
+  using kbench::driver::plan_reps;
+  std::vector<kbench::driver::CaseSoFar> cases{so_far(5, true, 0.01), so_far(5, false, 0.01),
+                                               so_far(10, false, 0.01), so_far(5, true, 0.01),
+                                               so_far(1, true, 0.01), so_far(58, true, 0.01)};
+  cases[3].usable = false;
+  // Time enough for everything: the noisy case to 60 reps, the precise one
+  // to 10, the one already at 10 none, the failed one and the one with one
+  // rep (nothing to judge its spread by) none, the one at 58 two.
+  CHECK(plan_reps(cases, 0.03, 100.0, 60) == std::vector<int>{55, 5, 0, 0, 0, 2});
+  CHECK(plan_reps(cases, 0.03, 100.0, 30) == std::vector<int>{25, 5, 0, 0, 0, 0});
+  // Nothing fits: one rep all the same, the best gain (fewest reps, cheapest).
+  const std::vector<kbench::driver::CaseSoFar> two{so_far(8, true, 0.5), so_far(5, true, 0.5)};
+  CHECK(plan_reps(two, 0.03, 0.1, 60) == std::vector<int>{0, 1});
+  // No candidate at all.
+  CHECK(plan_reps({so_far(10, false, 0.01)}, 0.03, 100.0, 60) == std::vector<int>{0});
+}
+
+TEST_CASE("choose_round: a share of the plan per round, a case once per rep", "[plan]") {
+  using kbench::driver::choose_round;
+  const std::vector<kbench::driver::CaseSoFar> cases{so_far(5, false, 0.01), so_far(10, false, 0.01),
+                                                     so_far(55, true, 0.01)};
+  // plan: 5, 0, 5 reps; a third of each now, rounded up
+  CHECK(choose_round(cases, 0.03, 100.0, 60, 3) == std::vector<std::size_t>{0, 0, 2, 2});
+  CHECK(choose_round(cases, 0.03, 100.0, 60, 1) == std::vector<std::size_t>{0, 0, 0, 0, 0, 2, 2, 2, 2, 2});
+  CHECK(choose_round({so_far(10, false, 0.01)}, 0.03, 100.0, 60, 3).empty());
+}
