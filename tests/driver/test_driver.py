@@ -612,7 +612,7 @@ def test_budget_adds_reps_to_noisy_cases_only(driver, tmp_path):
         reps.setdefault(r["case"], []).append(r["rep_idx"])
     assert len(reps["noisy a"]) >= len(reps["steady s"]) >= 3
     assert sorted(reps["noisy a"]) == list(range(len(reps["noisy a"])))
-    assert len(reps["steady s"]) <= 10   # steady: never past the 10 reps every case gets
+    assert len(reps["steady s"]) <= 10   # steady: never past the 10 reps a precise case gets
     assert meta["budget_rounds"] >= 1 and meta["options"]["budget_s"] == 10
     assert {r["round"] for r in runs if r["case"] == "noisy a"} == set(range(meta["budget_rounds"] + 1))
     assert re.search(r"round 1: \d+ more reps of 2 cases", proc.stderr)

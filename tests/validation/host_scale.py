@@ -602,8 +602,9 @@ def recorded(check, measured=False):
     compare judged relative to the run's speed) the same way, its
     getppid=100 runs (check-small-*) reported but not a criterion; the
     hold series (hold-*: that host again, made after the host's scale was
-    fitted across machine shifts) and the late series (late-*: that host two
-    hours later) the same way."""
+    fitted across machine shifts), the late series (late-*: that host two
+    hours later) and the plan series (plan-*: that host three hours later, runs
+    whose budget rounds plan reps by gain per second) the same way."""
     with tempfile.TemporaryDirectory(prefix="kbench-host-scale-") as t:
         tmp = Path(t)
         roles = _unpack(RECORDED, tmp)
@@ -640,7 +641,7 @@ def recorded(check, measured=False):
                 figures["check: getppid=100: other cases flagged"] = len(others)
                 print(f"check: getppid=100, 3 v 3: {len(hit)} of 1 flagged slower; also flagged: "
                       f"{[x['case'] for x in others]}", flush=True)
-        for prefix in ("hold-", "late-"):
+        for prefix in ("hold-", "late-", "plan-"):
             if prefix + "history" in roles:
                 own = _link_runs(tmp, roles[prefix + "history"], prefix + "history").parent.parent
                 _series(run, prefix.replace("-", ": "), (("history", own),), own, own, roles, prefix, figures, unmet)
@@ -800,7 +801,8 @@ def _speed_series(roles, figures):
     for label, names in (("first series", ("aa",)), ("later series", ("later-aa",)),
                          ("held-out series", ("heldout-aa",)), ("fresh series", ("fresh-history", "fresh-aa")),
                          ("check series", ("check-history", "check-aa")), ("hold series", ("hold-history", "hold-aa")),
-                         ("late series", ("late-history", "late-aa"))):
+                         ("late series", ("late-history", "late-aa")),
+                         ("plan series", ("plan-history", "plan-aa"))):
         if not all(n in roles for n in names):
             continue
         for d, (n, raw, norm, better) in sorted(speed_spread([r for n in names for r in roles[n]]).items()):
