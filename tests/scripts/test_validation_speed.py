@@ -118,7 +118,9 @@ def test_cross_pairs_fits_the_cases_across_cpus_apart(host_scale, gen, tmp_path)
         gen.add_control(d, 1.0, seed=70 + i)
         runs.append(str(d))
     fits = host_scale.cross_pairs(runs)
-    assert sorted(fits) == ["cpu", "cross"] and all(len(v) == 3 for v in fits.values())
+    assert {"cpu", "cross", "all"} <= set(fits) and all(len(v) == 3 for v in fits.values())
+    assert set(fits) <= {"cpu", "cross", "one-party", "same", "all"}
     assert sorted(fits["cross"])[1] > 3 * sorted(fits["cpu"])[1]
+    assert sorted(fits["all"])[1] > sorted(fits["cpu"])[1]   # all together: pulled up by the cases across CPUs
     p = subprocess.run([sys.executable, str(SCRIPT), "--cross-pairs", runs[0]], capture_output=True, text=True)
     assert p.returncode == 2 and "two runs or more" in p.stderr

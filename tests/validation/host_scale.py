@@ -493,6 +493,34 @@ CLAIMS += [(f"{LT}every syscall: lat_{c} change (%)", w, v - 0.05, v + 0.05) for
 CLAIMS += [(f"{LT}every syscall: lat_syscall {c} mde (%)", "mde 8.6-30.5%", lo, hi)
            for c, lo, hi in (("read", 8.55, 8.65), ("stat", 30.45, 30.55))]
 
+# the plan series (that host three hours later, the first runs whose budget
+# rounds plan reps by gain per second), README "Reps or runs: what the
+# budget buys"
+P = "plan: "
+CLAIMS += _row(P, "A/A pair {i}, 1 v 1, history: cases flagged", "0, 0 and 0 cases flagged, none a headline cell; "
+               "median mde 20.9%", (0, 0, 0), 0)
+CLAIMS += _row(P, "A/A pair {i}, 1 v 1, history: headline cases flagged", "none a headline cell; median mde 20.9%",
+               (0, 0, 0), 0)
+CLAIMS += _row(P, "A/A pair {i}, 1 v 1, history: median mde (%)", "median mde 20.9%, 20.0% and 17.8%", (20.9, 20.0, 17.8))
+CLAIMS += _row(P, "A/A pair {i}, 1 v 1, history: headline syscall mde (%)",
+               "headline system-call cells 15.4%, 14.3% and 13.5%", (15.4, 14.3, 13.5))
+CLAIMS += _row(P, "A/A split {i}, 3 v 3, history: cases flagged", "0, 0 and 0 cases flagged, median mde 8.3%",
+               (0, 0, 0), 0)
+CLAIMS += _row(P, "A/A split {i}, 3 v 3, history: median mde (%)", "median mde 8.3%, 8.7% and 8.2%", (8.3, 8.7, 8.2))
+CLAIMS += [(f"{P}getppid alone: lat_syscall null change (%)", "`lat_syscall null` 2.1% slower (mde 8.4%)",
+            -2.15, -2.05),
+           (f"{P}getppid alone: lat_syscall null mde (%)", "2.1% slower (mde 8.4%)", 8.35, 8.45),
+           (f"{P}getppid alone: expected cases flagged slower", "(mde 8.4%), not flagged, nothing else flagged", 0, 0),
+           (f"{P}getppid alone: other cases flagged", "(mde 8.4%), not flagged, nothing else flagged", 0, 0),
+           (f"{P}every syscall: expected cases flagged slower", "5 of 7 flagged, nothing else: null 12.9%", 5, 5),
+           (f"{P}every syscall: other cases flagged", "5 of 7 flagged, nothing else: null 12.9%", 0, 0)]
+CLAIMS += [(f"{P}every syscall: lat_{c} change (%)", w, v - 0.05, v + 0.05) for c, w, v in (
+    ("syscall null", "null 12.9%", -12.9), ("syscall read", "read 12.2%", -12.2), ("syscall write", "write 17.6%", -17.6),
+    ("syscall open", "open 16.7%", -16.7), ("sig install", "`lat_sig install` 11.5% slower", -11.5),
+    ("syscall stat", "stat 13.9% (mde 20.6%)", -13.9), ("syscall fstat", "fstat 13.5% inconclusive", -13.5))]
+CLAIMS += [(f"{P}every syscall: lat_syscall stat mde (%)", "stat 13.9% (mde 20.6%)", 20.55, 20.65)]
+
+
 def _series(run, label, history_pairs, splits, slowdowns, roles, prefix, figures, unmet):
     """One series of the recorded measurement: A/A pairs one run a side
     (with the history and with the prior alone), three-a-side splits and
@@ -707,20 +735,27 @@ def pairs_of(runs, prior_path=None):
 
 def cross_pairs(runs):
     """{group: [fit per pair]} over every pair of the runs (one kernel): the
-    host's scale fitted on the cases across CPUs and on the other CPU-bound
-    cases apart (the model fits the CPU-bound ones together), as the README's
-    "Cases across CPUs" compares them."""
+    host's scale fitted on the cases across CPUs ("cross") and on the other
+    CPU-bound cases ("cpu") apart, as the README's "Cases across CPUs"
+    compares them; those others split further into the one-party cases
+    ("one-party") and the two-party ones on one CPU ("same"); and all
+    CPU-bound cases together ("all"), as the model fits the CPU-bound
+    factor ("The plan series")."""
     from kbench.model import compare, drift, load, stats
     loaded = load.load_runs([Path(r) for r in runs], load.Warnings())
     opts = compare.Options(prior=drift.load_prior(None))
     est = [compare.run_estimates(r, opts) for r in loaded]
     groups = {n: drift.scale_group(compare.domain_of(c), c) for r in loaded for n, c in r.cases.items()}
+    split = {n: ("same" if " @" in n else "one-party") if g == "cpu" else g for n, g in groups.items()}
+    together = {n: "all" if g in ("cpu", "cross") else g for n, g in groups.items()}
     fits = {}
     for x, y in itertools.combinations(range(len(loaded)), 2):
-        sc = drift.host_scales(stats.run_spreads([[est[x], est[y]]]), opts.prior, lambda k: groups.get(k, "cpu"), 1)
-        for g in ("cpu", "cross"):
-            if g in sc:
-                fits.setdefault(g, []).append(sc[g].fit)
+        spreads = stats.run_spreads([[est[x], est[y]]])
+        for grouping, names in ((groups, ("cpu", "cross")), (split, ("one-party", "same")), (together, ("all",))):
+            sc = drift.host_scales(spreads, opts.prior, lambda k: grouping.get(k, "cpu"), 1)
+            for g in names:
+                if g in sc:
+                    fits.setdefault(g, []).append(sc[g].fit)
     return fits
 
 
@@ -837,8 +872,9 @@ def main(argv=None):
                     help="runs of one kernel: each CPU- and memory-bound case's correlation across the runs "
                          "with the runs' memory speed (relative to the CPU speed), the highest first")
     ap.add_argument("--cross-pairs", nargs="+", metavar="RUN",
-                    help="runs of one kernel: the scale fitted on each pair of them for the cases across CPUs "
-                         "and for the other CPU-bound cases apart")
+                    help="runs of one kernel: the scale fitted on each pair of them for the cases across "
+                         "CPUs and for the other CPU-bound cases apart (and those split into one-party and "
+                         "two-party cases on one CPU), and for all CPU-bound cases together")
     sub = ap.add_subparsers(dest="mode")
     p = sub.add_parser("aa")
     p.add_argument("--coverage", action="store_true",
