@@ -407,7 +407,8 @@ int run_budget_rounds(const Options& o, const std::vector<Case>& cases, const Ru
     std::size_t n_cases = 0;
     const std::vector<Invocation> rp = next_round(o, cases, run, kinds, left, round, n_cases);
     if (n_cases == 0) {
-      say("every case can detect a change of " + format_percent(o.target_change) + " or less: no more rounds");
+      say("every case can detect a change of " + format_percent(o.target_change) + " or less, or has " +
+          std::to_string(kMaxReps) + " reps: no more rounds");
       break;
     }
     int n_reps = 0;

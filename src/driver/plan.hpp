@@ -46,8 +46,8 @@ std::vector<Invocation> first_pass(const std::vector<std::size_t>& measured,
 int control_slots_per_rep(std::size_t n_measured, int control_every);
 
 // One budget round: one more rep per entry of `chosen` (a case may appear
-// several times; `next_rep[i]` is the rep index for chosen[i]), shuffled by (seed, round), controls threaded
-// through from slot `first_slot` on.
+// several times; `next_rep[i]` is the rep index for chosen[i]), shuffled
+// by (seed, round), controls threaded through from slot `first_slot` on.
 std::vector<Invocation> round_plan(const std::vector<std::size_t>& chosen, const std::vector<int>& next_rep,
                                    const std::vector<std::size_t>& controls, std::uint64_t seed, int round,
                                    int control_every, int first_slot);
