@@ -80,3 +80,10 @@ def test_cli_prints_the_domains_and_the_three_ways(gen, tmp_path):
     bad = subprocess.run([sys.executable, str(SCRIPT), "--history", runs[0], "--history", str(tmp_path),
                           runs[2], runs[3]], capture_output=True, text=True)
     assert bad.returncode == 2 and "not a run directory" in bad.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "runs.jsonl").write_text("")    # a run directory in name only: compare finds no usable run
+    worse = subprocess.run([sys.executable, str(SCRIPT), "--history", runs[0], "--history", runs[1],
+                            str(empty), runs[3]], capture_output=True, text=True)
+    assert worse.returncode == 1 and "rep_budget.py: compare: " in worse.stderr, worse.stderr
+    assert "Traceback" not in worse.stderr

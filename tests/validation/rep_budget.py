@@ -55,6 +55,8 @@ def _reports(args):
     try:
         sys.stdout = open("/dev/null", "w")
         cli._compare(argv)
+    except (cli.UsageError, cli.Failure) as e:
+        sys.exit(f"rep_budget.py: compare: {e}")
     finally:
         sys.stdout.close()
         sys.stdout = out
