@@ -1,5 +1,6 @@
 """Fixtures of the scripts' tests: the synthetic run generator and the
 committed fixture runs.  Nothing here needs the C++ build."""
+import importlib
 import shutil
 import sys
 import pathlib
@@ -16,6 +17,19 @@ import make_fixture  # noqa: E402
 @pytest.fixture(scope="session")
 def gen():
     return make_fixture
+
+
+VALIDATION = pathlib.Path(__file__).resolve().parents[1] / "validation"
+
+
+@pytest.fixture
+def validation_script():
+    """A function importing a script of tests/validation by its module name
+    (host_scale, rep_budget, ...); their directory is on sys.path only for
+    the test."""
+    sys.path.insert(0, str(VALIDATION))
+    yield importlib.import_module
+    sys.path.remove(str(VALIDATION))
 
 
 @pytest.fixture(scope="session")

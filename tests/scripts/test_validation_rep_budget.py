@@ -13,11 +13,8 @@ SCRIPT = ROOT / "tests" / "validation" / "rep_budget.py"
 
 
 @pytest.fixture
-def rb():
-    sys.path.insert(0, str(SCRIPT.parent))
-    import rep_budget
-    yield rep_budget
-    sys.path.remove(str(SCRIPT.parent))
+def rb(validation_script):
+    return validation_script("rep_budget")
 
 
 def _runs(gen, root, n, cheap=r"^lat_syscall "):

@@ -13,11 +13,8 @@ SCRIPT = ROOT / "tests" / "validation" / "host_scale.py"
 
 
 @pytest.fixture
-def host_scale():
-    sys.path.insert(0, str(SCRIPT.parent))
-    import host_scale as hs
-    yield hs
-    sys.path.remove(str(SCRIPT.parent))
+def host_scale(validation_script):
+    return validation_script("host_scale")
 
 
 def _runs(gen, root, speeds, kernel="6.1.0-a", seed=10, slower=None):
