@@ -32,6 +32,10 @@ headline system-call cells (lat_syscall), the machine and memory shifts.
   host_scale.py --speed R1 R2 [...]
       runs of one kernel: each domain's median spread between the runs,
       as measured and divided by each run's speed (its controls).
+  host_scale.py --longer-history
+      the kept series judged by their own history: their last two A/A
+      pairs with the two history runs, then with the first A/A pair's two
+      runs added to it (a baseline run twice at each of two moments).
 
 --as-measured: every comparison made with compare --as-measured (the
 CPU-bound cases as measured, not relative to each run's CPU speed).
@@ -855,6 +859,33 @@ def _speed_series(roles, figures):
             figures[f"speed, {series} {label}: {case} slower, divided by speed (%)"] = norm
 
 
+def longer_history():
+    """Each kept series with a history of its own (fresh, check, hold,
+    late, plan): its A/A pairs 5-6 and 7-8 judged with its two history
+    runs, then with its runs 3-4 added to that history (two runs under
+    each of two labels: compare counts them as two independent run
+    differences, as a user's baseline run twice in two sessions); per
+    comparison the cases flagged, the median mde, the headline
+    system-call mde and the CPU-bound cases' coverage (aa --coverage)."""
+    with tempfile.TemporaryDirectory(prefix="kbench-host-scale-") as t:
+        tmp = Path(t)
+        roles = _unpack(RECORDED, tmp)
+        for prefix in ("fresh-", "check-", "hold-", "late-", "plan-"):
+            if prefix + "history" not in roles:
+                continue
+            hist, pairs = roles[prefix + "history"], roles[prefix + "aa"][-6:]
+            for label, runs in (("two history runs", hist), ("and runs 3-4", hist + pairs[:2])):
+                kdir = _link_runs(tmp, runs, prefix + "h").parent.parent
+                a = argparse.Namespace(runs=pairs[2:], check=None, as_measured=False)
+                for i, (x, _, c, _, (_, flagged, _, mde, smde)) in enumerate(_pairs(a, tmp, kdir)):
+                    n, share, out, _ = coverage(c, _domains(x[0])).get("cpu", (0, math.nan, 0, 0))
+                    print(f"{prefix.rstrip('-')} pair {5 + 2 * i}-{6 + 2 * i}, {label}: {len(flagged)} flagged "
+                          f"{[(r['case'], r['change']) for r in flagged]}; median mde {mde:.1f}%, headline "
+                          f"syscall {smde:.1f}%; CPU-bound median |change| {share:.2f} of the half-width, "
+                          f"{out} of {n} outside", flush=True)
+    return 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--history", action="append", default=[], metavar="RUN",
@@ -884,6 +915,9 @@ def main(argv=None):
     p.add_argument("--expect", required=True)
     p.add_argument("--forbid", required=True)
     p.add_argument("runs", nargs="+")
+    ap.add_argument("--longer-history", action="store_true",
+                    help="the kept series with their own history: their last two A/A pairs judged with the "
+                         "two history runs, then with two more runs added to the history")
     ap.add_argument("--recorded", action="store_true",
                     help="the recorded measurement (tests/validation/data/host-scale), judged by the issue's "
                          "criteria; with --check exit 1 when a figure strays from the README's sentence (make "
@@ -891,6 +925,8 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.recorded:
         return recorded(args.check is not None, args.as_measured)
+    if args.longer_history:
+        return longer_history()
     if args.pairs_of:
         return pairs_of(args.pairs_of, args.prior)
     if args.speed:
