@@ -121,3 +121,18 @@ def test_cross_pairs_fits_the_cases_across_cpus_apart(host_scale, gen, tmp_path)
     assert sorted(fits["all"])[1] > sorted(fits["cpu"])[1]   # all together: pulled up by the cases across CPUs
     p = subprocess.run([sys.executable, str(SCRIPT), "--cross-pairs", runs[0]], capture_output=True, text=True)
     assert p.returncode == 2 and "two runs or more" in p.stderr
+
+
+def test_robust_fit_puts_the_median_case_at_chi_square_1s_median(host_scale):
+    """host_scale.py --pair-fits' factor on fixed points: w = 1, t2 = 4 and
+    squared differences whose ratios to 1 + 0.25 * 4 have chi-square(1)'s
+    median in the middle give s = 0.25; a case moved 100 times as far
+    (a kernel's change) leaves it; differences the reps alone explain
+    give 0."""
+    med = host_scale.CHI2_1_MEDIAN
+    points = [(2.0 * m, 1.0, 4.0) for m in (0.1, 0.2, med, 1.5, 3.0)]
+    assert host_scale.robust_fit(points) == pytest.approx(0.25, rel=1e-6)
+    points[-1] = (600.0, 1.0, 4.0)
+    assert host_scale.robust_fit(points) == pytest.approx(0.25, rel=1e-6)
+    assert host_scale.robust_fit([(0.1, 1.0, 4.0), (0.3, 1.0, 4.0), (0.2, 1.0, 4.0)]) == 0.0
+    assert host_scale.robust_fit([]) == 0.0

@@ -32,6 +32,10 @@ headline system-call cells (lat_syscall), the machine and memory shifts.
   host_scale.py --speed R1 R2 [...]
       runs of one kernel: each domain's median spread between the runs,
       as measured and divided by each run's speed (its controls).
+  host_scale.py --pair-fits
+      each kept A/A pair at one run a side: the drift factor its own
+      cases give (a robust fit: the median case), per group, against the
+      factor of the history it is judged with.
   host_scale.py --longer-history
       the kept series judged by their own history: their last two A/A
       pairs with the two history runs, then with the first A/A pair's two
@@ -635,8 +639,10 @@ def recorded(check, measured=False):
     getppid=100 runs (check-small-*) reported but not a criterion; the
     hold series (hold-*: that host again, made after the host's scale was
     fitted across machine shifts), the late series (late-*: that host two
-    hours later) and the plan series (plan-*: that host three hours later, runs
-    whose budget rounds plan reps by gain per second) the same way."""
+    hours later), the plan series (plan-*: that host three hours later, runs
+    whose budget rounds plan reps by gain per second) and the again series
+    (again-*: the plan series made again two hours later, its subset runs
+    long enough for budget rounds) the same way."""
     with tempfile.TemporaryDirectory(prefix="kbench-host-scale-") as t:
         tmp = Path(t)
         roles = _unpack(RECORDED, tmp)
@@ -673,7 +679,7 @@ def recorded(check, measured=False):
                 figures["check: getppid=100: other cases flagged"] = len(others)
                 print(f"check: getppid=100, 3 v 3: {len(hit)} of 1 flagged slower; also flagged: "
                       f"{[x['case'] for x in others]}", flush=True)
-        for prefix in ("hold-", "late-", "plan-"):
+        for prefix in ("hold-", "late-", "plan-", "again-"):
             if prefix + "history" in roles:
                 own = _link_runs(tmp, roles[prefix + "history"], prefix + "history").parent.parent
                 _series(run, prefix.replace("-", ": "), (("history", own),), own, own, roles, prefix, figures, unmet)
@@ -841,7 +847,8 @@ def _speed_series(roles, figures):
                          ("held-out series", ("heldout-aa",)), ("fresh series", ("fresh-history", "fresh-aa")),
                          ("check series", ("check-history", "check-aa")), ("hold series", ("hold-history", "hold-aa")),
                          ("late series", ("late-history", "late-aa")),
-                         ("plan series", ("plan-history", "plan-aa"))):
+                         ("plan series", ("plan-history", "plan-aa")),
+                         ("again series", ("again-history", "again-aa"))):
         if not all(n in roles for n in names):
             continue
         for d, (n, raw, norm, better) in sorted(speed_spread([r for n in names for r in roles[n]]).items()):
@@ -859,9 +866,80 @@ def _speed_series(roles, figures):
             figures[f"speed, {series} {label}: {case} slower, divided by speed (%)"] = norm
 
 
+# the median of chi-square with one degree of freedom
+CHI2_1_MEDIAN = 0.4549364231195724
+
+
+def robust_fit(points):
+    """s >= 0 that puts the median of d2 / (w + s t2) over the points (d2,
+    w, t2) at chi-square(1)'s median: the factor (squared) by which the
+    prior's drift t2 explains a pair's squared differences d2 beyond the
+    reps' variance w, for the median case (cases a kernel changed, or a
+    few that drifted far, move it little).  0 when the reps alone explain
+    the median case."""
+    def med(x):
+        return statistics.median(d2 / (w + x * t2) for d2, w, t2 in points)
+    if not points or med(0.0) <= CHI2_1_MEDIAN:
+        return 0.0
+    lo, hi = 0.0, 1.0
+    while med(hi) > CHI2_1_MEDIAN and hi < 1e6:
+        lo, hi = hi, hi * 4.0
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if med(mid) > CHI2_1_MEDIAN else (lo, mid)
+    return 0.5 * (lo + hi)
+
+
+def _own_history_series(roles):
+    """[(name, history runs, the last six A/A runs)] of the kept series,
+    each with the history it is judged with (the first series' for the
+    later and held-out ones)."""
+    out = [("first", roles["aa"][:2], roles["aa"][-6:])]
+    out += [(n, roles["aa"][:2], roles[r][-6:]) for n, r in (("later", "later-aa"), ("held out", "heldout-aa"))
+            if r in roles]
+    out += [(p.rstrip("-"), roles[p + "history"], roles[p + "aa"][-6:])
+            for p in ("fresh-", "check-", "hold-", "late-", "plan-", "again-") if p + "history" in roles]
+    return out
+
+
+def pair_fits():
+    """Each kept A/A pair at one run a side: the factor its own cases give
+    (robust_fit; the CPU-bound cases on one CPU, those across CPUs, the
+    memory-bound ones), each run's CPU-bound cases relative to its speed
+    as compare judges them, against the factor of the history it is
+    judged with (compare's run level; the CPU-bound one is fitted over all
+    of them)."""
+    from kbench.model import compare, drift, load
+    prior = drift.load_prior(None)
+    opts = compare.Options(prior=prior)
+    with tempfile.TemporaryDirectory(prefix="kbench-host-scale-") as t:
+        roles = _unpack(RECORDED, Path(t))
+        for name, hist, aa in _own_history_series(roles):
+            hist_runs = load.load_runs([Path(r) for r in hist], load.Warnings())
+            noise = compare.measure_run_noise([hist_runs], opts).get(hist_runs[0].host)
+            for i in range(0, 6, 2):
+                ra, rb = load.load_runs([Path(aa[i]), Path(aa[i + 1])], load.Warnings())
+                ea, eb = compare.run_estimates(ra, opts), compare.run_estimates(rb, opts)
+                points = {}
+                for n, c in ra.cases.items():
+                    group = drift.scale_group(compare.domain_of(c), c)
+                    t2 = prior.get(n)[0]
+                    if c.control or group == "fs" or n not in ea or n not in eb or t2 <= 0:
+                        continue
+                    (ta, sa), (tb, sb) = ea[n], eb[n]
+                    points.setdefault(group, []).append(((ta - tb) ** 2, sa * sa + sb * sb, 2.0 * t2))
+                said = []
+                for g in ("cpu", "cross", "memory"):
+                    h = noise.scales.get(g) if noise else None
+                    said.append(f"{g} {math.sqrt(robust_fit(points.get(g, []))):.2f} "
+                                f"(history {h.factor if h else math.nan:.2f}, {len(points.get(g, []))} cases)")
+                print(f"{name} pair {i // 2 + 1}: " + "; ".join(said), flush=True)
+    return 0
+
+
 def longer_history():
     """Each kept series with a history of its own (fresh, check, hold,
-    late, plan): its A/A pairs 5-6 and 7-8 judged with its two history
+    late, plan, again): its A/A pairs 5-6 and 7-8 judged with its two history
     runs, then with its runs 3-4 added to that history (two runs under
     each of two labels: compare counts them as two independent run
     differences, as a user's baseline run twice in two sessions); per
@@ -870,7 +948,7 @@ def longer_history():
     with tempfile.TemporaryDirectory(prefix="kbench-host-scale-") as t:
         tmp = Path(t)
         roles = _unpack(RECORDED, tmp)
-        for prefix in ("fresh-", "check-", "hold-", "late-", "plan-"):
+        for prefix in ("fresh-", "check-", "hold-", "late-", "plan-", "again-"):
             if prefix + "history" not in roles:
                 continue
             hist, pairs = roles[prefix + "history"], roles[prefix + "aa"][-6:]
@@ -915,6 +993,9 @@ def main(argv=None):
     p.add_argument("--expect", required=True)
     p.add_argument("--forbid", required=True)
     p.add_argument("runs", nargs="+")
+    ap.add_argument("--pair-fits", action="store_true",
+                    help="each kept A/A pair at one run a side: the drift factor its own cases give against "
+                         "the factor of the history it is judged with")
     ap.add_argument("--longer-history", action="store_true",
                     help="the kept series with their own history: their last two A/A pairs judged with the "
                          "two history runs, then with two more runs added to the history")
@@ -927,6 +1008,8 @@ def main(argv=None):
         return recorded(args.check is not None, args.as_measured)
     if args.longer_history:
         return longer_history()
+    if args.pair_fits:
+        return pair_fits()
     if args.pairs_of:
         return pairs_of(args.pairs_of, args.prior)
     if args.speed:
