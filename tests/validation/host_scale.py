@@ -528,6 +528,31 @@ CLAIMS += [(f"{P}every syscall: lat_{c} change (%)", w, v - 0.05, v + 0.05) for 
     ("syscall stat", "stat 13.9% (mde 20.6%)", -13.9), ("syscall fstat", "fstat 13.5% inconclusive", -13.5))]
 CLAIMS += [(f"{P}every syscall: lat_syscall stat mde (%)", "stat 13.9% (mde 20.6%)", 20.55, 20.65)]
 
+# the again series (the plan series made again two hours later, its subset
+# runs long enough for budget rounds), README "Reps or runs: what the budget buys"
+P = "again: "
+CLAIMS += _row(P, "A/A pair {i}, 1 v 1, history: cases flagged", "0, 0 and 0 cases flagged, none a headline cell; "
+               "median mde 16.9%", (0, 0, 0), 0)
+CLAIMS += _row(P, "A/A pair {i}, 1 v 1, history: headline cases flagged", "none a headline cell; median mde 16.9%",
+               (0, 0, 0), 0)
+CLAIMS += _row(P, "A/A pair {i}, 1 v 1, history: median mde (%)", "median mde 16.9%, 20.1% and 17.4%", (16.9, 20.1, 17.4))
+CLAIMS += _row(P, "A/A pair {i}, 1 v 1, history: headline syscall mde (%)",
+               "headline system-call cells 8.2%, 7.9% and 7.7%", (8.2, 7.9, 7.7))
+CLAIMS += _row(P, "A/A split {i}, 3 v 3, history: cases flagged", "0, 0 and 0 cases flagged, median mde 5.8%",
+               (0, 0, 0), 0)
+CLAIMS += _row(P, "A/A split {i}, 3 v 3, history: median mde (%)", "median mde 5.8%, 5.5% and 5.6%", (5.8, 5.5, 5.6))
+CLAIMS += [(f"{P}getppid alone: lat_syscall null change (%)", "`lat_syscall null` 2.9% slower (mde 5.3%)",
+            -2.95, -2.85),
+           (f"{P}getppid alone: lat_syscall null mde (%)", "2.9% slower (mde 5.3%)", 5.25, 5.35),
+           (f"{P}getppid alone: expected cases flagged slower", "(mde 5.3%), not flagged, and four", 0, 0),
+           (f"{P}getppid alone: other cases flagged", "four other system-call cases flagged *faster*", 4, 4),
+           (f"{P}every syscall: expected cases flagged slower", "7 of 7 flagged, nothing else: null 11.1%", 7, 7),
+           (f"{P}every syscall: other cases flagged", "7 of 7 flagged, nothing else: null 11.1%", 0, 0)]
+CLAIMS += [(f"{P}every syscall: lat_{c} change (%)", w, v - 0.05, v + 0.05) for c, w, v in (
+    ("syscall null", "null 11.1%", -11.1), ("syscall read", "read 9.5%", -9.5), ("syscall write", "write 8.2%", -8.2),
+    ("syscall stat", "stat 10.3%", -10.3), ("syscall fstat", "fstat 10.8%", -10.8), ("syscall open", "open 10.1%", -10.1),
+    ("sig install", "`lat_sig install` 12.8% slower", -12.8))]
+
 
 def _series(run, label, history_pairs, splits, slowdowns, roles, prefix, figures, unmet):
     """One series of the recorded measurement: A/A pairs one run a side
