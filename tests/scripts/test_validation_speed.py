@@ -126,7 +126,7 @@ def test_cross_pairs_fits_the_cases_across_cpus_apart(host_scale, gen, tmp_path)
 def test_robust_fit_puts_the_median_case_at_chi_square_1s_median(host_scale):
     """host_scale.py --pair-fits' factor on fixed points: w = 1, t2 = 4 and
     squared differences whose ratios to 1 + 0.25 * 4 have chi-square(1)'s
-    median in the middle give s = 0.25; a case moved 100 times as far
+    median in the middle give s = 0.25; a case moved ten times as far
     (a kernel's change) leaves it; differences the reps alone explain
     give 0."""
     med = host_scale.CHI2_1_MEDIAN
