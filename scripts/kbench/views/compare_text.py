@@ -49,7 +49,8 @@ def scale_text(noise):
     parts = [f"{s.factor:.2g}x the built-in prior on its {s.cases} {DOMAIN_WORDS.get(d, d)} cases"
              for d, s in scales]
     parts[1:] = [p.replace(" the built-in prior", "").replace(" cases", " ones") for p in parts[1:]]
-    parts = [p + (" (at most: fitted across a machine shift between the runs)" if s.across else "")
+    parts = [p + (" (at most: fitted across a machine shift between the runs; two more runs of a kernel may "
+                  "give it runs without one, and narrower intervals)" if s.across else "")
              for p, (_, s) in zip(parts, scales)]
     present = {noise.domain_of(k) for k in noise.spreads if not k.startswith("cell:")} \
         if noise.domain_of is not None else set(DOMAIN_WORDS)
