@@ -368,6 +368,32 @@ def _row(prefix, what, words, values, tol=0.05):
     return [(f"{prefix}{what.format(i=i + 1)}", words, v - tol, v + tol) for i, v in enumerate(values)]
 
 
+def _tax_changes(prefix, cases):
+    """The claims on each case's change under the tax of every call:
+    cases = ((case less its "lat_", the words quoting it, the change in %), ...)."""
+    return [(f"{prefix}every syscall: lat_{c} change (%)", w, v - 0.05, v + 0.05) for c, w, v in cases]
+
+
+def _clean_series(prefix, mde, syscall_mde, split_mde):
+    """The claims on a series whose A/A pairs and three-a-side splits all
+    flagged nothing, in its README sentences' words: "0, 0 and 0 cases
+    flagged, none a headline cell; median mde A%, B% and C%; headline
+    system-call cells ...", and "0, 0 and 0 cases flagged, median mde ..."."""
+    def listed(v):
+        return f"{v[0]:.1f}%, {v[1]:.1f}% and {v[2]:.1f}%"
+    return (_row(prefix, "A/A pair {i}, 1 v 1, history: cases flagged",
+                 f"0, 0 and 0 cases flagged, none a headline cell; median mde {mde[0]:.1f}%", (0, 0, 0), 0) +
+            _row(prefix, "A/A pair {i}, 1 v 1, history: headline cases flagged",
+                 f"none a headline cell; median mde {mde[0]:.1f}%", (0, 0, 0), 0) +
+            _row(prefix, "A/A pair {i}, 1 v 1, history: median mde (%)", f"median mde {listed(mde)}", mde) +
+            _row(prefix, "A/A pair {i}, 1 v 1, history: headline syscall mde (%)",
+                 f"headline system-call cells {listed(syscall_mde)}", syscall_mde) +
+            _row(prefix, "A/A split {i}, 3 v 3, history: cases flagged",
+                 f"0, 0 and 0 cases flagged, median mde {split_mde[0]:.1f}%", (0, 0, 0), 0) +
+            _row(prefix, "A/A split {i}, 3 v 3, history: median mde (%)", f"median mde {listed(split_mde)}",
+                 split_mde))
+
+
 CLAIMS = []
 for pre, row, flags, mde, smde, split_flags, split_mde in (
         ("", "| first |", (0, 2, 0), (15.8, 10.1, 10.9), (9.0, 3.6, 3.9), (1, 0, 2), (6.6, 6.7, 6.5)),
@@ -430,11 +456,11 @@ CLAIMS += [(f"{K}getppid alone: lat_syscall null change (%)", "`lat_syscall null
            (f"{K}getppid=100: other cases flagged", "0.6% faster (mde 6.0%), nothing flagged", 0, 0),
            (f"{K}every syscall: expected cases flagged slower", "0 of 7 flagged, nothing else", 0, 0),
            (f"{K}every syscall: other cases flagged", "0 of 7 flagged, nothing else", 0, 0)]
-CLAIMS += [(f"{K}every syscall: lat_{c} change (%)", w, v - 0.05, v + 0.05) for c, w, v in (
+CLAIMS += _tax_changes(K, (
     ("syscall null", "null 6.6% slower (mde 6.7%)", -6.6), ("syscall read", "read 5.0%", -5.0),
     ("syscall write", "write 6.0%", -6.0), ("sig install", "`lat_sig install` 3.8% slower", -3.8),
     ("syscall stat", "stat 6.1%, fstat 1.4% and open 12.4% *faster*", 6.1),
-    ("syscall fstat", "fstat 1.4% and open 12.4% *faster*", 1.4), ("syscall open", "open 12.4% *faster*", 12.4))]
+    ("syscall fstat", "fstat 1.4% and open 12.4% *faster*", 1.4), ("syscall open", "open 12.4% *faster*", 12.4)))
 MEASURED += [(f"{K}A/A pair 3, 1 v 1, history: {k}", "as measured, pair 7-8 flags 4, two of them headline", v, v)
              for k, v in (("cases flagged", 4), ("headline cases flagged", 2))]
 MEASURED += [(f"{K}A/A split 2, 3 v 3, history: cases flagged", "26.7% slower (as measured none)", 0, 0),
@@ -462,10 +488,10 @@ CLAIMS += [(f"{H}getppid alone: lat_syscall null change (%)", "`lat_syscall null
            (f"{H}getppid alone: other cases flagged", "7.5% slower (mde 6.0%), flagged, nothing else", 0, 0),
            (f"{H}every syscall: expected cases flagged slower", "7 of 7 flagged, nothing else: null 9.1%", 7, 7),
            (f"{H}every syscall: other cases flagged", "7 of 7 flagged, nothing else: null 9.1%", 0, 0)]
-CLAIMS += [(f"{H}every syscall: lat_{c} change (%)", w, v - 0.05, v + 0.05) for c, w, v in (
+CLAIMS += _tax_changes(H, (
     ("syscall null", "null 9.1%", -9.1), ("syscall read", "read 9.9%", -9.9), ("syscall write", "write 9.4%", -9.4),
     ("syscall stat", "stat 11.0%", -11.0), ("syscall fstat", "fstat 12.9%", -12.9),
-    ("syscall open", "open 11.9%", -11.9), ("sig install", "`lat_sig install` 14.0% slower", -14.0))]
+    ("syscall open", "open 11.9%", -11.9), ("sig install", "`lat_sig install` 14.0% slower", -14.0)))
 MEASURED += [(f"{H}A/A pair 3, 1 v 1, history: cases flagged", "none a headline cell (as measured as well;", 0, 0),
              (f"{H}A/A split 1, 3 v 3, history: cases flagged", "As measured, that split flags 31 cases", 31, 31),
              (f"{H}getppid alone: lat_syscall null change (%)", "(as measured 5.1%, mde 5.6%, not flagged)",
@@ -495,9 +521,9 @@ CLAIMS += [(f"{LT}getppid alone: lat_syscall null change (%)", "`lat_syscall nul
            (f"{LT}getppid alone: other cases flagged", "5.4% slower (mde 5.0%), flagged, nothing else", 0, 0),
            (f"{LT}every syscall: expected cases flagged slower", "0 of 7 flagged, nothing else", 0, 0),
            (f"{LT}every syscall: other cases flagged", "0 of 7 flagged, nothing else", 0, 0)]
-CLAIMS += [(f"{LT}every syscall: lat_{c} change (%)", w, v - 0.05, v + 0.05) for c, w, v in (
+CLAIMS += _tax_changes(LT, (
     ("syscall null", "null 13.2% slower (mde 13.1%)", -13.2), ("syscall open", "open 8.7% *faster*", 8.7),
-    ("sig install", "`lat_sig install` 11.4% slower", -11.4))]
+    ("sig install", "`lat_sig install` 11.4% slower", -11.4)))
 CLAIMS += [(f"{LT}every syscall: lat_syscall {c} mde (%)", "mde 8.6-30.5%", lo, hi)
            for c, lo, hi in (("read", 8.55, 8.65), ("stat", 30.45, 30.55))]
 
@@ -505,16 +531,7 @@ CLAIMS += [(f"{LT}every syscall: lat_syscall {c} mde (%)", "mde 8.6-30.5%", lo, 
 # rounds plan reps by gain per second), README "Reps or runs: what the
 # budget buys"
 P = "plan: "
-CLAIMS += _row(P, "A/A pair {i}, 1 v 1, history: cases flagged", "0, 0 and 0 cases flagged, none a headline cell; "
-               "median mde 20.9%", (0, 0, 0), 0)
-CLAIMS += _row(P, "A/A pair {i}, 1 v 1, history: headline cases flagged", "none a headline cell; median mde 20.9%",
-               (0, 0, 0), 0)
-CLAIMS += _row(P, "A/A pair {i}, 1 v 1, history: median mde (%)", "median mde 20.9%, 20.0% and 17.8%", (20.9, 20.0, 17.8))
-CLAIMS += _row(P, "A/A pair {i}, 1 v 1, history: headline syscall mde (%)",
-               "headline system-call cells 15.4%, 14.3% and 13.5%", (15.4, 14.3, 13.5))
-CLAIMS += _row(P, "A/A split {i}, 3 v 3, history: cases flagged", "0, 0 and 0 cases flagged, median mde 8.3%",
-               (0, 0, 0), 0)
-CLAIMS += _row(P, "A/A split {i}, 3 v 3, history: median mde (%)", "median mde 8.3%, 8.7% and 8.2%", (8.3, 8.7, 8.2))
+CLAIMS += _clean_series(P, (20.9, 20.0, 17.8), (15.4, 14.3, 13.5), (8.3, 8.7, 8.2))
 CLAIMS += [(f"{P}getppid alone: lat_syscall null change (%)", "`lat_syscall null` 2.1% slower (mde 8.4%)",
             -2.15, -2.05),
            (f"{P}getppid alone: lat_syscall null mde (%)", "2.1% slower (mde 8.4%)", 8.35, 8.45),
@@ -522,25 +539,16 @@ CLAIMS += [(f"{P}getppid alone: lat_syscall null change (%)", "`lat_syscall null
            (f"{P}getppid alone: other cases flagged", "(mde 8.4%), not flagged, nothing else flagged", 0, 0),
            (f"{P}every syscall: expected cases flagged slower", "5 of 7 flagged, nothing else: null 12.9%", 5, 5),
            (f"{P}every syscall: other cases flagged", "5 of 7 flagged, nothing else: null 12.9%", 0, 0)]
-CLAIMS += [(f"{P}every syscall: lat_{c} change (%)", w, v - 0.05, v + 0.05) for c, w, v in (
+CLAIMS += _tax_changes(P, (
     ("syscall null", "null 12.9%", -12.9), ("syscall read", "read 12.2%", -12.2), ("syscall write", "write 17.6%", -17.6),
     ("syscall open", "open 16.7%", -16.7), ("sig install", "`lat_sig install` 11.5% slower", -11.5),
-    ("syscall stat", "stat 13.9% (mde 20.6%)", -13.9), ("syscall fstat", "fstat 13.5% inconclusive", -13.5))]
+    ("syscall stat", "stat 13.9% (mde 20.6%)", -13.9), ("syscall fstat", "fstat 13.5% inconclusive", -13.5)))
 CLAIMS += [(f"{P}every syscall: lat_syscall stat mde (%)", "stat 13.9% (mde 20.6%)", 20.55, 20.65)]
 
 # the again series (the plan series made again two hours later, its subset
 # runs long enough for budget rounds), README "Reps or runs: what the budget buys"
 P = "again: "
-CLAIMS += _row(P, "A/A pair {i}, 1 v 1, history: cases flagged", "0, 0 and 0 cases flagged, none a headline cell; "
-               "median mde 16.9%", (0, 0, 0), 0)
-CLAIMS += _row(P, "A/A pair {i}, 1 v 1, history: headline cases flagged", "none a headline cell; median mde 16.9%",
-               (0, 0, 0), 0)
-CLAIMS += _row(P, "A/A pair {i}, 1 v 1, history: median mde (%)", "median mde 16.9%, 20.1% and 17.4%", (16.9, 20.1, 17.4))
-CLAIMS += _row(P, "A/A pair {i}, 1 v 1, history: headline syscall mde (%)",
-               "headline system-call cells 8.2%, 7.9% and 7.7%", (8.2, 7.9, 7.7))
-CLAIMS += _row(P, "A/A split {i}, 3 v 3, history: cases flagged", "0, 0 and 0 cases flagged, median mde 5.8%",
-               (0, 0, 0), 0)
-CLAIMS += _row(P, "A/A split {i}, 3 v 3, history: median mde (%)", "median mde 5.8%, 5.5% and 5.6%", (5.8, 5.5, 5.6))
+CLAIMS += _clean_series(P, (16.9, 20.1, 17.4), (8.2, 7.9, 7.7), (5.8, 5.5, 5.6))
 CLAIMS += [(f"{P}getppid alone: lat_syscall null change (%)", "`lat_syscall null` 2.9% slower (mde 5.3%)",
             -2.95, -2.85),
            (f"{P}getppid alone: lat_syscall null mde (%)", "2.9% slower (mde 5.3%)", 5.25, 5.35),
@@ -548,10 +556,10 @@ CLAIMS += [(f"{P}getppid alone: lat_syscall null change (%)", "`lat_syscall null
            (f"{P}getppid alone: other cases flagged", "four other system-call cases flagged *faster*", 4, 4),
            (f"{P}every syscall: expected cases flagged slower", "7 of 7 flagged, nothing else: null 11.1%", 7, 7),
            (f"{P}every syscall: other cases flagged", "7 of 7 flagged, nothing else: null 11.1%", 0, 0)]
-CLAIMS += [(f"{P}every syscall: lat_{c} change (%)", w, v - 0.05, v + 0.05) for c, w, v in (
+CLAIMS += _tax_changes(P, (
     ("syscall null", "null 11.1%", -11.1), ("syscall read", "read 9.5%", -9.5), ("syscall write", "write 8.2%", -8.2),
     ("syscall stat", "stat 10.3%", -10.3), ("syscall fstat", "fstat 10.8%", -10.8), ("syscall open", "open 10.1%", -10.1),
-    ("sig install", "`lat_sig install` 12.8% slower", -12.8))]
+    ("sig install", "`lat_sig install` 12.8% slower", -12.8)))
 
 
 def _series(run, label, history_pairs, splits, slowdowns, roles, prefix, figures, unmet):
@@ -915,6 +923,10 @@ def robust_fit(points):
     return 0.5 * (lo + hi)
 
 
+# the kept series judged by two history runs of their own (index.txt roles PREFIX-history)
+OWN_HISTORY = ("fresh-", "check-", "hold-", "late-", "plan-", "again-")
+
+
 def _own_history_series(roles):
     """[(name, history runs, the last six A/A runs)] of the kept series,
     each with the history it is judged with (the first series' for the
@@ -922,8 +934,7 @@ def _own_history_series(roles):
     out = [("first", roles["aa"][:2], roles["aa"][-6:])]
     out += [(n, roles["aa"][:2], roles[r][-6:]) for n, r in (("later", "later-aa"), ("held out", "heldout-aa"))
             if r in roles]
-    out += [(p.rstrip("-"), roles[p + "history"], roles[p + "aa"][-6:])
-            for p in ("fresh-", "check-", "hold-", "late-", "plan-", "again-") if p + "history" in roles]
+    out += [(p.rstrip("-"), roles[p + "history"], roles[p + "aa"][-6:]) for p in OWN_HISTORY if p + "history" in roles]
     return out
 
 
@@ -973,7 +984,7 @@ def longer_history():
     with tempfile.TemporaryDirectory(prefix="kbench-host-scale-") as t:
         tmp = Path(t)
         roles = _unpack(RECORDED, tmp)
-        for prefix in ("fresh-", "check-", "hold-", "late-", "plan-", "again-"):
+        for prefix in OWN_HISTORY:
             if prefix + "history" not in roles:
                 continue
             hist, pairs = roles[prefix + "history"], roles[prefix + "aa"][-6:]
