@@ -136,3 +136,29 @@ def test_robust_fit_puts_the_median_case_at_chi_square_1s_median(host_scale):
     assert host_scale.robust_fit(points) == pytest.approx(0.25, rel=1e-6)
     assert host_scale.robust_fit([(0.1, 1.0, 4.0), (0.3, 1.0, 4.0), (0.2, 1.0, 4.0)]) == 0.0
     assert host_scale.robust_fit([]) == 0.0
+
+
+def test_thirds_judge_each_history_pair_against_the_third_run(host_scale, gen, tmp_path, capsys):
+    """Three runs of one kernel: each pair of them is the history (copies
+    under other run ids, so compare counts them at all) and each of the
+    pair's runs is compared with the third: six comparisons, every one
+    with the host's run level, and the copies' run ids renamed."""
+    runs = _runs(gen, tmp_path / "runs", [1.0, 1.02, 0.99])
+    figures, unmet = {}, []
+    work = tmp_path / "work"
+    work.mkdir()
+    host_scale._thirds(work, runs, "t: ", False, figures, unmet)
+    compared = sorted(k for k in figures if k.endswith(": median mde (%)") and ", run " in k and "history" in k)
+    assert compared == sorted(f"t: history {h}, run {c}: median mde (%)" for h, c in (
+        ("1-2", "1 v 3"), ("1-2", "2 v 3"), ("1-3", "1 v 2"), ("1-3", "3 v 2"), ("2-3", "2 v 1"), ("2-3", "3 v 1")))
+    assert all(math.isfinite(figures[k]) and figures[k] > 0 for k in compared)
+    assert sorted(k for k in figures if k.startswith("t: prior alone") and k.endswith("median mde (%)")) == \
+        [f"t: prior alone, run {c}: median mde (%)" for c in ("1 v 2", "1 v 3", "2 v 3")]
+    # the history measured a scale (a CPU-bound factor), which it would not if
+    # compare had counted the history's runs as the compared ones
+    assert all(math.isfinite(figures[f"t: history {h}: CPU-bound factor"]) for h in ("1-2", "1-3", "2-3"))
+    copies = list(work.glob("t*/*/*/*-history/meta.json"))
+    assert len(copies) == 6
+    import json
+    assert all(json.loads(p.read_text())["run_id"].endswith("-history") for p in copies)
+    assert all((p.parent / "samples.jsonl").is_symlink() for p in copies)

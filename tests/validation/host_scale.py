@@ -64,18 +64,24 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
 
-def _link_runs(top, runs, name):
+def _link_runs(top, runs, name, rename=""):
     """top/name/HOST/KERNEL/RUN symlinks to the runs (one kernel: compare
-    pools a kernel directory's runs); returns the kernel directory."""
+    pools a kernel directory's runs); returns the kernel directory.  With
+    `rename`, each run's meta.json is a copy whose run id ends in it: compare
+    counts a run once, in the first list that names it, so a run compared
+    and also in the history must be two runs to it."""
     metas = [json.loads((Path(r) / "meta.json").read_text()) for r in runs]
     host = metas[0].get("host", "host")
     kdir = Path(tempfile.mkdtemp(prefix=name + "-", dir=top)) / host / metas[0].get("kernel_release", "kernel")
     kdir.mkdir(parents=True, exist_ok=True)
-    for r in runs:
-        d = kdir / Path(r).name       # a real directory of links: the loader does not follow linked directories
+    for r, meta in zip(runs, metas):
+        d = kdir / (Path(r).name + rename)   # a real directory of links: the loader does not follow linked directories
         d.mkdir()
         for f in Path(r).resolve().iterdir():
-            (d / f.name).symlink_to(f)
+            if rename and f.name == "meta.json":
+                (d / f.name).write_text(json.dumps({**meta, "run_id": meta.get("run_id", Path(r).name) + rename}))
+            else:
+                (d / f.name).symlink_to(f)
     return kdir
 
 
@@ -562,6 +568,34 @@ CLAIMS += _tax_changes(P, (
     ("sig install", "`lat_sig install` 12.8% slower", -12.8)))
 
 
+# the Intel VM's three runs (_thirds), README "The Intel VM: the host kind the issue names"
+I = "intel: "
+for hist, comp, flags, head, mde, smde, cpu_mde, out in (
+        ("1-2", "1 v 3", 0, 0, 16.9, 3.4, 4.8, 2), ("1-2", "2 v 3", 0, 0, 16.3, 3.3, 4.9, 3),
+        ("1-3", "1 v 2", 1, 1, 10.9, 3.2, 4.5, 7), ("1-3", "3 v 2", 0, 0, 11.1, 3.3, 4.7, 3),
+        ("2-3", "2 v 1", 0, 0, 16.4, 3.4, 4.9, 6), ("2-3", "3 v 1", 0, 0, 16.8, 3.7, 5.1, 3)):
+    words = (f"| run {comp} | {'1, a headline cell' if head else flags} | {mde:.1f}% | {smde:.1f}% | "
+             f"{cpu_mde:.1f}%, {out} |")
+    key = f"{I}history {hist}, run {comp}"
+    CLAIMS += [(f"{key}: cases flagged", words, flags, flags), (f"{key}: headline cases flagged", words, head, head),
+               (f"{key}: median mde (%)", words, mde - 0.05, mde + 0.05),
+               (f"{key}: headline syscall mde (%)", words, smde - 0.05, smde + 0.05),
+               (f"{key}: CPU-bound median mde (%)", words, cpu_mde - 0.05, cpu_mde + 0.05),
+               (f"{key}: CPU-bound outside (of 157)", words, out, out)]
+for hist, words, cpu, mem, fs in (("1-2", "| runs 1-2 | 0.2x, the prior (across a memory shift), 0.5x |", 0.2, None, 0.5),
+                                  ("1-3", "| runs 1-3 | 0.2x, 0.5x, 0.2x |", 0.2, 0.5, 0.2),
+                                  ("2-3", "| runs 2-3 | 0.2x, the prior (across a memory shift), 0.3x |", 0.2, None, 0.3)):
+    CLAIMS += [(f"{I}history {hist}: {d} factor", words, v - 0.05, v + 0.05)
+               for d, v in (("CPU-bound", cpu), ("memory-bound", mem), ("file-system-bound", fs)) if v is not None]
+CLAIMS += [(f"{I}history {h}, run {c}: memory-bound median mde (%)", "(their median mde 28.2-28.6%)", 28.15, 28.65)
+           for h, c in (("1-2", "1 v 3"), ("1-2", "2 v 3"), ("2-3", "2 v 1"), ("2-3", "3 v 1"))]
+CLAIMS += [(f"{I}prior alone, run {c}: {what}", words, v - 0.05, v + 0.05)
+           for what, words, values in (("median mde (%)", "median mde 27.2%, 28.0% and 26.9%", (27.2, 28.0, 26.9)),
+                                       ("headline syscall mde (%)", "system-call cells 12.0%, 12.0% and 11.8%",
+                                        (12.0, 12.0, 11.8)))
+           for c, v in zip(("1 v 2", "1 v 3", "2 v 3"), values)]
+
+
 def _series(run, label, history_pairs, splits, slowdowns, roles, prefix, figures, unmet):
     """One series of the recorded measurement: A/A pairs one run a side
     (with the history and with the prior alone), three-a-side splits and
@@ -652,6 +686,47 @@ def _cost_series(run, history, roles, figures, unmet, prefix="", label=""):
               flush=True)
 
 
+def _thirds(tmp, runs, label, measured, figures, unmet):
+    """Three runs of one kernel and no more (the Intel VM's): each pair of
+    them as the history, each of the pair's runs against the third, one
+    run a side.  The history's runs are copies under other run ids (compare
+    counts a run once); so the drift between the compared runs is not in
+    the history's, though one of its runs is.  Per history: its scale per
+    domain as the run-level line gives it; per comparison: the cases
+    flagged, headline cells among them, the median mde over all cases,
+    the headline system-call cells and the CPU-bound cases, and how many
+    CPU-bound cases fell outside their interval; then each pair judged
+    with the built-in prior alone (no history), as before."""
+    domains = _domains(runs[0])
+    for i, j, k in ((0, 1, 2), (0, 2, 1), (1, 2, 0)):
+        hist = _link_runs(tmp, [runs[i], runs[j]], f"{label.strip(': ')}{i}{j}", rename="-history").parent.parent
+        key = f"{label}history {i + 1}-{j + 1}"
+        a = argparse.Namespace(runs=[runs[i], runs[k], runs[j], runs[k]], check=None, as_measured=measured)
+        for n, (x, _, c, scale, (rows, flagged, head, mde, smde)) in enumerate(_pairs(a, tmp, hist)):
+            if n == 0:
+                for d in ("CPU-bound", "memory-bound", "file-system-bound"):
+                    m = re.search(rf"([\d.]+)x (?:the built-in prior )?on its \d+ {d}", scale)
+                    figures[f"{key}: {d} factor"] = float(m.group(1)) if m else math.nan
+            ck = f"{key}, run {runs.index(x[0]) + 1} v {k + 1}"
+            cov = coverage(c, domains)
+            cpu_n, _, cpu_out, cpu_mde = cov.get("cpu", (0, math.nan, 0, math.nan))
+            for what, v in (("cases flagged", len(flagged)), ("headline cases flagged", len(head)),
+                            ("median mde (%)", mde), ("headline syscall mde (%)", smde),
+                            ("CPU-bound median mde (%)", cpu_mde), (f"CPU-bound outside (of {cpu_n})", cpu_out),
+                            ("memory-bound median mde (%)", cov.get("memory", (0, 0, 0, math.nan))[3])):
+                figures[f"{ck}: {what}"] = v
+            print(f"{ck}: flagged {[(r['case'], r['change']) for r in flagged]}; memory shift "
+                  f"{c['memory_shift']}, machine shift {c['machine_shift']}", flush=True)
+            if len(flagged) > 1 or head:
+                unmet.append(f"{ck} (1 v 1, history): {len(flagged)} flagged, {len(head)} headline")
+    a = argparse.Namespace(runs=[runs[0], runs[1], runs[0], runs[2], runs[1], runs[2]], check=None,
+                           as_measured=measured)
+    for (x, y, c, _, (rows, flagged, head, mde, smde)) in _pairs(a, tmp, None):
+        ck = f"{label}prior alone, run {runs.index(x[0]) + 1} v {runs.index(y[0]) + 1}"
+        for what, v in (("cases flagged", len(flagged)), ("median mde (%)", mde), ("headline syscall mde (%)", smde)):
+            figures[f"{ck}: {what}"] = v
+
+
 def recorded(check, measured=False):
     """Every comparison of the recorded measurement, judged by the issue's
     criteria (printed: CRITERION MET / NOT MET); with --check, exit 1 when
@@ -675,7 +750,9 @@ def recorded(check, measured=False):
     hours later), the plan series (plan-*: that host three hours later, runs
     whose budget rounds plan reps by gain per second) and the again series
     (again-*: the plan series made again two hours later, its subset runs
-    long enough for budget rounds) the same way."""
+    long enough for budget rounds) the same way; the Intel VM's three runs
+    (intel-aa: another host kind, the issue's) each pair as the history
+    and its runs against the third (_thirds)."""
     with tempfile.TemporaryDirectory(prefix="kbench-host-scale-") as t:
         tmp = Path(t)
         roles = _unpack(RECORDED, tmp)
@@ -716,6 +793,8 @@ def recorded(check, measured=False):
             if prefix + "history" in roles:
                 own = _link_runs(tmp, roles[prefix + "history"], prefix + "history").parent.parent
                 _series(run, prefix.replace("-", ": "), (("history", own),), own, own, roles, prefix, figures, unmet)
+        if "intel-aa" in roles:
+            _thirds(tmp, roles["intel-aa"], "intel: ", measured, figures, unmet)
         _speed_series(roles, figures)
     for u in unmet:
         print(f"CRITERION NOT MET: {u}")
