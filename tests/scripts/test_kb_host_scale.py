@@ -180,13 +180,20 @@ def test_a_memory_regime_between_the_hosts_runs_leaves_memory_to_the_prior(tmp_p
     steady both domains get one."""
     from kbench.model import load
     opts = compare.Options(prior=PRIOR)
+    from kbench.views import compare_text
     shifted = load.load_runs(_host_runs(gen, tmp_path / "a", [1.0, 1.5]), load.Warnings())
     noise = compare.measure_run_noise([shifted], opts).get("testhost")
     assert set(noise.scales) == {"cpu", "cross"}
     assert noise.scale_of("bw_mem rd size_kb=262144") is None
+    # the run-level line says why, and what two more runs may give
+    assert noise.prior_across == ("memory",)
+    text = " ".join(compare_text.scale_text(noise).split())
+    assert "; memory-bound cases keep the prior (their only runs are across a machine shift, and drifted as far " \
+        "as the prior; two more runs of a kernel may give them runs without one, and narrower intervals)" in text
+    assert "memory-bound cases keep the prior (too few cases)" not in text
     steady = load.load_runs(_host_runs(gen, tmp_path / "b", [1.0, 1.0]), load.Warnings())
     n2 = compare.measure_run_noise([steady], opts).get("testhost")
-    assert set(n2.scales) == {"cpu", "cross", "memory"}
+    assert set(n2.scales) == {"cpu", "cross", "memory"} and n2.prior_across == ()
     off = compare.measure_run_noise([steady], compare.Options(prior=PRIOR, host_scale=False)).get("testhost")
     assert off.scales == {}
 

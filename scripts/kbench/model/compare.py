@@ -249,16 +249,17 @@ def measure_run_noise(run_lists, opts):
         domains = {name: drift.scale_group(domain_of(c), c)
                    for rs in kernels for r in rs for name, c in r.cases.items()}
         domain_by_key = functools.partial(_domain_of, domains)
-        scales = host_scales(kernels, groups, domain_by_key, opts) if opts.host_scale else {}
+        scales, across = host_scales(kernels, groups, domain_by_key, opts) if opts.host_scale else ({}, ())
         out[host] = stats.RunNoise(spreads, runs=sum(len(rs) for rs in kernels),
                                    kernels=len(kernels), boots=boots, prior=opts.prior,
-                                   scales=scales, domain_of=domain_by_key,
+                                   scales=scales, domain_of=domain_by_key, prior_across=across,
                                    kernel_runs=[(rs[0].kernel, len(rs)) for rs in kernels])
     return out
 
 
 def host_scales(kernels, groups, domain_of, opts):
-    """{domain: drift.HostScale} of one host: its kernels' runs (lists of
+    """({domain: drift.HostScale}, the domains that keep the prior because
+    their only runs cross a machine shift) of one host: its kernels' runs (lists of
     runs) and their per-run estimates (`groups`, in the same order).  A
     comparison never judges a domain across a machine shift that puts it
     out of judgement (the controls, as a comparison of two runs would judge
@@ -267,11 +268,12 @@ def host_scales(kernels, groups, domain_of, opts):
     such shift between any two (drift.shift_free).  A domain where no
     kernel keeps two runs is fitted across the shifts: a shift adds to the
     runs' spread, so that fit bounds the drift without one from above, and
-    it is kept where it is below the prior (a shift never widens it).  The
+    it is kept where it is below the prior (a shift never widens it); at or
+    above it the domain keeps the prior, and is named apart.  The
     cases across CPUs (drift.scale_group) take the CPU-bound cases'
     factor, or their own where it is larger."""
     if opts.prior is None:
-        return {}
+        return {}, ()
     keep = {g: [] for g in drift.SCALE_GROUPS}
     for rs, g in zip(kernels, groups):
         sides = [Side(f"{r.host}/{r.kernel}#{r.run_id}", [r]) for r in rs]
@@ -282,7 +284,7 @@ def host_scales(kernels, groups, domain_of, opts):
                                               if sh is not None and sh.judged_out(drift.SCALE_GROUPS[dom])])
             if len(free) >= 2:
                 gs.append([g[i] for i in free])
-    out = {}
+    out, across = {}, []
     for dom, gs in keep.items():
         # the CPU-bound scale is fitted over every CPU-bound case, those across CPUs too
         group = (lambda k: drift.SCALE_GROUPS.get(domain_of(k), "cpu")) if dom == "cpu" else domain_of
@@ -290,7 +292,9 @@ def host_scales(kernels, groups, domain_of, opts):
         for d, s in drift.host_scales(spreads, opts.prior, group, sum(len(x) - 1 for x in gs or groups)).items():
             if gs or s.factor < 1:
                 out[d] = dataclasses.replace(s, across=not gs)
-    return drift.cross_one_sided(out)
+            else:
+                across += [d, "cross"] if d == "cpu" else [d]    # the cases across CPUs would take the CPU's
+    return drift.cross_one_sided(out), tuple(across)
 
 
 def _domain_of(domains, key):

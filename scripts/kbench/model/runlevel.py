@@ -50,7 +50,7 @@ class RunNoise:
     """
 
     def __init__(self, spreads, runs=0, kernels=0, boots=None, prior=None, scales=None, domain_of=None,
-                 kernel_runs=()):
+                 kernel_runs=(), prior_across=()):
         self.spreads = {k: v for k, v in spreads.items() if v.dof > 0 and v.within > 0 and v.ss >= 0}
         self.runs = runs
         self.kernels = kernels
@@ -62,6 +62,9 @@ class RunNoise:
         # prior, per domain, fitted over all its cases (drift.host_scales);
         # domain_of(key) names a case's domain
         self.scales = scales or {}
+        # the domains with no scale because the host's only runs of them
+        # cross a machine shift, whose fit drifted as far as the prior
+        self.prior_across = tuple(prior_across)
         self.domain_of = domain_of
         self.kernel_runs = list(kernel_runs)   # [(kernel, runs)] the spreads came from
         self.k0, self.d0 = self._prior()

@@ -54,9 +54,13 @@ def scale_text(noise):
              for p, (_, s) in zip(parts, scales)]
     present = {noise.domain_of(k) for k in noise.spreads if not k.startswith("cell:")} \
         if noise.domain_of is not None else set(DOMAIN_WORDS)
-    left = [DOMAIN_WORDS[d] for d in DOMAIN_WORDS if d not in noise.scales and d in present]
-    keep = (f"; {' and '.join(left)} cases keep the prior (too few cases, or runs only across a machine "
-            f"shift, which drifted as much as it)") if left else ""
+    left = [d for d in DOMAIN_WORDS if d not in noise.scales and d in present]
+    across = [DOMAIN_WORDS[d] for d in left if d in noise.prior_across]
+    few = [DOMAIN_WORDS[d] for d in left if d not in noise.prior_across]
+    keep = (f"; {' and '.join(few)} cases keep the prior (too few cases)" if few else "") + \
+        (f"; {' and '.join(across)} cases keep the prior (their only runs are across a machine shift, and "
+         f"drifted as far as the prior; two more runs of a kernel may give them runs without one, and "
+         f"narrower intervals)" if across else "")
     runs = ", ".join(f"{n} runs of {k}" for k, n in noise.kernel_runs) or f"{noise.runs} runs"
     said = parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
     return f"this host drifts {said} ({runs}){keep}"
