@@ -179,8 +179,8 @@ def test_a_memory_regime_between_the_hosts_runs_leaves_memory_to_the_prior(tmp_p
     memory verdicts rest on is the drift without one); with the memory
     steady both domains get one."""
     from kbench.model import load
-    opts = compare.Options(prior=PRIOR)
     from kbench.views import compare_text
+    opts = compare.Options(prior=PRIOR)
     shifted = load.load_runs(_host_runs(gen, tmp_path / "a", [1.0, 1.5]), load.Warnings())
     noise = compare.measure_run_noise([shifted], opts).get("testhost")
     assert set(noise.scales) == {"cpu", "cross"}

@@ -1,6 +1,9 @@
-"""tests/validation/host_scale.py --speed: each run's speed from its
+"""tests/validation/host_scale.py: --speed (each run's speed from its
 control cases, and how much of the drift between runs it carries, on
-fixture runs whose every case moves with the machine."""
+fixture runs whose every case moves with the machine) and the helpers of
+its other analyses (coverage, --follows-memory, --cross-pairs, the robust
+fit of --pair-fits, the three-run judging of the Intel VM's runs)."""
+import json
 import math
 import subprocess
 import sys
@@ -138,7 +141,7 @@ def test_robust_fit_puts_the_median_case_at_chi_square_1s_median(host_scale):
     assert host_scale.robust_fit([]) == 0.0
 
 
-def test_thirds_judge_each_history_pair_against_the_third_run(host_scale, gen, tmp_path, capsys):
+def test_thirds_judge_each_history_pair_against_the_third_run(host_scale, gen, tmp_path):
     """Three runs of one kernel: each pair of them is the history (copies
     under other run ids, so compare counts them at all) and each of the
     pair's runs is compared with the third: six comparisons, every one
@@ -159,6 +162,5 @@ def test_thirds_judge_each_history_pair_against_the_third_run(host_scale, gen, t
     assert all(math.isfinite(figures[f"t: history {h}: CPU-bound factor"]) for h in ("1-2", "1-3", "2-3"))
     copies = list(work.glob("t*/*/*/*-history/meta.json"))
     assert len(copies) == 6
-    import json
     assert all(json.loads(p.read_text())["run_id"].endswith("-history") for p in copies)
     assert all((p.parent / "samples.jsonl").is_symlink() for p in copies)
