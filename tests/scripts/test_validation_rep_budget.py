@@ -47,6 +47,17 @@ def test_the_plan_gives_a_cheap_case_more_reps_at_the_same_cost(rb):
     assert all(k <= rb.MAX_REPS for k in rb.plan(cases, 1e6, lambda k: math.log1p(1.0 / k)))
 
 
+def test_a_weight_moves_reps_to_the_weighed_case_at_the_same_cost(rb):
+    """Two cases of one cost: alike without weights; weighed 4x, the first
+    gains 4x per rep, so it gets about 4x the reps (log((n+1)/n) about
+    1/n), within the same budget."""
+    cases = [{"cost": 0.1}, {"cost": 0.1}]
+    gain = lambda k: math.log1p(1.0 / k)     # noqa: E731
+    assert rb.plan(cases, 6.0, gain) == [30, 30]
+    n = rb.plan(cases, 6.0, gain, [4.0, 1.0])
+    assert sum(n) == 60 and 3.0 < n[0] / n[1] < 5.0
+
+
 def test_the_scaled_mde_at_the_measured_reps_is_compares(rb, gen, tmp_path):
     """mde_at rebuilds compare's variance from the parts: at the reps a
     side measured it gives compare's own mde, and more reps narrow it."""
@@ -74,6 +85,14 @@ def test_cli_prints_the_domains_and_the_three_ways(gen, tmp_path):
     assert "cpu: " in p.stdout and "median share of the variance from the reps" in p.stdout
     for way in ("as measured:", "one more rep for every case in turn:", "planned by gain per second:"):
         assert way in p.stdout
+    assert "headline cases weighed" not in p.stdout
+    w = subprocess.run([sys.executable, str(SCRIPT), "--history", runs[0], "--history", runs[1], "--weight", "3",
+                        runs[2], runs[3]], capture_output=True, text=True)
+    assert w.returncode == 0, w.stderr
+    assert "planned, the headline cases weighed 3x:" in w.stdout and ", headline cases " in w.stdout
+    zero = subprocess.run([sys.executable, str(SCRIPT), "--history", runs[0], "--history", runs[1], "--weight", "0",
+                           runs[2], runs[3]], capture_output=True, text=True)
+    assert zero.returncode == 2 and "a weight is above 0" in zero.stderr and "Traceback" not in zero.stderr
     bad = subprocess.run([sys.executable, str(SCRIPT), "--history", runs[0], "--history", str(tmp_path),
                           runs[2], runs[3]], capture_output=True, text=True)
     assert bad.returncode == 2 and "not a run directory" in bad.stderr

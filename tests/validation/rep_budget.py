@@ -18,7 +18,9 @@ hands them (--history, --no-history).  Prints:
     rounds before), both at the pair's own total cost, each side's rep
     variance and degrees of freedom scaled from its measured reps.  Printed:
     the median mde over all cases and over the headline system-call cells,
-    and how many cases reach 12% or less.
+    how many cases reach 12% or less, and the median over every headline
+    case (the summary tables').  --weight W (repeatable): also the plan
+    with each headline case's gain weighed W times.
 
 It reads no timings of its own: run it between benchmarks, never beside
 one.
@@ -92,6 +94,7 @@ def cases_of(report, costs, domains):
                         rep_share=(va + vb) / (va + vb + 2 * tau2),
                         sa=va * c.base_reps, sb=vb * c.other_reps, na=c.base_reps, nb=c.other_reps,
                         dfa=dfa, dfb=dfb, tau2=tau2, dfr=dfr, cost=costs[row.case],
+                        primary=(c.family or "").startswith("primary"),
                         head=row.case.startswith("lat_syscall ") and (c.family or "").startswith("primary")))
     return out
 
@@ -108,12 +111,14 @@ def mde_at(x, n):
     return stats.detectable_change(math.sqrt(total), total * total / den if den > 0 else math.inf)
 
 
-def plan(cases, budget, gain):
+def plan(cases, budget, gain, weight=None):
     """Reps per case from FIRST_PASS up, one at a time to the best gain(n)
-    per second, until the budget (seconds) is spent."""
+    per second (times the case's weight, 1 by default), until the budget
+    (seconds) is spent."""
+    w = weight or [1.0] * len(cases)
     n = [FIRST_PASS] * len(cases)
     used = sum(x["cost"] * FIRST_PASS for x in cases)
-    heap = [(-gain(FIRST_PASS) / x["cost"], i) for i, x in enumerate(cases)]
+    heap = [(-w[i] * gain(FIRST_PASS) / x["cost"], i) for i, x in enumerate(cases)]
     heapq.heapify(heap)
     while heap:
         _, i = heapq.heappop(heap)
@@ -122,7 +127,7 @@ def plan(cases, budget, gain):
         n[i] += 1
         used += cases[i]["cost"]
         if n[i] < MAX_REPS:
-            heapq.heappush(heap, (-gain(n[i]) / cases[i]["cost"], i))
+            heapq.heappush(heap, (-w[i] * gain(n[i]) / cases[i]["cost"], i))
     return n
 
 
@@ -148,18 +153,26 @@ def line(label, cases, n=None):
     cells with n reps a side (None: as compare measured them)."""
     m = [x["mde"] for x in cases] if n is None else [mde_at(x, k) for x, k in zip(cases, n)]
     head = [v for v, x in zip(m, cases) if x["head"]]
+    prim = [v for v, x in zip(m, cases) if x["primary"]]
     return (f"{label}: median mde {100 * statistics.median(m):.1f}%, headline syscall "
             f"{100 * statistics.median(head) if head else math.nan:.1f}%, "
-            f"{sum(v <= 0.12 for v in m)} of {len(m)} cases at 12% or less")
+            f"{sum(v <= 0.12 for v in m)} of {len(m)} cases at 12% or less, headline cases "
+            f"{100 * statistics.median(prim) if prim else math.nan:.1f}%")
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--history", action="append", required=True, metavar="RUN",
                     help="a history run (repeat: two or more runs of one kernel)")
+    ap.add_argument("--weight", type=float, action="append", default=[], metavar="W",
+                    help="also the plan with each headline case's gain (the summary tables' cases) "
+                         "weighed W times (repeatable)")
     ap.add_argument("base", metavar="BASE")
     ap.add_argument("other", metavar="OTHER")
     args = ap.parse_args(argv)
+    for w in args.weight:
+        if not w > 0:           # nan too
+            ap.error(f"--weight {w:g}: a weight is above 0")
     for p in args.history + [args.base, args.other]:
         if not (Path(p) / "runs.jsonl").is_file():
             ap.error(f"{p}: not a run directory (no runs.jsonl)")
@@ -184,7 +197,11 @@ def main(argv=None):
     print(f"the pair's own reps ({budget:.0f} s a side)")
     print(line("  as measured", cases))
     print(line("  one more rep for every case in turn", cases, uniform(cases, budget)))
-    print(line("  planned by gain per second", cases, plan(cases, budget, lambda k: math.log1p(1.0 / k))))
+    gain = lambda k: math.log1p(1.0 / k)      # noqa: E731
+    print(line("  planned by gain per second", cases, plan(cases, budget, gain)))
+    for w in args.weight:
+        n = plan(cases, budget, gain, [w if x["primary"] else 1.0 for x in cases])
+        print(line(f"  planned, the headline cases weighed {w:g}x", cases, n))
     return 0
 
 
