@@ -569,14 +569,14 @@ CLAIMS += _tax_changes(P, (
 
 
 # the Intel VM's three runs (_thirds), README "The Intel VM: the host kind the issue names"
-I = "intel: "
+INTEL = "intel: "
 for hist, comp, flags, head, mde, smde, cpu_mde, out in (
         ("1-2", "1 v 3", 0, 0, 16.9, 3.4, 4.8, 2), ("1-2", "2 v 3", 0, 0, 16.3, 3.3, 4.9, 3),
         ("1-3", "1 v 2", 1, 1, 10.9, 3.2, 4.5, 7), ("1-3", "3 v 2", 0, 0, 11.1, 3.3, 4.7, 3),
         ("2-3", "2 v 1", 0, 0, 16.4, 3.4, 4.9, 6), ("2-3", "3 v 1", 0, 0, 16.8, 3.7, 5.1, 3)):
     words = (f"| run {comp} | {'1, a headline cell' if head else flags} | {mde:.1f}% | {smde:.1f}% | "
              f"{cpu_mde:.1f}%, {out} |")
-    key = f"{I}history {hist}, run {comp}"
+    key = f"{INTEL}history {hist}, run {comp}"
     CLAIMS += [(f"{key}: cases flagged", words, flags, flags), (f"{key}: headline cases flagged", words, head, head),
                (f"{key}: median mde (%)", words, mde - 0.05, mde + 0.05),
                (f"{key}: headline syscall mde (%)", words, smde - 0.05, smde + 0.05),
@@ -585,11 +585,11 @@ for hist, comp, flags, head, mde, smde, cpu_mde, out in (
 for hist, words, cpu, mem, fs in (("1-2", "| runs 1-2 | 0.2x, the prior (across a memory shift), 0.5x |", 0.2, None, 0.5),
                                   ("1-3", "| runs 1-3 | 0.2x, 0.5x, 0.2x |", 0.2, 0.5, 0.2),
                                   ("2-3", "| runs 2-3 | 0.2x, the prior (across a memory shift), 0.3x |", 0.2, None, 0.3)):
-    CLAIMS += [(f"{I}history {hist}: {d} factor", words, v - 0.05, v + 0.05)
+    CLAIMS += [(f"{INTEL}history {hist}: {d} factor", words, v - 0.05, v + 0.05)
                for d, v in (("CPU-bound", cpu), ("memory-bound", mem), ("file-system-bound", fs)) if v is not None]
-CLAIMS += [(f"{I}history {h}, run {c}: memory-bound median mde (%)", "(their median mde 28.2-28.6%)", 28.15, 28.65)
+CLAIMS += [(f"{INTEL}history {h}, run {c}: memory-bound median mde (%)", "(their median mde 28.2-28.6%)", 28.15, 28.65)
            for h, c in (("1-2", "1 v 3"), ("1-2", "2 v 3"), ("2-3", "2 v 1"), ("2-3", "3 v 1"))]
-CLAIMS += [(f"{I}prior alone, run {c}: {what}", words, v - 0.05, v + 0.05)
+CLAIMS += [(f"{INTEL}prior alone, run {c}: {what}", words, v - 0.05, v + 0.05)
            for what, words, values in (("median mde (%)", "median mde 27.2%, 28.0% and 26.9%", (27.2, 28.0, 26.9)),
                                        ("headline syscall mde (%)", "system-call cells 12.0%, 12.0% and 11.8%",
                                         (12.0, 12.0, 11.8)))
@@ -694,9 +694,9 @@ def _thirds(tmp, runs, label, measured, figures, unmet):
     the history's, though one of its runs is.  Per history: its scale per
     domain as the run-level line gives it; per comparison: the cases
     flagged, headline cells among them, the median mde over all cases,
-    the headline system-call cells and the CPU-bound cases, and how many
-    CPU-bound cases fell outside their interval; then each pair judged
-    with the built-in prior alone (no history), as before."""
+    the headline system-call cells, the CPU-bound and the memory-bound
+    cases, and how many CPU-bound cases fell outside their interval; then
+    each pair judged with the built-in prior alone (no history), as before."""
     domains = _domains(runs[0])
     for i, j, k in ((0, 1, 2), (0, 2, 1), (1, 2, 0)):
         hist = _link_runs(tmp, [runs[i], runs[j]], f"{label.strip(': ')}{i}{j}", rename="-history").parent.parent
