@@ -90,12 +90,12 @@ def cases_of(report, costs, domains):
         va, dfa, ka, vb, dfb, kb, tau2, dfr = c.parts
         if ka != 1 or kb != 1 or c.base_reps < 2 or c.other_reps < 2 or row.case not in costs:
             continue
+        primary = (c.family or "").startswith("primary")
         out.append(dict(case=row.case, domain=domains.get(row.case, "cpu"), mde=c.mde,
                         rep_share=(va + vb) / (va + vb + 2 * tau2),
                         sa=va * c.base_reps, sb=vb * c.other_reps, na=c.base_reps, nb=c.other_reps,
                         dfa=dfa, dfb=dfb, tau2=tau2, dfr=dfr, cost=costs[row.case],
-                        primary=(c.family or "").startswith("primary"),
-                        head=row.case.startswith("lat_syscall ") and (c.family or "").startswith("primary")))
+                        primary=primary, head=row.case.startswith("lat_syscall ") and primary))
     return out
 
 
