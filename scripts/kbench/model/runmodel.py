@@ -1,0 +1,381 @@
+"""The run level of the model: one model for every comparison.
+
+The observation is a run: its estimate of each case (the estimator over
+the run's reps, log time) with the bootstrap's squared standard error w
+(Kalibera & Jones, "Rigorous benchmarking in reasonable time", 2013).  For
+case c and run r of kernel K,
+
+    y_rc = mu_cK + beta_c . x_r + e_rc,    e_rc ~ sigma_c^2 t-tailed
+
+- x_r, the covariates: the run's CPU speed (the mean log time of its CPU
+  controls) and each memory control relative to it.  A CPU-bound case
+  follows the CPU speed (beta about 1), a memory-bound case the CPU speed
+  and the memory controls (beta about 0 for most, up to 1 for the large
+  buffers), a file-system-bound case none (what the runs before it left in
+  the file system moves it, not the machine's speed).  beta_c is the
+  posterior of a normal prior per domain given the host's runs: every
+  kernel with two runs or more, the compared sides' own included, centred
+  on its own mean; its uncertainty enters the interval (Var(beta) dx^2), so
+  a control that moved adds what is not known of how the case follows it.
+- sigma_c^2, the total variance of one run's estimate, nothing subtracted:
+  the runs' residual spread ss_c over dof_c (every kernel with two runs or
+  more) moderated towards a prior s0_c^2 = a tau_c^2 + b w_c (tau_c: the
+  built-in drift prior, w_c: the run's own reps' noise) worth D0 degrees
+  of freedom (Smyth 2004):  sigma_c^2 = (D0 s0_c^2 + ss_c) / (D0 + dof_c).
+- (a, b) per domain, measured now: on the compared sides' own runs (each
+  side with two runs or more, around its own mean) and on this
+  comparison's differences themselves (an empirical null, Efron 2004: the
+  bulk of the cases did not change), each by maximum likelihood under the
+  model's own distribution (s^2 / s0^2 ~ F(dof, D0); a difference over its
+  scale ~ t(D0)), the larger of the two per case.  How far the machine
+  drifts varies from hour to hour by more than a factor of e (the kept
+  series: tests/validation/README.md, "The run-level model"), so the scale
+  is measured at the time of the comparison; the host's other runs say
+  which cases drift more than others (ss_c) and how they follow the
+  controls (beta_c).
+- The comparison: delta_c = ybar_B - ybar_A - beta_c . (xbar_B - xbar_A),
+  variance sigma_c^2 (1/k_A + 1/k_B) + dx' V_beta dx, t with D0 + dof_c
+  degrees of freedom.  With one run a side and no history the same
+  formula holds, the prior (scaled by this comparison's bulk) doing the
+  work.
+- A guard: a control that moved more than GUARD_Z of its own run-to-run
+  standard deviations (the host's runs' spread of it, moderated towards
+  its drift prior) is outside what the runs have seen: the cases that
+  follow it are not judged, and the comparison says so in words.
+
+Pure functions on plain data (numpy arrays); compare.py builds the runs'
+estimates and turns the result into verdicts.
+"""
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .pvalues import t_quantile  # noqa: F401  (the model's quantiles: stats.detectable_change uses them)
+
+# The prior's weight (degrees of freedom): how far one case's variance strays
+# from its prior's, the tails of an unchanged case's difference at one run a
+# side (t with D0 degrees of freedom).  Measured on the kept A/A series, the
+# differences scaled by the bulk of their cases: t with 4-6 degrees of freedom
+# (tests/validation/README.md, "The run-level model").
+D0 = 6.0
+# The priors of beta: (mean, sd) per domain and covariate.  CPU-bound and
+# memory-bound cases follow the CPU's speed with beta near 1 (the median case
+# of the kept series: 1.0-2.1), the memory controls relative to it mostly
+# not at all (median 0.03), a few large buffers up to 1.
+BETA_CPU = (1.0, 0.5)
+BETA_MEMORY = (0.0, 0.1)
+# A control that moved more than this many of its own standard deviations
+# between the sides is outside what the host's runs have seen.
+GUARD_Z = 4.0
+# Fewer cases than this in a domain: no scale fitted on them (the prior's as it is).
+MIN_FIT = 8
+# a beta held at its prior mean: its prior variance
+FIXED = 1e-10
+
+
+@dataclass
+class Design:
+    """What the model needs of a set of runs: per run, each key's estimate
+    (theta, log time) and its squared standard error w, and the covariates."""
+    keys: list
+    y: np.ndarray          # runs x keys, nan where a run lacks a key
+    w: np.ndarray          # runs x keys
+    x: np.ndarray          # runs x covariates (nan: the run lacks a control)
+
+
+def design(estimates, covariates, keys):
+    """A Design of runs given as {key: (theta, se)} dicts and their
+    covariate rows."""
+    n, k = len(estimates), len(keys)
+    y = np.full((n, k), math.nan)
+    w = np.full((n, k), math.nan)
+    idx = {key: j for j, key in enumerate(keys)}
+    for i, est in enumerate(estimates):
+        for key, (t, s) in est.items():
+            j = idx.get(key)
+            if j is not None and math.isfinite(t) and math.isfinite(s):
+                y[i, j] = t
+                w[i, j] = s * s
+    x = np.array(covariates, dtype=float).reshape(n, -1)
+    return Design(list(keys), y, w, x)
+
+
+@dataclass
+class Fit:
+    """The model's answer for every key of one comparison."""
+    keys: list
+    delta: np.ndarray       # other - base, log time, adjusted for the covariates
+    var: np.ndarray         # its variance
+    df: np.ndarray          # its degrees of freedom
+    sig2: np.ndarray        # one run's total variance (the moderated sigma_c^2)
+    dof: np.ndarray         # the runs' own degrees of freedom behind sig2
+    shift: np.ndarray       # beta . dx: what the covariates moved each key by
+    raw: np.ndarray         # the unadjusted difference of the sides' means
+    base_mean: np.ndarray   # the base side's mean estimate (log time)
+    dx: np.ndarray          # the covariates' difference (other - base)
+    guarded: list = field(default_factory=list)    # covariate indices outside what the runs have seen
+    limit: tuple = ()       # per covariate: the move (log) beyond which it is guarded
+    scale: dict = field(default_factory=dict)      # {domain: (a, b, source)}
+    k: tuple = (1, 1)
+
+    def index(self, key):
+        return self.keys.index(key)
+
+
+def beta_prior(domains, ncov, relative=True):
+    """(means, variances): per key and covariate, the prior of beta. The
+    first covariate is the CPU speed, the others the memory controls."""
+    k = len(domains)
+    m = np.zeros((k, ncov))
+    v = np.full((k, ncov), FIXED)
+    if not relative or ncov == 0:
+        return m, v
+    for j, d in enumerate(domains):
+        if d in ("cpu", "cross", "memory"):
+            m[j, 0], v[j, 0] = BETA_CPU[0], BETA_CPU[1] ** 2
+        if d == "memory":
+            m[j, 1:], v[j, 1:] = BETA_MEMORY[0], BETA_MEMORY[1] ** 2
+    return m, v
+
+
+def _centred(d, rows):
+    """(y, x) of the runs `rows` of a design around their own means; a key
+    that any of them lacks is nan for all of them."""
+    y = d.y[rows]
+    x = d.x[rows]
+    yc = y - y.mean(axis=0)
+    xc = x - x.mean(axis=0)
+    return yc, xc
+
+
+def _moments(d, groups):
+    """Per key: X'X (keys x p x p), X'y (keys x p), y'y and dof of the
+    groups of runs (lists of row indices), each centred on its own mean;
+    a group counts for a key only where all its runs have it."""
+    k, p = d.y.shape[1], d.x.shape[1]
+    xtx = np.zeros((k, p, p))
+    xty = np.zeros((k, p))
+    yty = np.zeros(k)
+    dof = np.zeros(k)
+    for rows in groups:
+        if len(rows) < 2:
+            continue
+        yc, xc = _centred(d, rows)
+        ok = np.all(np.isfinite(yc), axis=0)
+        if not np.all(np.isfinite(xc)):
+            continue
+        y0 = np.where(ok, yc, 0.0)
+        xtx += ok[:, None, None] * (xc.T @ xc)[None, :, :]
+        xty += (y0.T @ xc)
+        yty += np.sum(y0 * y0, axis=0)
+        dof += ok * (len(rows) - 1)
+    return xtx, xty, yty, dof
+
+
+def _posterior(xtx, xty, m0, v0, sig2):
+    """beta's posterior mean and covariance per key (a normal prior m0, v0
+    per covariate; the residual variance sig2)."""
+    k, p = m0.shape
+    if p == 0:
+        return np.zeros((k, 0)), np.zeros((k, 0, 0))
+    s = np.where(sig2 > 0, sig2, np.inf)
+    prec0 = np.zeros((k, p, p))
+    idx = np.arange(p)
+    prec0[:, idx, idx] = 1.0 / v0
+    prec = prec0 + xtx / s[:, None, None]
+    cov = np.linalg.inv(prec)
+    rhs = np.einsum("kij,kj->ki", prec0, m0) + xty / s[:, None]
+    return np.einsum("kij,kj->ki", cov, rhs), cov
+
+
+def _rss(xtx, xty, yty, beta):
+    return yty - 2.0 * np.sum(beta * xty, axis=1) + np.einsum("ki,kij,kj->k", beta, xtx, beta)
+
+
+def _minimise(nll):
+    """(a, b) > 0 minimising nll(log a, log b): a grid, then halving steps."""
+    best = None
+    for la in np.linspace(-9.0, 4.0, 27):
+        for lb in np.linspace(-5.0, 2.0, 15):
+            v = nll(la, lb)
+            if best is None or v < best[0]:
+                best = (v, la, lb)
+    _, la, lb = best
+    step = 0.5
+    while step > 1e-3:
+        moved = False
+        for da, db in ((step, 0.0), (-step, 0.0), (0.0, step), (0.0, -step)):
+            v = nll(la + da, lb + db)
+            if v < best[0]:
+                best, la, lb, moved = (v, la + da, lb + db), la + da, lb + db, True
+        if not moved:
+            step /= 2.0
+    return math.exp(la), math.exp(lb)
+
+
+def fit_t(d2, w, t2, nu=D0):
+    """(a, b) maximising the likelihood of differences d (d2 = d^2 over the
+    sides' 1/k_A + 1/k_B) under d / sqrt(a t2 + b w) ~ t(nu); None with
+    fewer than MIN_FIT usable keys."""
+    ok = np.isfinite(d2) & np.isfinite(w) & np.isfinite(t2) & (w > 0) & (t2 >= 0)
+    d2, w, t2 = d2[ok], w[ok], t2[ok]
+    if len(d2) < MIN_FIT:
+        return None
+
+    def nll(la, lb):
+        v = math.exp(la) * t2 + math.exp(lb) * w
+        return float(np.sum(0.5 * np.log(v) + (nu + 1.0) / 2.0 * np.log1p(d2 / (v * nu))))
+    return _minimise(nll)
+
+
+def fit_f(ss, dof, w, t2, nu=D0):
+    """(a, b) maximising the likelihood of residual sums of squares ss on
+    dof degrees of freedom under (ss / dof) / (a t2 + b w) ~ F(dof, nu);
+    None with fewer than MIN_FIT usable keys."""
+    dof = np.broadcast_to(np.asarray(dof, dtype=float), np.shape(ss))
+    ok = np.isfinite(ss) & np.isfinite(w) & np.isfinite(t2) & (w > 0) & (t2 >= 0) & (dof > 0) & (ss > 0)
+    ss, dof, w, t2 = ss[ok], dof[ok], w[ok], t2[ok]
+    if len(ss) < MIN_FIT:
+        return None
+    s2 = ss / dof
+
+    def nll(la, lb):
+        v = math.exp(la) * t2 + math.exp(lb) * w
+        q = s2 / v
+        return float(-np.sum((dof / 2.0 - 1.0) * np.log(q) - (dof + nu) / 2.0 * np.log1p(dof * q / nu)
+                             - np.log(v)))
+    return _minimise(nll)
+
+
+def _scale_groups(domains):
+    """{group: key indices} of the domains a scale is fitted per."""
+    out = {}
+    for j, d in enumerate(domains):
+        out.setdefault(d, []).append(j)
+    return {g: np.array(ix) for g, ix in out.items()}
+
+
+def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=None):
+    """The model for every key of one comparison.
+
+    d: the Design of every run involved; base_rows, other_rows: the sides'
+    row indices; groups: lists of row indices, each the runs of one kernel
+    (the host's history and the sides, with two runs or more) whose spread
+    measures the run level; domains: per key cpu, memory, fs or control;
+    tau2: per key the built-in prior's drift (0 without a prior); x_tau2:
+    per covariate the prior's drift of its control (for the guard)."""
+    k = len(d.keys)
+    ka, kb = len(base_rows), len(other_rows)
+    ncov = d.x.shape[1]
+    ya, yb = d.y[base_rows], d.y[other_rows]
+    na, nb = np.sum(np.isfinite(ya), axis=0), np.sum(np.isfinite(yb), axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        # per key: a run that lacks it (a case that failed there) leaves it out of its side's mean
+        kk = np.where((na > 0) & (nb > 0), 1.0 / np.maximum(na, 1) + 1.0 / np.maximum(nb, 1), math.nan)
+        base_mean = _nanmean(ya)
+        raw = _nanmean(yb) - base_mean
+        wbar = _nanmean(np.vstack([d.w[base_rows], d.w[other_rows]]))
+    dx = d.x[other_rows].mean(axis=0) - d.x[base_rows].mean(axis=0) if ncov else np.zeros(0)
+    m0, v0 = beta_prior(domains, ncov, relative)
+    xtx, xty, yty, dof = _moments(d, groups)
+    sides = [list(r) for r in (base_rows, other_rows) if len(r) >= 2]
+    sxtx, sxty, syty, sdof = _moments(d, sides)
+    side_sets = [set(r) for r in sides]
+    hist = [g for g in groups if set(g) not in side_sets]
+    hxtx, hxty, hyty, hdof = _moments(d, hist)
+    scale_of = _scale_groups(domains)
+    sig2 = tau2 + wbar
+    beta, cov = _posterior(xtx, xty, m0, v0, sig2)
+    scale = {}
+    for _ in range(2):
+        rss = np.maximum(_rss(xtx, xty, yty, beta), 0.0)
+        srss = np.maximum(_rss(sxtx, sxty, syty, beta), 0.0)
+        adj = raw - np.sum(beta * dx, axis=1) if ncov else raw
+        s0 = np.full(k, math.nan)
+        hrss = np.maximum(_rss(hxtx, hxty, hyty, beta), 0.0)
+        for g, ix in scale_of.items():
+            fits = []
+            if sides:
+                # two runs a side or more: the sides' own runs, and the host's others (another moment)
+                got = fit_f(srss[ix], sdof[ix], wbar[ix], tau2[ix])
+                if got:
+                    fits.append(got + ("sides",))
+                got = fit_f(hrss[ix], hdof[ix], wbar[ix], tau2[ix]) if np.any(hdof[ix] > 0) else None
+                if got:
+                    fits.append(got + ("history",))
+            else:
+                # one run on a side: the bulk of this comparison's own differences
+                got = fit_t(adj[ix] ** 2 / kk[ix], wbar[ix], tau2[ix])
+                if got:
+                    fits.append(got + ("comparison",))
+            if not fits:
+                got = fit_f(rss[ix], dof[ix], wbar[ix], tau2[ix]) if np.any(dof[ix] > 0) else None
+                fits = [got + ("history",)] if got else [(1.0, 1.0, "prior")]
+            cand = np.array([a * tau2[ix] + b * wbar[ix] for a, b, _ in fits])
+            s0[ix] = np.max(cand, axis=0)
+            scale[g] = max(fits, key=lambda f: float(np.nanmedian(f[0] * tau2[ix] + f[1] * wbar[ix])))
+        sig2 = (D0 * s0 + rss) / (D0 + dof)
+        beta, cov = _posterior(xtx, xty, m0, v0, sig2)
+    shift = np.sum(beta * dx, axis=1) if ncov else np.zeros(k)
+    vbeta = np.einsum("i,kij,j->k", dx, cov, dx) if ncov else np.zeros(k)
+    guarded, limit = guard(d, groups, dx, 1.0 / ka + 1.0 / kb, x_tau2) if ncov else ([], ())
+    return Fit(list(d.keys), raw - shift, sig2 * kk + vbeta, D0 + dof, sig2, dof, shift, raw,
+               base_mean, dx, guarded if relative else [], limit, scale, (ka, kb))
+
+
+def _nanmean(a):
+    """The mean over runs (axis 0) of what each key has; nan where none."""
+    n = np.sum(np.isfinite(a), axis=0)
+    s = np.nansum(a, axis=0)
+    return np.where(n > 0, s / np.maximum(n, 1), math.nan)
+
+
+def guard(d, groups, dx, kk, x_tau2):
+    """(guarded, limits): the covariates whose move between the sides is
+    outside what the runs have seen, more than GUARD_Z of their
+    run-to-run standard deviation (the groups' spread of it, moderated
+    towards the prior's drift of the control, x_tau2) for the sides' runs;
+    and each covariate's limit (log)."""
+    if x_tau2 is None:
+        return [], ()
+    ss = np.zeros(d.x.shape[1])
+    dof = 0
+    for rows in groups:
+        if len(rows) >= 2 and np.all(np.isfinite(d.x[rows])):
+            xc = d.x[rows] - d.x[rows].mean(axis=0)
+            ss += np.sum(xc * xc, axis=0)
+            dof += len(rows) - 1
+    var = (D0 * np.asarray(x_tau2) + ss) / (D0 + dof)
+    limit = tuple(float(GUARD_Z * math.sqrt(v * kk)) for v in var)
+    return [i for i in range(len(dx)) if abs(dx[i]) > limit[i]], limit
+
+
+def variances(d, rows, groups, domains, tau2, relative=True):
+    """(sig2, df) per key with no comparison (a kernel's own summary): one
+    run's total variance on this host, from the groups' residual spread
+    moderated towards the prior scaled by the groups' own fit (or the
+    prior as it is); w from the runs `rows`."""
+    k, ncov = len(d.keys), d.x.shape[1]
+    wbar = _nanmean(d.w[rows])
+    m0, v0 = beta_prior(domains, ncov, relative)
+    xtx, xty, yty, dof = _moments(d, groups)
+    sig2 = tau2 + wbar
+    beta, _ = _posterior(xtx, xty, m0, v0, sig2)
+    for _ in range(2):
+        rss = np.maximum(_rss(xtx, xty, yty, beta), 0.0)
+        s0 = tau2 + wbar
+        for g, ix in _scale_groups(domains).items():
+            got = fit_f(rss[ix], dof[ix], wbar[ix], tau2[ix]) if np.any(dof[ix] > 0) else None
+            if got:
+                s0[ix] = got[0] * tau2[ix] + got[1] * wbar[ix]
+        sig2 = (D0 * s0 + rss) / (D0 + dof)
+        beta, _ = _posterior(xtx, xty, m0, v0, sig2)
+    return sig2, D0 + dof
+
+
+def planned(sig2, df, k):
+    """(se, df) of a comparison of k runs a side like these: one run's
+    total variance sig2 over k on each side; the sides' own runs add
+    2 (k - 1) degrees of freedom."""
+    return math.sqrt(2.0 * sig2 / k), df + 2.0 * (k - 1)

@@ -1,0 +1,358 @@
+#!/usr/bin/python3
+"""The run-level model checked on the kept series (data/host-scale): A/A
+splits at 1-4 runs a side, one run a side with no history, the kept
+slowdowns, and a short run against its copy made 20% slower.
+
+Every comparison is held out: a judged run is never in the history that
+judges it, and the built-in drift prior was made from other runs.
+
+The protocol (fixed before any figure was looked at):
+- A series: the A/A runs of one prefix in index.txt (its two history runs
+  and its A/A runs, in the order they ran).
+- Splits at k runs a side: the series' runs paired in order ((1,2), (3,4),
+  ...); every choice of k pairs, each pair split either way (the first
+  chosen pair's earlier run on the baseline side): every interleaved
+  split, ABAB... and ABBA... alike.
+- History of a split: the first two runs of the nearest other series of
+  the same boot (by start time): a baseline run twice at another moment.
+- No history (one run a side): every pair of runs of every series.
+- Slowdowns: each kept slowdown at its own runs a side, with its series'
+  history pair (the first boot's series and the per-call tax: the first
+  series' history pair).
+
+Backends: `model` (this tree's scripts, in process: one estimate per run,
+then every comparison) and `cli` (any tree's scripts/compare, one process
+a comparison: how the figures of an older model are made again; slow).
+
+  run_level.py [--backend model|cli --tree DIR] [--only aa|k1|slow|short]
+               [--json FILE] [--check]
+"""
+import argparse
+import collections
+import gzip
+import itertools
+import json
+import math
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+DATA = HERE / "data" / "host-scale"
+HEADLINE_SYSCALL = re.compile(r"^lat_syscall (null|read|write|stat|fstat|open)$")
+SYSCALL = re.compile(r"^(lat_syscall (null|read|write|stat|fstat|open)|lat_sig install)$")
+NULL_CALL = re.compile(r"^lat_syscall null$")
+SIGNIFICANT = ("significantly faster", "significantly slower")
+
+
+# ---- the kept runs and the protocol ---------------------------------------
+
+def read_index(data=DATA):
+    """[(role, run id)] in the order index.txt lists them (the order they ran)."""
+    out = []
+    for line in (data / "index.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            role, name = line.split()
+            out.append((role, name))
+    return out
+
+
+def series_of(index):
+    """{series: [run ids]}: each prefix's history and A/A runs in order."""
+    out = collections.OrderedDict()
+    for role, name in index:
+        if role == "aa":
+            out.setdefault("aa", []).append(name)
+        elif role.endswith("-aa") or role.endswith("-history"):
+            out.setdefault(role.rsplit("-", 1)[0], []).append(name)
+    return out
+
+
+def splits(runs, k):
+    """Every interleaved split of `runs` at k a side: (base, other) lists."""
+    pairs = [runs[i:i + 2] for i in range(0, len(runs) - 1, 2)]
+    out = []
+    for chosen in itertools.combinations(range(len(pairs)), k):
+        for flips in itertools.product((0, 1), repeat=k - 1):
+            flips = (0,) + flips
+            out.append(([pairs[p][f] for p, f in zip(chosen, flips)],
+                        [pairs[p][1 - f] for p, f in zip(chosen, flips)]))
+    return out
+
+
+def boot_of(meta):
+    return meta.get("boot_id") or meta.get("host", "")
+
+
+def protocol(index, metas):
+    """The comparisons: dicts with kind (aa, k1, slow), label, series, k,
+    base, other and history (run ids)."""
+    series = series_of(index)
+    boots = {s: boot_of(metas[rs[0]]) for s, rs in series.items()}
+    pos = {name: i for i, (_, name) in enumerate(index)}
+    out = []
+    for s, rs in series.items():
+        others = [t for t in series if t != s and boots[t] == boots[s]]
+        near = min(others, key=lambda t: abs(pos[series[t][0]] - pos[rs[0]])) if others else None
+        hist = series[near][:2] if near else []
+        for k in (1, 2, 3, 4):
+            for i, (a, b) in enumerate(splits(rs, k)):
+                out.append(dict(kind="aa", label=f"{s} k={k} split {i + 1}", series=s, k=k, base=a, other=b,
+                                history=hist))
+        for a, b in itertools.combinations(rs, 2):
+            out.append(dict(kind="k1", label=f"{s} pair {rs.index(a) + 1}-{rs.index(b) + 1}", series=s, k=1,
+                            base=[a], other=[b], history=[]))
+    roles = collections.defaultdict(list)
+    for role, name in index:
+        roles[role].append(name)
+    first_hist = series["aa"][:2] if "aa" in series else []
+    for role in roles:
+        m = re.fullmatch(r"(?:(\w+)-)?(one|tax|cost|small)-base", role)
+        if not m:
+            continue
+        pre = m.group(1) or ""
+        hist_series = pre if pre in series and pre not in ("later", "heldout") and \
+            any(r == f"{pre}-history" for r, _ in index) else "aa"
+        hist = series[hist_series][:2] if hist_series in series else first_hist
+        base, taxed = roles[role], roles[role.replace("-base", "-taxed")]
+        kind = m.group(2)
+        expect = NULL_CALL.pattern if kind in ("one", "small") else SYSCALL.pattern
+        n = min(len(base), len(taxed))
+        rounds = [(base[i:i + 2], taxed[i:i + 2]) for i in range(0, n - 1, 2)] if kind == "cost" \
+            else [(base[:n], taxed[:n])]
+        for i, (a, b) in enumerate(rounds):
+            out.append(dict(kind="slow", label=f"{role[:-5]}{' round %d' % (i + 1) if len(rounds) > 1 else ''}",
+                            series=pre or "aa", k=len(a), base=a, other=b, history=hist, expect=expect,
+                            slowdown=kind))
+    return out
+
+
+# ---- what a comparison's rows say ------------------------------------------
+
+def summarise(rows, domains, cmp):
+    """The figures of one comparison from its rows (dicts with case,
+    verdict, p_t, mde_pct, family, change_pct): unchanged cases are every
+    case outside `cmp["expect"]` (all of them in an A/A comparison)."""
+    expect = re.compile(cmp["expect"]) if cmp.get("expect") else None
+    judged = [r for r in rows if not r.get("control") and r["case"] in domains]
+    other = [r for r in judged if not (expect and expect.search(r["case"]))]
+    ps = [r["p_t"] for r in other if r.get("p_t") is not None and math.isfinite(r["p_t"])]
+    flagged = [r for r in other if r["verdict"] in SIGNIFICANT]
+
+    def med(rs):
+        v = [r["mde_pct"] for r in rs if r.get("mde_pct") is not None and math.isfinite(r["mde_pct"])]
+        return statistics.median(v) if v else math.nan
+    by = {d: [r for r in judged if domains[r["case"]] == d] for d in ("cpu", "memory", "fs")}
+    mem_not = [r for r in by["memory"] if r["verdict"].startswith("not judged")]
+    out = dict(label=cmp["label"], kind=cmp["kind"], series=cmp["series"], k=cmp["k"],
+               cases=len(other), p05=sum(p < 0.05 for p in ps), with_p=len(ps),
+               flagged=[(r["case"], r.get("change_pct")) for r in flagged],
+               headline_flagged=[r["case"] for r in flagged if (r.get("family") or "").startswith("primary")],
+               mde=med(judged), mde_cpu=med(by["cpu"]), mde_memory=med(by["memory"]), mde_fs=med(by["fs"]),
+               mde_syscall=med([r for r in judged if HEADLINE_SYSCALL.match(r["case"])]),
+               memory_not_judged=len(mem_not), memory_cases=len(by["memory"]))
+    if expect:
+        want = [r for r in judged if expect.search(r["case"])]
+        out["expected"] = len(want)
+        out["expected_flagged"] = [(r["case"], r.get("change_pct"), r.get("mde_pct")) for r in want
+                                   if r["verdict"] == "significantly slower"]
+        out["expected_missed"] = [(r["case"], r.get("change_pct"), r.get("mde_pct")) for r in want
+                                  if r["verdict"] != "significantly slower"]
+    return out
+
+
+# ---- backends --------------------------------------------------------------
+
+def unpack(names, dst, data=DATA):
+    """The kept runs (gzipped JSON Lines) unpacked under dst: {run id: dir}."""
+    out = {}
+    for name in names:
+        d = dst / name
+        if not d.exists():
+            d.mkdir(parents=True)
+            for f in (data / name).iterdir():
+                if f.suffix == ".gz":
+                    with gzip.open(f, "rb") as i, open(d / f.stem, "wb") as o:
+                        shutil.copyfileobj(i, o)
+                else:
+                    shutil.copy(f, d / f.name)
+        out[name] = d
+    return out
+
+
+class CliBackend:
+    """scripts/compare of a tree (this one, or an older checkout), one
+    process a comparison, each side a kernel directory of links."""
+
+    def __init__(self, tree, tmp, dirs):
+        self.tree, self.tmp, self.dirs = Path(tree), tmp, dirs
+        self.n = 0
+
+    def _kernel_dir(self, runs, name):
+        self.n += 1
+        meta = json.loads((self.dirs[runs[0]] / "meta.json").read_text())
+        k = self.tmp / f"{name}{self.n}" / meta.get("host", "host") / meta.get("kernel_release", "kernel")
+        k.mkdir(parents=True)
+        for r in runs:
+            d = k / r
+            d.mkdir()
+            for f in self.dirs[r].iterdir():
+                if f.name == "meta.json":
+                    # one kernel to compare: the series' runs carry labels of their roles (history, aa)
+                    m = json.loads(f.read_text())
+                    m.pop("label", None)
+                    (d / f.name).write_text(json.dumps(m))
+                else:
+                    (d / f.name).symlink_to(f)
+        return k
+
+    def compare(self, cmp):
+        a, b = self._kernel_dir(cmp["base"], "a"), self._kernel_dir(cmp["other"], "b")
+        cmd = [sys.executable, str(self.tree / "scripts" / "compare"), "--no-history"]
+        if cmp["history"]:
+            cmd += ["--history", str(self._kernel_dir(cmp["history"], "h").parent.parent)]
+        out = self.tmp / "c.json"
+        p = subprocess.run(cmd + [str(a), str(b), "--json", str(out)], capture_output=True, text=True)
+        if p.returncode not in (0, 1):
+            sys.exit(f"run_level.py: compare failed on {cmp['label']}: {p.stderr.strip()[-400:]}")
+        got = json.loads(out.read_text())[0]
+        shutil.rmtree(a.parent.parent)
+        shutil.rmtree(b.parent.parent)
+        return got["rows"]
+
+
+class ModelBackend:
+    """This tree's model in process: each run loaded once (its estimates
+    are computed once, judge.run_estimates), each comparison as compare
+    makes it with --no-history --history H."""
+
+    def __init__(self, dirs, opts=None):
+        sys.path.insert(0, str(ROOT / "scripts"))
+        from kbench.model import compare, drift, load
+        self.cmp, self.load = compare, load
+        self.dirs = dirs
+        self.runs = {}
+        self.opts = opts or compare.Options(prior=drift.load_prior())
+
+    def _runs(self, names):
+        for n in names:
+            if n not in self.runs:
+                self.runs[n] = self.load.load_run(self.dirs[n], self.load.Warnings())
+        return [self.runs[n] for n in names]
+
+    def compare(self, cmp):
+        c = self.cmp
+        a, b = self._runs(cmp["base"]), self._runs(cmp["other"])
+        lists = [a, b] + ([self._runs(cmp["history"])] if cmp["history"] else [])
+        opts = c.Options(**{**self.opts.__dict__, "run_noise": c.measure_run_noise(lists, self.opts)})
+        rep = c.run_compare(c.Side("base", a), c.Side("other", b), opts)
+        return [dict(case=r.case, verdict=r.cmp.verdict, p_t=r.cmp.p, mde_pct=r.cmp.mde * 100,
+                     family=r.cmp.family, change_pct=r.cmp.change) for r in rep.rows]
+
+
+def domains_of(dirs, names):
+    """{case: cpu, memory or fs} as the runs' binaries declared them."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from kbench.model import compare, load
+    out = {}
+    for n in names:
+        run = load.load_run(dirs[n], load.Warnings())
+        out.update({c: compare.domain_of(case) for c, case in run.cases.items() if not case.control})
+    return out
+
+
+# ---- tables and criteria ---------------------------------------------------
+
+def aa_table(results, kind="aa"):
+    """{(series, k): figures} over the comparisons of one kind."""
+    by = collections.OrderedDict()
+    for r in results:
+        if r["kind"] == kind:
+            by.setdefault((r["series"], r["k"]), []).append(r)
+    out = collections.OrderedDict()
+    for key, rs in by.items():
+        p05 = sum(r["p05"] for r in rs) / max(1, sum(r["with_p"] for r in rs))
+        out[key] = dict(n=len(rs), p05=p05, max_flags=max(len(r["flagged"]) for r in rs),
+                        headline=sum(len(r["headline_flagged"]) for r in rs),
+                        over_one=sum(len(r["flagged"]) > 1 for r in rs),
+                        memory_judged=sum(r["memory_not_judged"] == 0 for r in rs) / len(rs),
+                        mde=statistics.median(r["mde"] for r in rs),
+                        mde_cpu=statistics.median(r["mde_cpu"] for r in rs),
+                        mde_memory=statistics.median(r["mde_memory"] for r in rs),
+                        mde_syscall=statistics.median(r["mde_syscall"] for r in rs))
+    return out
+
+
+def print_tables(results):
+    for kind, title in (("aa", "A/A splits with a held-out history (two runs of another series)"),
+                        ("k1", "One run a side, no history: every pair of runs")):
+        t = aa_table(results, kind)
+        if not t:
+            continue
+        print(f"\n{title}")
+        print(f"{'series':8} {'k':>2} {'n':>4} {'p<.05':>6} {'max fl':>6} {'>1 fl':>5} {'head':>4} "
+              f"{'mem judged':>10} {'mde':>6} {'cpu':>6} {'memory':>6} {'syscall':>7}")
+        for (s, k), v in t.items():
+            print(f"{s:8} {k:2d} {v['n']:4d} {100 * v['p05']:5.1f}% {v['max_flags']:6d} {v['over_one']:5d} "
+                  f"{v['headline']:4d} {100 * v['memory_judged']:9.0f}% {v['mde']:5.1f}% {v['mde_cpu']:5.1f}% "
+                  f"{v['mde_memory']:5.1f}% {v['mde_syscall']:6.1f}%")
+        for k in sorted({k for _, k in t}):
+            rs = [r for r in results if r["kind"] == kind and r["k"] == k]
+            p = sum(r["p05"] for r in rs) / max(1, sum(r["with_p"] for r in rs))
+            print(f"all      {k:2d} {len(rs):4d} {100 * p:5.1f}%")
+    slow = [r for r in results if r["kind"] == "slow"]
+    if slow:
+        print("\nSlowdowns (their series' history pair)")
+        for r in slow:
+            hit = ", ".join(f"{c} {ch:+.1f}%" if ch is not None else c for c, ch, _ in r["expected_flagged"])
+            miss = ", ".join(f"{c} ({ch:+.1f}%, mde {m:.1f}%)" if ch is not None and m is not None else c
+                             for c, ch, m in r["expected_missed"])
+            print(f"  {r['label']:22} {r['k']}v{r['k']}: {len(r['expected_flagged'])} of {r['expected']} flagged"
+                  f"{' [' + hit + ']' if hit else ''}{'; missed ' + miss if miss else ''}; "
+                  f"others flagged {[c for c, _ in r['flagged']]}")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    ap.add_argument("--backend", choices=("model", "cli"), default="model")
+    ap.add_argument("--tree", default=str(ROOT), help="the tree whose scripts/compare the cli backend runs")
+    ap.add_argument("--only", choices=("aa", "k1", "slow"), action="append")
+    ap.add_argument("--json", metavar="FILE", help="write every comparison's figures as JSON")
+    ap.add_argument("--k", type=int, action="append", help="only these runs a side")
+    ap.add_argument("--limit", type=int, help="only the first N comparisons (a check of the script)")
+    ap.add_argument("--cache", metavar="DIR", help="unpack the kept runs here (kept for the next call)")
+    args = ap.parse_args(argv)
+    index = read_index()
+    names = [n for _, n in index]
+    tmpdir = tempfile.mkdtemp(prefix="kbench-run-level-")
+    try:
+        dirs = unpack(names, Path(args.cache) if args.cache else Path(tmpdir) / "runs")
+        metas = {n: json.loads((dirs[n] / "meta.json").read_text()) for n in names}
+        cmps = [c for c in protocol(index, metas) if (not args.only or c["kind"] in args.only)
+                and (not args.k or c["k"] in args.k)][:args.limit]
+        domains = domains_of(dirs, names[:1] + [n for n in names if metas[n].get("cpu_model", "").startswith("Intel")][:1])
+        if args.backend == "cli":
+            backend = CliBackend(args.tree, Path(tmpdir), dirs)
+        else:
+            backend = ModelBackend(dirs)
+        results = []
+        for i, c in enumerate(cmps):
+            results.append(summarise(backend.compare(c), domains, c))
+            if args.backend == "cli":
+                print(f"[{i + 1}/{len(cmps)}] {c['label']}", file=sys.stderr, flush=True)
+        if args.json:
+            Path(args.json).write_text(json.dumps(results, indent=0))
+        print_tables(results)
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
