@@ -14,8 +14,9 @@ from .bootstrap import side_estimate
 # ---- one run's estimates ---------------------------------------------------
 
 def run_estimates(run, opts, cells=None):
-    """{key: (theta, se)}: each case's estimate over this run's reps (log
-    time, the comparison's estimator) with its bootstrap standard error,
+    """{key: (theta, se, df)}: each case's estimate over this run's reps (log
+    time, the comparison's estimator) with its bootstrap standard error and
+    that error's degrees of freedom (stats.estimator_df),
     and each summary-table cell made of several cases (cells(run) ->
     {key: Series}), computed once per run and estimator."""
     key = (opts.estimator, opts.n_boot, opts.seed)
@@ -43,11 +44,11 @@ def _estimate(ser, side_id, name, opts):
     e = side_estimate(ser, opts.n_boot, stats.seeded_rng(opts.seed, side_id, name), opts.estimator)
     if math.isnan(e.theta) or math.isnan(e.se):
         return None
-    return float(e.theta), float(e.se)
+    return float(e.theta), float(e.se), float(e.df)
 
 
 def series_estimates(series, opts, tag):
-    """{run: (theta, se)} of one Series split by the run of each rep (a
+    """{run: (theta, se, df)} of one Series split by the run of each rep (a
     quantity no run's own estimates hold: a scaling point)."""
     by = {}
     for r, u in zip(series.reps, series.units):
@@ -218,7 +219,7 @@ def comparison(f, j, base_series, other_series, opts):
     model = None
     delta, var, mean = float(f.delta[j]), float(f.var[j]), float(f.base_mean[j])
     if math.isfinite(delta) and math.isfinite(var) and math.isfinite(mean):
-        hist_df = runmodel.D0 + float(f.dof[j]) - sum(k - 1 for k in f.k if k >= 2)
+        hist_df = float(f.df[j]) - sum(k - 1 for k in f.k if k >= 2)
         model = stats.ModelDiff(mean, delta, var, float(f.df[j]), float(f.sig2[j]), hist_df, f.k,
                                 float(f.shift[j]))
     return stats.compare(base_series, other_series, min_reps=opts.min_reps, estimator=opts.estimator,

@@ -72,6 +72,13 @@ GUARD_Z = 4.0
 MIN_FIT = 8
 # a beta held at its prior mean: its prior variance
 FIXED = 1e-10
+# The bounds of a scale's fit (s0 = a tau^2 + b w): b, the reps' own noise,
+# never below a quarter of what their bootstrap says (the bootstrap of a low
+# quantile over 10-20 reps overstates it: on the kept series the runs' total
+# spread was 0.5-1 times w where they drifted least), a and b never above
+# e^4 (a fit that far out is the fit of a kernel's change, not of drift).
+B_MIN = 0.25
+LOG_MAX = 4.0
 
 
 @dataclass
@@ -82,23 +89,38 @@ class Design:
     y: np.ndarray          # runs x keys, nan where a run lacks a key
     w: np.ndarray          # runs x keys
     x: np.ndarray          # runs x covariates (nan: the run lacks a control)
+    wdf: np.ndarray = None  # runs x keys: the degrees of freedom of each w (its reps)
 
 
 def design(estimates, covariates, keys):
-    """A Design of runs given as {key: (theta, se)} dicts and their
+    """A Design of runs given as {key: (theta, se, df)} dicts and their
     covariate rows."""
     n, k = len(estimates), len(keys)
     y = np.full((n, k), math.nan)
     w = np.full((n, k), math.nan)
+    wdf = np.full((n, k), math.nan)
     idx = {key: j for j, key in enumerate(keys)}
     for i, est in enumerate(estimates):
-        for key, (t, s) in est.items():
+        for key, v in est.items():
             j = idx.get(key)
-            if j is not None and math.isfinite(t) and math.isfinite(s):
-                y[i, j] = t
-                w[i, j] = s * s
+            if j is not None and math.isfinite(v[0]) and math.isfinite(v[1]):
+                y[i, j] = v[0]
+                w[i, j] = v[1] * v[1]
+                wdf[i, j] = v[2] if len(v) > 2 else math.inf
     x = np.array(covariates, dtype=float).reshape(n, -1)
-    return Design(list(keys), y, w, x)
+    return Design(list(keys), y, w, x, wdf)
+
+
+def _prior_df(s0, bw, wdf):
+    """The degrees of freedom of the prior variance s0 = a tau^2 + b w,
+    Satterthwaite's way: its drift part a tau^2 strays from the truth as
+    the prior does (D0), its reps' part b w as the reps' estimate of w
+    (wdf degrees of freedom)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where(s0 > 0, bw / s0, 0.0)
+        drift = 1.0 - share
+        inv = drift * drift / D0 + np.where(np.isfinite(wdf) & (wdf > 0), share * share / wdf, 0.0)
+        return np.where(inv > 0, 1.0 / inv, 1e6)
 
 
 @dataclass
@@ -194,11 +216,17 @@ def _rss(xtx, xty, yty, beta):
 
 
 def _minimise(nll):
-    """(a, b) > 0 minimising nll(log a, log b): a grid, then halving steps."""
+    """(a, b) minimising nll(log a, log b) within the bounds (B_MIN,
+    LOG_MAX; a down to e^-12): a grid, then halving steps."""
+    lo_a, lo_b = -12.0, math.log(B_MIN)
+
+    def f(la, lb):
+        v = nll(min(max(la, lo_a), LOG_MAX), min(max(lb, lo_b), LOG_MAX))
+        return v if math.isfinite(v) else math.inf
     best = None
-    for la in np.linspace(-9.0, 4.0, 27):
-        for lb in np.linspace(-5.0, 2.0, 15):
-            v = nll(la, lb)
+    for la in np.linspace(lo_a, LOG_MAX, 33):
+        for lb in np.linspace(lo_b, LOG_MAX, 12):
+            v = f(la, lb)
             if best is None or v < best[0]:
                 best = (v, la, lb)
     _, la, lb = best
@@ -206,9 +234,10 @@ def _minimise(nll):
     while step > 1e-3:
         moved = False
         for da, db in ((step, 0.0), (-step, 0.0), (0.0, step), (0.0, -step)):
-            v = nll(la + da, lb + db)
+            na, nb = min(max(la + da, lo_a), LOG_MAX), min(max(lb + db, lo_b), LOG_MAX)
+            v = f(na, nb)
             if v < best[0]:
-                best, la, lb, moved = (v, la + da, lb + db), la + da, lb + db, True
+                best, la, lb, moved = (v, na, nb), na, nb, True
         if not moved:
             step /= 2.0
     return math.exp(la), math.exp(lb)
@@ -226,7 +255,17 @@ def fit_t(d2, w, t2, nu=D0):
     def nll(la, lb):
         v = math.exp(la) * t2 + math.exp(lb) * w
         return float(np.sum(0.5 * np.log(v) + (nu + 1.0) / 2.0 * np.log1p(d2 / (v * nu))))
-    return _minimise(nll)
+    a, b = _minimise(nll)
+    # The likelihood takes a minority of changed cases for the tails of the
+    # drift and widens every case for them; the median case did not change
+    # (a kernel's change rarely moves half of a domain): where the median
+    # difference is less than half what the fit says, the fit comes down
+    # to twice it (the median of a few hundred cases strays by a fifth).
+    med = float(np.median(d2 / (a * t2 + b * w)))
+    c = 2.0 * med / t_quantile(0.5, nu) ** 2      # the median of t^2: the two-sided 50% point, squared
+    if c < 1.0:
+        a, b = a * c, max(b * c, B_MIN)
+    return a, b
 
 
 def fit_f(ss, dof, w, t2, nu=D0):
@@ -276,6 +315,8 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
         base_mean = _nanmean(ya)
         raw = _nanmean(yb) - base_mean
         wbar = _nanmean(np.vstack([d.w[base_rows], d.w[other_rows]]))
+        wdf = np.nansum(np.vstack([d.wdf[base_rows], d.wdf[other_rows]]), axis=0) if d.wdf is not None \
+            else np.full(k, math.inf)
     dx = d.x[other_rows].mean(axis=0) - d.x[base_rows].mean(axis=0) if ncov else np.zeros(0)
     m0, v0 = beta_prior(domains, ncov, relative)
     xtx, xty, yty, dof = _moments(d, groups)
@@ -293,6 +334,7 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
         srss = np.maximum(_rss(sxtx, sxty, syty, beta), 0.0)
         adj = raw - np.sum(beta * dx, axis=1) if ncov else raw
         s0 = np.full(k, math.nan)
+        bw = np.full(k, math.nan)
         hrss = np.maximum(_rss(hxtx, hxty, hyty, beta), 0.0)
         for g, ix in scale_of.items():
             fits = []
@@ -313,14 +355,17 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
                 got = fit_f(rss[ix], dof[ix], wbar[ix], tau2[ix]) if np.any(dof[ix] > 0) else None
                 fits = [got + ("history",)] if got else [(1.0, 1.0, "prior")]
             cand = np.array([a * tau2[ix] + b * wbar[ix] for a, b, _ in fits])
-            s0[ix] = np.max(cand, axis=0)
+            best = np.argmax(cand, axis=0)
+            s0[ix] = cand[best, np.arange(len(ix))]
+            bw[ix] = np.array([fits[i][1] for i in best]) * wbar[ix]
             scale[g] = max(fits, key=lambda f: float(np.nanmedian(f[0] * tau2[ix] + f[1] * wbar[ix])))
-        sig2 = (D0 * s0 + rss) / (D0 + dof)
+        d0 = _prior_df(s0, bw, wdf)
+        sig2 = (d0 * s0 + rss) / (d0 + dof)
         beta, cov = _posterior(xtx, xty, m0, v0, sig2)
     shift = np.sum(beta * dx, axis=1) if ncov else np.zeros(k)
     vbeta = np.einsum("i,kij,j->k", dx, cov, dx) if ncov else np.zeros(k)
     guarded, limit = guard(d, groups, dx, 1.0 / ka + 1.0 / kb, x_tau2) if ncov else ([], ())
-    return Fit(list(d.keys), raw - shift, sig2 * kk + vbeta, D0 + dof, sig2, dof, shift, raw,
+    return Fit(list(d.keys), raw - shift, sig2 * kk + vbeta, d0 + dof, sig2, dof, shift, raw,
                base_mean, dx, guarded if relative else [], limit, scale, (ka, kb))
 
 
@@ -358,20 +403,23 @@ def variances(d, rows, groups, domains, tau2, relative=True):
     prior as it is); w from the runs `rows`."""
     k, ncov = len(d.keys), d.x.shape[1]
     wbar = _nanmean(d.w[rows])
+    wdf = np.nansum(d.wdf[rows], axis=0) if d.wdf is not None else np.full(k, math.inf)
     m0, v0 = beta_prior(domains, ncov, relative)
     xtx, xty, yty, dof = _moments(d, groups)
     sig2 = tau2 + wbar
     beta, _ = _posterior(xtx, xty, m0, v0, sig2)
     for _ in range(2):
         rss = np.maximum(_rss(xtx, xty, yty, beta), 0.0)
-        s0 = tau2 + wbar
+        s0, bw = tau2 + wbar, wbar.copy()
         for g, ix in _scale_groups(domains).items():
             got = fit_f(rss[ix], dof[ix], wbar[ix], tau2[ix]) if np.any(dof[ix] > 0) else None
             if got:
                 s0[ix] = got[0] * tau2[ix] + got[1] * wbar[ix]
-        sig2 = (D0 * s0 + rss) / (D0 + dof)
+                bw[ix] = got[1] * wbar[ix]
+        d0 = _prior_df(s0, bw, wdf)
+        sig2 = (d0 * s0 + rss) / (d0 + dof)
         beta, _ = _posterior(xtx, xty, m0, v0, sig2)
-    return sig2, D0 + dof
+    return sig2, d0 + dof
 
 
 def planned(sig2, df, k):
