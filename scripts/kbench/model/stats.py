@@ -517,9 +517,9 @@ def decide(comparisons, *, min_effect=DEFAULT_MIN_EFFECT, level=LEVEL, adjust=Tr
     a slow mode (two threads on one CPU), a run that drew no
     fast rep moves the low quantile by the modes' distance while the bulk
     of its reps stays put; a kernel change moves both.
-    machine_shift: True, or one bool per comparison (the controls of its
-    domain moved between the sides): such a case is never called faster or
-    slower, it gets MACHINE, and for the judged cases of its family it
+    machine_shift: True, or one bool per comparison (a control its domain
+    follows moved outside what the host's runs have shown): such a case is
+    not judged, it gets MACHINE, and for the judged cases of its family it
     counts as a case with p = 1 (its small p, the machine's doing, would
     lower every judged case's bar in the step-up).  Adjusting keeps an
     A/A comparison of a few hundred cases free of false alarms;
@@ -565,11 +565,14 @@ def decide(comparisons, *, min_effect=DEFAULT_MIN_EFFECT, level=LEVEL, adjust=Tr
         significant = not math.isnan(q) and q < alpha
         big = abs(c.ratio - 1.0) >= min_effect
         c.unresolved = False
-        if significant and big and not shifted and _modes(c):
+        if shifted:
+            # the machine moved outside what its runs have shown: not judged, whatever the case did
+            c.verdict = MACHINE
+        elif significant and big and _modes(c):
             c.verdict = INCONCLUSIVE
             c.modes = True
         elif significant and big:
-            c.verdict = MACHINE if shifted else (FASTER if c.change > 0 else SLOWER)
+            c.verdict = FASTER if c.change > 0 else SLOWER
         else:
             weak = math.isnan(c.mde) or c.mde > min_effect
             c.unresolved = (not math.isnan(c.p)) and c.p < alpha and big and not significant

@@ -121,8 +121,10 @@ def shift_lines(rep, opts):
         mem = (f", the memory controls {_or_na(sh.memory_change_text)} (against the CPU's speed: "
                + ", ".join(f"{n} {stats.change_text(stats.speed_change(math.exp(v), 'latency'))}"
                            for n, v in zip(sh.memory_names, sh.dx[1:])) + ")") if sh.memory_names else ""
-        out.append(f"Machine state: the CPU controls ran {_or_na(sh.speed_change_text)} during {rep.other.label} "
-                   f"than during {rep.base.label}{mem}. The CPU- and memory-bound cases are judged relative to "
+        ran = sh.speed_change_text
+        ran = (f"at the same speed during {rep.other.label} as during {rep.base.label}" if ran == "same" else
+               f"{_or_na(ran)} during {rep.other.label} than during {rep.base.label}")
+        out.append(f"Machine state: the CPU controls ran {ran}{mem}. The CPU- and memory-bound cases are judged relative to "
                    f"them (each case as far as the host's runs show it follows them; the values shown at "
                    f"{rep.base.label}'s state; --as-measured judges them as measured); a move beyond what this "
                    f"host's runs have shown (the CPU's speed {sh.limit_text(0)}) is a machine shift.")
