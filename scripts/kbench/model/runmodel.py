@@ -73,11 +73,11 @@ MIN_FIT = 8
 # a beta held at its prior mean: its prior variance
 FIXED = 1e-10
 # The bounds of a scale's fit (s0 = a tau^2 + b w): b, the reps' own noise,
-# never below a quarter of what their bootstrap says (the bootstrap of a low
+# never below half of what their bootstrap says (the bootstrap of a low
 # quantile over 10-20 reps overstates it: on the kept series the runs' total
 # spread was 0.5-1 times w where they drifted least), a and b never above
 # e^4 (a fit that far out is the fit of a kernel's change, not of drift).
-B_MIN = 0.25
+B_MIN = 0.5
 LOG_MAX = 4.0
 
 
