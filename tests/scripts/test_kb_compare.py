@@ -104,7 +104,14 @@ def test_compare_cli_text_and_csv(fixture_runs, tmp_path, capsys):
     assert "significantly slower" in out and "% slower" in out and "lower is better" in out
     assert "higher is better" in out
     rows = list(csv.DictReader(io.StringIO(out_csv.read_text())))
-    assert {r["verdict"] for r in rows if r["case"].startswith("lat_syscall ")} == {stats.SLOWER}
+    # the fixture's kernel slowed every system call by 10%, a fifth of its
+    # CPU-bound cases: one run a side measures the drift on its own cases,
+    # which those widen, and write's noisy reps (CI 1.00-1.19) stay short of it
+    sys_rows = {r["case"]: r["verdict"] for r in rows if r["case"].startswith("lat_syscall ")}
+    assert len(sys_rows) == 6 and set(sys_rows.values()) <= {stats.SLOWER, stats.INCONCLUSIVE}
+    assert sum(v == stats.SLOWER for v in sys_rows.values()) >= 5
+    assert not any(r["verdict"].startswith("significantly") for r in rows
+                   if r["case"].startswith(("lat_proc", "lat_sig", "bw_mem", "lat_mem_rd")))
     assert rows[0]["base"] == "testhost/6.1.0-base"
 
 
