@@ -52,24 +52,22 @@ class RunSpread:
 
 
 def run_spreads(groups):
-    """RunSpread per key from groups of per-run (theta, se) dicts: groups is
-    a list (one per kernel) of lists (one per run) of {key: (theta, se)}."""
+    """RunSpread per key from groups of per-run estimate dicts: groups is
+    a list (one per kernel) of lists (one per run) of {key: (theta, se,
+    ...)}."""
     acc = {}
     for runs in groups:
         if len(runs) < 2:
             continue
         for k in set().union(*runs):
-            vals = [r[k] for r in runs if k in r and not (math.isnan(r[k][0]) or math.isnan(r[k][1]))]
+            vals = [r[k][:2] for r in runs if k in r and not (math.isnan(r[k][0]) or math.isnan(r[k][1]))]
             if len(vals) < 2:
                 continue
             m = sum(t for t, _ in vals) / len(vals)
             ss, dof, wsum, n = acc.get(k, (0.0, 0, 0.0, 0))
             acc[k] = (ss + sum((t - m) ** 2 for t, _ in vals), dof + len(vals) - 1,
                       wsum + sum(se * se for _, se in vals), n + len(vals))
-    out = {}
-    for k, (ss, dof, wsum, n) in acc.items():
-        out[k] = RunSpread(ss, dof, wsum / n)
-    return out
+    return {k: RunSpread(ss, dof, wsum / n) for k, (ss, dof, wsum, n) in acc.items()}
 
 
 class PriorError(Exception):

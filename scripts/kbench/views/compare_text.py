@@ -22,19 +22,18 @@ def run_level_source(noise):
         return "none", ("not measured: the intervals hold the noise between reps only, not the drift of the "
                         "machine between runs (too narrow on a machine that drifts)")
     if not noise.measured:
-        return "prior", (f"no kernel of this host has two runs: each case's drift between runs is the built-in "
-                         f"drift prior's ({len(noise.prior.cases)} cases), scaled to the moment by the compared "
-                         f"runs themselves")
+        return "prior", (f"no kernel of this host has two runs: the built-in drift prior "
+                         f"({len(noise.prior.cases)} cases)")
     on_boots, _ = boots_text(noise)
     if noise.prior is not None:
         return "host", (f"measured on this host from {noise.runs} runs of {noise.kernels} kernel(s) with two runs "
-                        f"or more{on_boots}, each case's spread weighed against the built-in drift prior scaled "
-                        f"to the moment by the compared runs themselves")
+                        f"or more{on_boots}, each case's spread weighed against the built-in drift prior")
     return "host only", (f"measured on this host from {noise.runs} runs of {noise.kernels} kernel(s) with two runs "
                          f"or more{on_boots} (no built-in prior: --no-prior)")
 
 
-DOMAIN_WORDS = {"cpu": "CPU-bound", "memory": "memory-bound", "fs": "file-system-bound", "control": "control"}
+DOMAIN_WORDS = {"cpu": "CPU-bound", "cross": "cross-CPU", "memory": "memory-bound", "fs": "file-system-bound",
+                "control": "control"}
 SCALE_SOURCE = {"sides": "the sides' own runs", "comparison": "the bulk of this comparison's cases",
                 "history": "the host's runs", "prior": "the prior as it is"}
 
@@ -48,7 +47,7 @@ def scale_text(scale):
     parts = [f"{DOMAIN_WORDS.get(d, d)} cases {math.sqrt(a):.2g}x the prior's ({SCALE_SOURCE.get(src, src)})"
              for d, (a, b, src) in sorted(scale.items(), key=lambda kv: list(DOMAIN_WORDS).index(kv[0])
                                           if kv[0] in DOMAIN_WORDS else 9) if d != "control"]
-    return ("the drift now: " + ", ".join(parts)) if parts else ""
+    return ("scaled to the moment of these runs: " + ", ".join(parts)) if parts else ""
 
 
 def boots_text(noise):
