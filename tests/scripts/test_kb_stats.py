@@ -341,11 +341,16 @@ def test_inconclusive_when_the_minimum_effect_was_out_of_reach():
     assert weak[0].verdict == S.SAME
 
 
-def test_machine_shift_suppresses_faster_and_slower():
-    cs = [_cmp(1.2, 1.1, 1.3, 0.0001), _cmp(1.0, 0.99, 1.01, 0.9)]
-    S.decide(cs, machine_shift=True)
+def test_machine_shift_leaves_every_case_of_its_domain_unjudged():
+    """A control moved outside what the runs have shown: its cases are not
+    judged, the one that moved and the one that did not alike (neither
+    "faster" nor "no significant change" can be said of them); the cases
+    it does not touch are judged."""
+    cs = [_cmp(1.2, 1.1, 1.3, 0.0001), _cmp(1.0, 0.99, 1.01, 0.9), _cmp(1.2, 1.1, 1.3, 0.0001)]
+    S.decide(cs, machine_shift=[True, True, False])
     assert cs[0].verdict == S.MACHINE and not cs[0].significant
-    assert cs[1].verdict == S.SAME
+    assert cs[1].verdict == S.MACHINE
+    assert cs[2].verdict == S.SLOWER
 
 
 def test_cases_under_a_machine_shift_count_but_never_as_discoveries():
