@@ -89,9 +89,11 @@ def boot_of(meta):
     return meta.get("boot_id") or meta.get("host", "")
 
 
-def protocol(index, metas):
+def protocol(index, metas, history="near2"):
     """The comparisons: dicts with kind (aa, k1, slow), label, series, k,
-    base, other and history (run ids)."""
+    base, other and history (run ids).  history: near2 (the first two runs
+    of the nearest other series of the boot) or all (every A/A run of the
+    boot's other series: a long history)."""
     series = series_of(index)
     boots = {s: boot_of(metas[rs[0]]) for s, rs in series.items()}
     pos = {name: i for i, (_, name) in enumerate(index)}
@@ -99,7 +101,8 @@ def protocol(index, metas):
     for s, rs in series.items():
         others = [t for t in series if t != s and boots[t] == boots[s]]
         near = min(others, key=lambda t: abs(pos[series[t][0]] - pos[rs[0]])) if others else None
-        hist = series[near][:2] if near else []
+        hist = (series[near][:2] if near else []) if history == "near2" else \
+            [n for t in others for n in series[t]]
         for k in (1, 2, 3, 4):
             for i, (a, b) in enumerate(splits(rs, k)):
                 out.append(dict(kind="aa", label=f"{s} k={k} split {i + 1}", series=s, k=k, base=a, other=b,
@@ -324,6 +327,9 @@ def main(argv=None):
     ap.add_argument("--tree", default=str(ROOT), help="the tree whose scripts/compare the cli backend runs")
     ap.add_argument("--only", choices=("aa", "k1", "slow"), action="append")
     ap.add_argument("--json", metavar="FILE", help="write every comparison's figures as JSON")
+    ap.add_argument("--history", choices=("near2", "all"), default="near2",
+                    help="the A/A splits' history: two runs of the nearest other series (default) or every "
+                         "A/A run of the boot's other series")
     ap.add_argument("--k", type=int, action="append", help="only these runs a side")
     ap.add_argument("--limit", type=int, help="only the first N comparisons (a check of the script)")
     ap.add_argument("--cache", metavar="DIR", help="unpack the kept runs here (kept for the next call)")
@@ -334,7 +340,7 @@ def main(argv=None):
     try:
         dirs = unpack(names, Path(args.cache) if args.cache else Path(tmpdir) / "runs")
         metas = {n: json.loads((dirs[n] / "meta.json").read_text()) for n in names}
-        cmps = [c for c in protocol(index, metas) if (not args.only or c["kind"] in args.only)
+        cmps = [c for c in protocol(index, metas, args.history) if (not args.only or c["kind"] in args.only)
                 and (not args.k or c["k"] in args.k)][:args.limit]
         domains = domains_of(dirs, names[:1] + [n for n in names if metas[n].get("cpu_model", "").startswith("Intel")][:1])
         if args.backend == "cli":

@@ -187,15 +187,20 @@ def fit(base_runs, other_runs, keys, domains, opts, host, extra=None, cells=None
     d = runmodel.design(ests, x if ncov else [[] for _ in ests], keys)
     prior = host.prior if host is not None else getattr(opts, "prior", None)
     tau2 = tau2_of(prior, keys)
-    x_tau2 = None
-    if ncov:
-        t = tau2_of(prior, list(cpu) + list(mem))
-        tc = float(np.mean(t[:len(cpu)])) if len(cpu) else 0.0
-        x_tau2 = [tc] + [float(v) + tc for v in t[len(cpu):]]
-        if prior is None:
-            x_tau2 = None
+    x_tau2 = covariate_tau2(prior, cpu, mem) if ncov else None
     return runmodel.fit(d, base, other, groups, domains, tau2, relative=opts.relative, x_tau2=x_tau2), \
         (cpu, mem)
+
+
+def covariate_tau2(prior, cpu, mem):
+    """Per covariate the prior's drift of its controls (the CPU speed: the
+    mean of its controls'; a memory control relative to it: the two
+    added); None without a prior."""
+    if prior is None or not cpu:
+        return None
+    t = tau2_of(prior, list(cpu) + list(mem))
+    tc = float(np.mean(t[:len(cpu)]))
+    return [tc] + [float(v) + tc for v in t[len(cpu):]]
 
 
 def plan(runs, host, keys, domains, opts, cells=None):
@@ -208,7 +213,8 @@ def plan(runs, host, keys, domains, opts, cells=None):
     x = [covariates(e, cpu, mem) for e in ests]
     d = runmodel.design(ests, x if x and x[0] else [[] for _ in ests], keys)
     prior = host.prior if host is not None else getattr(opts, "prior", None)
-    sig2, df = runmodel.variances(d, base, groups, domains, tau2_of(prior, keys), opts.relative)
+    sig2, df = runmodel.variances(d, base, groups, domains, tau2_of(prior, keys), opts.relative,
+                                  covariate_tau2(prior, cpu, mem) if x and x[0] else None)
     return {k: (float(s), float(v)) for k, s, v in zip(keys, sig2, df)}
 
 

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .pvalues import t_quantile  # noqa: F401  (the model's quantiles: stats.detectable_change uses them)
+from .pvalues import t_quantile
 
 # The prior's weight (degrees of freedom): how far one case's variance strays
 # from its prior's, the tails of an unchanged case's difference at one run a
@@ -61,10 +61,17 @@ from .pvalues import t_quantile  # noqa: F401  (the model's quantiles: stats.det
 D0 = 6.0
 # The priors of beta: (mean, sd) per domain and covariate.  CPU-bound and
 # memory-bound cases follow the CPU's speed with beta near 1 (the median case
-# of the kept series: 1.0-2.1), the memory controls relative to it mostly
-# not at all (median 0.03), a few large buffers up to 1.
+# of the kept series: 1.0-2.1).  A memory-bound case follows a memory control
+# (relative to the CPU's speed) as far as its buffer lives where the
+# control's does: most not at all (the kept AMD series: median 0.03), the
+# large buffers up to 1, and which ones depends on the machine (on the Intel
+# VM the 64 MB buffers followed its 64 MB control 1:1, the 256 MB ones
+# hardly).  So the prior's mean is 0 and its sd what the built-in drift prior
+# allows: a case that drifted tau between runs where the control drifted
+# tau_control cannot follow it by more than tau / tau_control (between
+# BETA_MEMORY_SD and 1).
 BETA_CPU = (1.0, 0.5)
-BETA_MEMORY = (0.0, 0.1)
+BETA_MEMORY_SD = (0.05, 1.0)
 # A control that moved more than this many of its own standard deviations
 # between the sides is outside what the host's runs have seen.
 GUARD_Z = 4.0
@@ -111,7 +118,7 @@ def design(estimates, covariates, keys):
     return Design(list(keys), y, w, x, wdf)
 
 
-def _prior_df(s0, bw, wdf):
+def _prior_df(s0, bw, wdf, d0=D0):
     """The degrees of freedom of the prior variance s0 = a tau^2 + b w,
     Satterthwaite's way: its drift part a tau^2 strays from the truth as
     the prior does (D0), its reps' part b w as the reps' estimate of w
@@ -119,7 +126,7 @@ def _prior_df(s0, bw, wdf):
     with np.errstate(invalid="ignore", divide="ignore"):
         share = np.where(s0 > 0, bw / s0, 0.0)
         drift = 1.0 - share
-        inv = drift * drift / D0 + np.where(np.isfinite(wdf) & (wdf > 0), share * share / wdf, 0.0)
+        inv = drift * drift / d0 + np.where(np.isfinite(wdf) & (wdf > 0), share * share / wdf, 0.0)
         return np.where(inv > 0, 1.0 / inv, 1e6)
 
 
@@ -145,19 +152,26 @@ class Fit:
         return self.keys.index(key)
 
 
-def beta_prior(domains, ncov, relative=True):
+def beta_prior(domains, ncov, relative=True, tau2=None, x_tau2=None):
     """(means, variances): per key and covariate, the prior of beta. The
-    first covariate is the CPU speed, the others the memory controls."""
+    first covariate is the CPU speed, the others the memory controls;
+    tau2: per key the prior's drift, x_tau2: per covariate its control's
+    (the sd of a memory-bound case's beta on a memory control is
+    tau / tau_control within BETA_MEMORY_SD)."""
     k = len(domains)
     m = np.zeros((k, ncov))
     v = np.full((k, ncov), FIXED)
     if not relative or ncov == 0:
         return m, v
+    lo, hi = BETA_MEMORY_SD
     for j, d in enumerate(domains):
         if d in ("cpu", "cross", "memory"):
             m[j, 0], v[j, 0] = BETA_CPU[0], BETA_CPU[1] ** 2
         if d == "memory":
-            m[j, 1:], v[j, 1:] = BETA_MEMORY[0], BETA_MEMORY[1] ** 2
+            for i in range(1, ncov):
+                ratio = math.sqrt(tau2[j] / x_tau2[i]) if tau2 is not None and x_tau2 is not None \
+                    and x_tau2[i] > 0 and math.isfinite(tau2[j]) else hi
+                v[j, i] = min(max(ratio, lo), hi) ** 2
     return m, v
 
 
@@ -318,7 +332,7 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
         wdf = np.nansum(np.vstack([d.wdf[base_rows], d.wdf[other_rows]]), axis=0) if d.wdf is not None \
             else np.full(k, math.inf)
     dx = d.x[other_rows].mean(axis=0) - d.x[base_rows].mean(axis=0) if ncov else np.zeros(0)
-    m0, v0 = beta_prior(domains, ncov, relative)
+    m0, v0 = beta_prior(domains, ncov, relative, tau2, x_tau2)
     xtx, xty, yty, dof = _moments(d, groups)
     sides = [list(r) for r in (base_rows, other_rows) if len(r) >= 2]
     sxtx, sxty, syty, sdof = _moments(d, sides)
@@ -396,7 +410,7 @@ def guard(d, groups, dx, kk, x_tau2):
     return [i for i in range(len(dx)) if abs(dx[i]) > limit[i]], limit
 
 
-def variances(d, rows, groups, domains, tau2, relative=True):
+def variances(d, rows, groups, domains, tau2, relative=True, x_tau2=None):
     """(sig2, df) per key with no comparison (a kernel's own summary): one
     run's total variance on this host, from the groups' residual spread
     moderated towards the prior scaled by the groups' own fit (or the
@@ -404,7 +418,7 @@ def variances(d, rows, groups, domains, tau2, relative=True):
     k, ncov = len(d.keys), d.x.shape[1]
     wbar = _nanmean(d.w[rows])
     wdf = np.nansum(d.wdf[rows], axis=0) if d.wdf is not None else np.full(k, math.inf)
-    m0, v0 = beta_prior(domains, ncov, relative)
+    m0, v0 = beta_prior(domains, ncov, relative, tau2, x_tau2)
     xtx, xty, yty, dof = _moments(d, groups)
     sig2 = tau2 + wbar
     beta, _ = _posterior(xtx, xty, m0, v0, sig2)
