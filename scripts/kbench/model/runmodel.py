@@ -118,15 +118,20 @@ def design(estimates, covariates, keys):
     return Design(list(keys), y, w, x, wdf)
 
 
-def _prior_df(s0, bw, wdf, d0=D0):
+def _prior_df(s0, bw, wdf, moments):
     """The degrees of freedom of the prior variance s0 = a tau^2 + b w,
     Satterthwaite's way: its drift part a tau^2 strays from the truth as
     the prior does (D0), its reps' part b w as the reps' estimate of w
-    (wdf degrees of freedom)."""
+    (wdf degrees of freedom), and the whole as the fit of (a, b) does when
+    it rests on other moments than the compared one (the runs' spread:
+    `moments` independent run differences, which the cases share; the
+    machine's drift varies from moment to moment by more than a factor of
+    e on the kept series)."""
     with np.errstate(invalid="ignore", divide="ignore"):
         share = np.where(s0 > 0, bw / s0, 0.0)
         drift = 1.0 - share
-        inv = drift * drift / d0 + np.where(np.isfinite(wdf) & (wdf > 0), share * share / wdf, 0.0)
+        inv = drift * drift / D0 + np.where(np.isfinite(wdf) & (wdf > 0), share * share / wdf, 0.0) \
+            + np.where(np.isfinite(moments) & (moments > 0), 1.0 / moments, 0.0)
         return np.where(inv > 0, 1.0 / inv, 1e6)
 
 
@@ -334,46 +339,36 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
     dx = d.x[other_rows].mean(axis=0) - d.x[base_rows].mean(axis=0) if ncov else np.zeros(0)
     m0, v0 = beta_prior(domains, ncov, relative, tau2, x_tau2)
     xtx, xty, yty, dof = _moments(d, groups)
-    sides = [list(r) for r in (base_rows, other_rows) if len(r) >= 2]
-    sxtx, sxty, syty, sdof = _moments(d, sides)
-    side_sets = [set(r) for r in sides]
-    hist = [g for g in groups if set(g) not in side_sets]
-    hxtx, hxty, hyty, hdof = _moments(d, hist)
+    one_run = ka == 1 or kb == 1
     scale_of = _scale_groups(domains)
     sig2 = tau2 + wbar
     beta, cov = _posterior(xtx, xty, m0, v0, sig2)
     scale = {}
     for _ in range(2):
         rss = np.maximum(_rss(xtx, xty, yty, beta), 0.0)
-        srss = np.maximum(_rss(sxtx, sxty, syty, beta), 0.0)
         adj = raw - np.sum(beta * dx, axis=1) if ncov else raw
-        s0 = np.full(k, math.nan)
-        bw = np.full(k, math.nan)
-        hrss = np.maximum(_rss(hxtx, hxty, hyty, beta), 0.0)
+        s0, bw, moments = np.full(k, math.nan), np.full(k, math.nan), np.full(k, math.inf)
         for g, ix in scale_of.items():
-            fits = []
-            if sides:
-                # two runs a side or more: the sides' own runs, and the host's others (another moment)
-                got = fit_f(srss[ix], sdof[ix], wbar[ix], tau2[ix])
+            fits = []       # (a, b, what measured it, the moments behind it)
+            if np.any(dof[ix] > 0):
+                # every kernel with two runs or more, the sides' own included, around its own mean
+                got = fit_f(rss[ix], dof[ix], wbar[ix], tau2[ix])
                 if got:
-                    fits.append(got + ("sides",))
-                got = fit_f(hrss[ix], hdof[ix], wbar[ix], tau2[ix]) if np.any(hdof[ix] > 0) else None
-                if got:
-                    fits.append(got + ("history",))
-            else:
-                # one run on a side: the bulk of this comparison's own differences
+                    fits.append(got + ("runs", float(np.max(dof[ix]))))
+            if one_run:
+                # one run on a side: the bulk of this comparison's own differences, the moment itself
                 got = fit_t(adj[ix] ** 2 / kk[ix], wbar[ix], tau2[ix])
                 if got:
-                    fits.append(got + ("comparison",))
+                    fits.append(got + ("comparison", math.inf))
             if not fits:
-                got = fit_f(rss[ix], dof[ix], wbar[ix], tau2[ix]) if np.any(dof[ix] > 0) else None
-                fits = [got + ("history",)] if got else [(1.0, 1.0, "prior")]
-            cand = np.array([a * tau2[ix] + b * wbar[ix] for a, b, _ in fits])
+                fits = [(1.0, 1.0, "prior", math.inf)]
+            cand = np.array([a * tau2[ix] + b * wbar[ix] for a, b, _, _ in fits])
             best = np.argmax(cand, axis=0)
             s0[ix] = cand[best, np.arange(len(ix))]
             bw[ix] = np.array([fits[i][1] for i in best]) * wbar[ix]
-            scale[g] = max(fits, key=lambda f: float(np.nanmedian(f[0] * tau2[ix] + f[1] * wbar[ix])))
-        d0 = _prior_df(s0, bw, wdf)
+            moments[ix] = np.array([fits[i][3] for i in best])
+            scale[g] = max(fits, key=lambda f: float(np.nanmedian(f[0] * tau2[ix] + f[1] * wbar[ix])))[:3]
+        d0 = _prior_df(s0, bw, wdf, moments)
         sig2 = (d0 * s0 + rss) / (d0 + dof)
         beta, cov = _posterior(xtx, xty, m0, v0, sig2)
     shift = np.sum(beta * dx, axis=1) if ncov else np.zeros(k)
@@ -424,13 +419,14 @@ def variances(d, rows, groups, domains, tau2, relative=True, x_tau2=None):
     beta, _ = _posterior(xtx, xty, m0, v0, sig2)
     for _ in range(2):
         rss = np.maximum(_rss(xtx, xty, yty, beta), 0.0)
-        s0, bw = tau2 + wbar, wbar.copy()
+        s0, bw, moments = tau2 + wbar, wbar.copy(), np.full(k, math.inf)
         for g, ix in _scale_groups(domains).items():
             got = fit_f(rss[ix], dof[ix], wbar[ix], tau2[ix]) if np.any(dof[ix] > 0) else None
             if got:
                 s0[ix] = got[0] * tau2[ix] + got[1] * wbar[ix]
                 bw[ix] = got[1] * wbar[ix]
-        d0 = _prior_df(s0, bw, wdf)
+                moments[ix] = float(np.max(dof[ix]))
+        d0 = _prior_df(s0, bw, wdf, moments)
         sig2 = (d0 * s0 + rss) / (d0 + dof)
         beta, _ = _posterior(xtx, xty, m0, v0, sig2)
     return sig2, d0 + dof

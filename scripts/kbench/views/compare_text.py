@@ -34,8 +34,8 @@ def run_level_source(noise):
 
 DOMAIN_WORDS = {"cpu": "CPU-bound", "cross": "cross-CPU", "memory": "memory-bound", "fs": "file-system-bound",
                 "control": "control"}
-SCALE_SOURCE = {"sides": "the sides' own runs", "comparison": "the bulk of this comparison's cases",
-                "history": "the host's runs", "prior": "the prior as it is"}
+SCALE_SOURCE = {"runs": "the runs of each kernel with two", "comparison": "the bulk of this comparison's cases",
+                "prior": "the prior as it is"}
 
 
 def scale_text(scale):
