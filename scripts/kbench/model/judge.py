@@ -2,6 +2,7 @@
 own estimates (once per run), the covariates from its control cases, the
 host's runs that measure the run level (HostRuns), and the model's answer
 turned into a stats.Comparison per case."""
+import datetime
 import math
 from dataclasses import dataclass, field
 
@@ -188,8 +189,22 @@ def fit(base_runs, other_runs, keys, domains, opts, host, extra=None, cells=None
     prior = host.prior if host is not None else getattr(opts, "prior", None)
     tau2 = tau2_of(prior, keys)
     x_tau2 = covariate_tau2(prior, cpu, mem) if ncov else None
-    return runmodel.fit(d, base, other, groups, domains, tau2, relative=opts.relative, x_tau2=x_tau2), \
-        (cpu, mem)
+    sessions = runmodel.sessions_of([started(r) for r in runs])
+    return runmodel.fit(d, base, other, groups, domains, tau2, relative=opts.relative, x_tau2=x_tau2,
+                        sessions=sessions), (cpu, mem)
+
+
+def started(run):
+    """A run's start (seconds since the epoch, from meta.json's
+    started_utc); nan when it was not recorded."""
+    t = (run.meta or {}).get("started_utc")
+    if not isinstance(t, str):
+        return math.nan
+    try:
+        return datetime.datetime.strptime(t, "%Y-%m-%dT%H:%M:%SZ").replace(
+            tzinfo=datetime.timezone.utc).timestamp()
+    except ValueError:
+        return math.nan
 
 
 def covariate_tau2(prior, cpu, mem):

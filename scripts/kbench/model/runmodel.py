@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .pvalues import t_quantile
+from .pvalues import _inverse_trigamma, digamma, t_quantile, trigamma
 
 # The prior's weight (degrees of freedom): how far one case's variance strays
 # from its prior's, the tails of an unchanged case's difference at one run a
@@ -72,6 +72,16 @@ D0 = 6.0
 # BETA_MEMORY_SD and 1).
 BETA_CPU = (1.0, 0.5)
 BETA_MEMORY_SD = (0.05, 1.0)
+# What the runs of one session share (a stretch of the machine's time, runs no
+# more than SESSION_GAP apart): the variance of a session's level around the
+# host's, as a share of one run's variance, per domain.  The kept A/A series
+# (sessions one to five hours apart on one boot) gave, after the CPU's
+# speed, 0.60 / 1.20 / 0.55 (CPU-, memory-, file-system-bound) on one boot
+# and 0.15 / 0.23 / 0.12 on another: the larger.  A comparison adds it for
+# the sessions its sides do not share (none when they alternate in one
+# session), so it never shrinks with more runs of one session.
+SESSION_SHARE = {"cpu": 0.6, "cross": 0.6, "memory": 1.2, "fs": 0.55, "control": 0.6}
+SESSION_GAP_S = 3600.0
 # A control that moved more than this many of its own standard deviations
 # between the sides is outside what the host's runs have seen.
 GUARD_Z = 4.0
@@ -118,7 +128,30 @@ def design(estimates, covariates, keys):
     return Design(list(keys), y, w, x, wdf)
 
 
-def _prior_df(s0, bw, wdf, moments):
+# The prior's weight as the host's own runs show it (Smyth 2004) is taken
+# where at least this many keys have a spread of their own: it may lower D0
+# (the built-in profile fits this host's cases worse than the kept series'),
+# never raise it.
+D0_MIN_KEYS = 30
+
+
+def host_d0(rss, dof, s0):
+    """How well the prior s0 predicts the keys' own spreads rss / dof, as
+    degrees of freedom: from the variance of log(s^2 / s0) beyond what
+    their own degrees of freedom explain (between 1 and D0); D0 with fewer
+    than D0_MIN_KEYS keys with a spread."""
+    ok = (dof > 0) & (rss > 0) & np.isfinite(s0) & (s0 > 0)
+    if np.sum(ok) < D0_MIN_KEYS:
+        return D0
+    d = dof[ok]
+    z = np.log(rss[ok] / d / s0[ok]) - np.array([digamma(v / 2.0) - math.log(v / 2.0) for v in d])
+    extra = float(np.var(z, ddof=1)) - float(np.mean([trigamma(v / 2.0) for v in d]))
+    if extra <= 0:
+        return D0
+    return min(max(2.0 * _inverse_trigamma(extra), 1.0), D0)
+
+
+def _prior_df(s0, bw, wdf, moments, d0=D0):
     """The degrees of freedom of the prior variance s0 = a tau^2 + b w,
     Satterthwaite's way: its drift part a tau^2 strays from the truth as
     the prior does (D0), its reps' part b w as the reps' estimate of w
@@ -130,7 +163,7 @@ def _prior_df(s0, bw, wdf, moments):
     with np.errstate(invalid="ignore", divide="ignore"):
         share = np.where(s0 > 0, bw / s0, 0.0)
         drift = 1.0 - share
-        inv = drift * drift / D0 + np.where(np.isfinite(wdf) & (wdf > 0), share * share / wdf, 0.0) \
+        inv = drift * drift / d0 + np.where(np.isfinite(wdf) & (wdf > 0), share * share / wdf, 0.0) \
             + np.where(np.isfinite(moments) & (moments > 0), 1.0 / moments, 0.0)
         return np.where(inv > 0, 1.0 / inv, 1e6)
 
@@ -314,7 +347,36 @@ def _scale_groups(domains):
     return {g: np.array(ix) for g, ix in out.items()}
 
 
-def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=None):
+def sessions_of(starts):
+    """A session number per run from its start time (seconds; nan: not
+    recorded): runs sorted by start, a new session after a gap of more than
+    SESSION_GAP_S; runs without a time are one session of their own with
+    the run nearest to them in the list (the first session)."""
+    order = sorted((t, i) for i, t in enumerate(starts) if math.isfinite(t))
+    out = [0] * len(starts)
+    sess, last = 0, None
+    for t, i in order:
+        if last is not None and t - last > SESSION_GAP_S:
+            sess += 1
+        out[i] = sess
+        last = t
+    return out
+
+
+def session_weight(sessions, base_rows, other_rows):
+    """sum over sessions of (the other side's share of runs in it - the
+    base side's)^2: 0 when the sides share their sessions alike, 2 when
+    each side is a session of its own."""
+    ka, kb = len(base_rows), len(other_rows)
+    got = 0.0
+    for s in set(sessions[i] for i in list(base_rows) + list(other_rows)):
+        wa = sum(1 for i in base_rows if sessions[i] == s) / ka
+        wb = sum(1 for i in other_rows if sessions[i] == s) / kb
+        got += (wb - wa) ** 2
+    return got
+
+
+def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=None, sessions=None):
     """The model for every key of one comparison.
 
     d: the Design of every run involved; base_rows, other_rows: the sides'
@@ -368,13 +430,16 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
             bw[ix] = np.array([fits[i][1] for i in best]) * wbar[ix]
             moments[ix] = np.array([fits[i][3] for i in best])
             scale[g] = max(fits, key=lambda f: float(np.nanmedian(f[0] * tau2[ix] + f[1] * wbar[ix])))[:3]
-        d0 = _prior_df(s0, bw, wdf, moments)
+        d0 = _prior_df(s0, bw, wdf, moments, host_d0(rss, dof, s0))
         sig2 = (d0 * s0 + rss) / (d0 + dof)
         beta, cov = _posterior(xtx, xty, m0, v0, sig2)
     shift = np.sum(beta * dx, axis=1) if ncov else np.zeros(k)
     vbeta = np.einsum("i,kij,j->k", dx, cov, dx) if ncov else np.zeros(k)
     guarded, limit = guard(d, groups, dx, 1.0 / ka + 1.0 / kb, x_tau2) if ncov else ([], ())
-    return Fit(list(d.keys), raw - shift, sig2 * kk + vbeta, d0 + dof, sig2, dof, shift, raw,
+    sw = session_weight(sessions, base_rows, other_rows) if sessions is not None else 0.0
+    vsess = sw * np.array([SESSION_SHARE.get(g, max(SESSION_SHARE.values())) for g in domains]) * sig2 \
+        if sw > 0 else np.zeros(k)
+    return Fit(list(d.keys), raw - shift, sig2 * kk + vbeta + vsess, d0 + dof, sig2, dof, shift, raw,
                base_mean, dx, guarded if relative else [], limit, scale, (ka, kb))
 
 
@@ -426,7 +491,7 @@ def variances(d, rows, groups, domains, tau2, relative=True, x_tau2=None):
                 s0[ix] = got[0] * tau2[ix] + got[1] * wbar[ix]
                 bw[ix] = got[1] * wbar[ix]
                 moments[ix] = float(np.max(dof[ix]))
-        d0 = _prior_df(s0, bw, wdf, moments)
+        d0 = _prior_df(s0, bw, wdf, moments, host_d0(rss, dof, s0))
         sig2 = (d0 * s0 + rss) / (d0 + dof)
         beta, _ = _posterior(xtx, xty, m0, v0, sig2)
     return sig2, d0 + dof
