@@ -16,6 +16,10 @@ namespace {
 // A round's shuffle must not repeat a first-pass rep's: its own stream.
 constexpr int kRoundSeedOffset = 1000000;
 constexpr int kMinSpread = 10;
+// A summary table's case: at 10 reps the 20th percentile gives its lowest
+// rep a fifth of its weight and its second a third, so one fast rep moves a
+// headline number by a fifth of its distance; at 20 reps by a hundredth.
+constexpr int kMinSpreadHeadline = 20;
 
 // Appends `order` (indexes into `items`) with a control before every block
 // of `every` items and one after the last; slots numbered from `slot`.
@@ -133,8 +137,9 @@ std::vector<int> plan_reps(const std::vector<CaseSoFar>& cases, double target, d
     // every case gets kMinSpread reps spread over the run before it counts
     // as precise.
     const bool wide = detectable_change(c.rep_values) > target;
-    if (!wide && n >= kMinSpread) continue;
-    cap[i] = (wide ? max_reps : kMinSpread) - n;
+    const int spread = std::min(c.headline ? kMinSpreadHeadline : kMinSpread, max_reps);
+    if (!wide && n >= spread) continue;
+    cap[i] = (wide ? max_reps : spread) - n;
     cost[i] = std::max(c.seconds / c.invocations, 1e-3);
     queue.push({gain(i, n), i});
   }

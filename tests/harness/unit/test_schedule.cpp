@@ -160,6 +160,17 @@ TEST_CASE("plan_reps: caps, precise cases to 10 reps, the unusable none", "[plan
   CHECK(plan_reps({so_far(10, false, 0.01)}, 0.03, 100.0, 60) == std::vector<int>{0});
 }
 
+TEST_CASE("plan_reps: a summary table's precise case to 20 reps, the others to 10", "[plan]") {
+  using kbench::driver::plan_reps;
+  std::vector<kbench::driver::CaseSoFar> cases{so_far(5, false, 0.01), so_far(5, false, 0.01),
+                                               so_far(10, false, 0.01), so_far(25, false, 0.01)};
+  cases[0].headline = cases[2].headline = cases[3].headline = true;
+  // the headline ones to 20 (the one at 25 none), the other to 10
+  CHECK(plan_reps(cases, 0.03, 100.0, 60) == std::vector<int>{15, 5, 10, 0});
+  // never past max_reps
+  CHECK(plan_reps(cases, 0.03, 100.0, 12) == std::vector<int>{7, 5, 2, 0});
+}
+
 TEST_CASE("choose_round: a share of the plan per round, a case once per rep", "[plan]") {
   using kbench::driver::choose_round;
   const std::vector<kbench::driver::CaseSoFar> cases{so_far(5, false, 0.01), so_far(10, false, 0.01),
