@@ -43,8 +43,10 @@ def _estimate(ser, side_id, name, opts):
     if ser is None or ser.n_reps < 2:
         return None
     e = side_estimate(ser, opts.n_boot, stats.seeded_rng(opts.seed, side_id, name), opts.estimator)
-    if math.isnan(e.theta) or math.isnan(e.se):
+    if math.isnan(e.theta):
         return None
+    # (a se of nan, as two equal reps give, leaves the key out of the model; its
+    # estimate still serves as a covariate: a control of a short run)
     return float(e.theta), float(e.se), float(e.df)
 
 

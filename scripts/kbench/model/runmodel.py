@@ -96,6 +96,10 @@ FIXED = 1e-10
 # e^4 (a fit that far out is the fit of a kernel's change, not of drift).
 B_MIN = 0.5
 LOG_MAX = 4.0
+# The empirical null's fit comes down to the median case's where that is
+# less than this share of it: a minority of changed cases, not the bulk's
+# own chance (about a fifth either way over a few hundred cases).
+MEDIAN_SHARE = 0.8
 
 
 @dataclass
@@ -311,11 +315,11 @@ def fit_t(d2, w, t2, nu=D0):
     # The likelihood takes a minority of changed cases for the tails of the
     # drift and widens every case for them; the median case did not change
     # (a kernel's change rarely moves half of a domain): where the median
-    # difference is less than half what the fit says, the fit comes down
-    # to twice it (the median of a few hundred cases strays by a fifth).
+    # difference is less than MEDIAN_SHARE of what the fit says, the fit
+    # comes down to it (the median of a few hundred cases strays by a fifth).
     med = float(np.median(d2 / (a * t2 + b * w)))
-    c = 2.0 * med / t_quantile(0.5, nu) ** 2      # the median of t^2: the two-sided 50% point, squared
-    if c < 1.0:
+    c = med / t_quantile(0.5, nu) ** 2      # the median of t^2: the two-sided 50% point, squared
+    if c < MEDIAN_SHARE:
         a, b = a * c, max(b * c, B_MIN)
     return a, b
 
