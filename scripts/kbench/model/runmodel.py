@@ -280,8 +280,8 @@ def _minimise(nll):
         v = nll(min(max(la, lo_a), LOG_MAX), min(max(lb, lo_b), LOG_MAX))
         return v if math.isfinite(v) else math.inf
     best = None
-    for la in np.linspace(lo_a, LOG_MAX, 33):
-        for lb in np.linspace(lo_b, LOG_MAX, 12):
+    for la in np.linspace(lo_a, LOG_MAX, 17):
+        for lb in np.linspace(lo_b, LOG_MAX, 7):
             v = f(la, lb)
             if best is None or v < best[0]:
                 best = (v, la, lb)
@@ -443,8 +443,19 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
     sw = session_weight(sessions, base_rows, other_rows) if sessions is not None else 0.0
     vsess = sw * np.array([SESSION_SHARE.get(g, max(SESSION_SHARE.values())) for g in domains]) * sig2 \
         if sw > 0 else np.zeros(k)
-    return Fit(list(d.keys), raw - shift, sig2 * kk + vbeta + vsess, d0 + dof, sig2, dof, shift, raw,
+    return Fit(list(d.keys), raw - shift, sig2 * kk + vbeta + vsess, _sig3(d0 + dof), sig2, dof, shift, raw,
                base_mean, dx, guarded if relative else [], limit, scale, (ka, kb))
+
+
+def _sig3(x):
+    """x to 3 significant digits: degrees of freedom are an approximation
+    (Satterthwaite's), and the t quantiles of the few hundred cases of a
+    comparison are then mostly memoised (they move by less than 0.1%)."""
+    x = np.asarray(x, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mag = np.where((x > 0) & np.isfinite(x), np.floor(np.log10(np.where(x > 0, x, 1.0))), 0.0)
+    scale = 10.0 ** (mag - 2)
+    return np.where((x > 0) & np.isfinite(x), np.round(x / scale) * scale, x)
 
 
 def _nanmean(a):
