@@ -291,33 +291,118 @@ def aa_table(results, kind="aa"):
     return out
 
 
-def print_tables(results):
-    for kind, title in (("aa", "A/A splits with a held-out history (two runs of another series)"),
-                        ("k1", "One run a side, no history: every pair of runs")):
+def _pct(x):
+    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}%"
+
+
+def _mde(x):
+    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.1f}%"
+
+
+def report(results, today=None, title=""):
+    """The figures as Markdown lines: the A/A tables (series x k), the
+    slowdowns, and the issue's criteria, each with today's figure (the
+    same protocol judged by an older model: --today) beside."""
+    out = []
+    tt = {kind: aa_table(today or [], kind) for kind in ("aa", "k1")}
+    for kind, head in (("aa", f"A/A splits{title}"), ("k1", "One run a side, no history: every pair of runs")):
         t = aa_table(results, kind)
         if not t:
             continue
-        print(f"\n{title}")
-        print(f"{'series':8} {'k':>2} {'n':>4} {'p<.05':>6} {'max fl':>6} {'>1 fl':>5} {'head':>4} "
-              f"{'mem judged':>10} {'mde':>6} {'cpu':>6} {'memory':>6} {'syscall':>7}")
-        for (s, k), v in t.items():
-            print(f"{s:8} {k:2d} {v['n']:4d} {100 * v['p05']:5.1f}% {v['max_flags']:6d} {v['over_one']:5d} "
-                  f"{v['headline']:4d} {100 * v['memory_judged']:9.0f}% {v['mde']:5.1f}% {v['mde_cpu']:5.1f}% "
-                  f"{v['mde_memory']:5.1f}% {v['mde_syscall']:6.1f}%")
+        out += ["", f"**{head}.** p<.05: the share of cases with an unadjusted p below .05; flags: cases called "
+                    "faster or slower (false: every case is unchanged); mde: the median over the comparisons of "
+                    "each one's median (all cases, CPU-bound, memory-bound, the headline system calls)"
+                    + ("; today: the same comparisons by the model this one replaced" if today else "") + ".", "",
+                "| series | k | n | p<.05 | most flags | >1 flag | headline flags | memory judged | mde all / CPU / "
+                "memory / syscall |" + (" today: p<.05, most flags, >1 flag, mde all |" if today else ""),
+                "|---|---|---|---|---|---|---|---|---|" + ("---|" if today else "")]
+        for (ser, k), v in t.items():
+            row = (f"| {ser} | {k} | {v['n']} | {_pct(v['p05'])} | {v['max_flags']} | {v['over_one']} | "
+                   f"{v['headline']} | {100 * v['memory_judged']:.0f}% | {_mde(v['mde'])} / {_mde(v['mde_cpu'])} / "
+                   f"{_mde(v['mde_memory'])} / {_mde(v['mde_syscall'])} |")
+            w = tt[kind].get((ser, k))
+            if today:
+                row += (f" {_pct(w['p05'])}, {w['max_flags']}, {w['over_one']}, {_mde(w['mde'])} |" if w else " - |")
+            out.append(row)
         for k in sorted({k for _, k in t}):
             rs = [r for r in results if r["kind"] == kind and r["k"] == k]
             p = sum(r["p05"] for r in rs) / max(1, sum(r["with_p"] for r in rs))
-            print(f"all      {k:2d} {len(rs):4d} {100 * p:5.1f}%")
+            row = (f"| all | {k} | {len(rs)} | {_pct(p)} | {max(len(r['flagged']) for r in rs)} | "
+                   f"{sum(len(r['flagged']) > 1 for r in rs)} | {sum(len(r['headline_flagged']) for r in rs)} | "
+                   f"{100 * sum(r['memory_not_judged'] == 0 for r in rs) / len(rs):.0f}% | "
+                   f"{_mde(statistics.median(r['mde'] for r in rs))} |")
+            ws = [r for r in today or [] if r["kind"] == kind and r["k"] == k]
+            if today:
+                row += (f" {_pct(sum(r['p05'] for r in ws) / max(1, sum(r['with_p'] for r in ws)))}, "
+                        f"{max(len(r['flagged']) for r in ws)}, {sum(len(r['flagged']) > 1 for r in ws)}, "
+                        f"{_mde(statistics.median(r['mde'] for r in ws))} |" if ws else " - |")
+            out.append(row)
     slow = [r for r in results if r["kind"] == "slow"]
     if slow:
-        print("\nSlowdowns (their series' history pair)")
+        old = {r["label"]: r for r in today or [] if r["kind"] == "slow"}
+        out += ["", "**Slowdowns**, each at its own runs a side with its series' history pair: the expected "
+                    "cases flagged slower (of 1 for getppid alone, of 7 for a tax on every call), the others "
+                    "flagged" + (", and today's" if today else "") + ".", "",
+                "| slowdown | k | flagged | missed (change, mde) | others flagged |" + (" today |" if today else ""),
+                "|---|---|---|---|---|" + ("---|" if today else "")]
         for r in slow:
-            hit = ", ".join(f"{c} {ch:+.1f}%" if ch is not None else c for c, ch, _ in r["expected_flagged"])
-            miss = ", ".join(f"{c} ({ch:+.1f}%, mde {m:.1f}%)" if ch is not None and m is not None else c
-                             for c, ch, m in r["expected_missed"])
-            print(f"  {r['label']:22} {r['k']}v{r['k']}: {len(r['expected_flagged'])} of {r['expected']} flagged"
-                  f"{' [' + hit + ']' if hit else ''}{'; missed ' + miss if miss else ''}; "
-                  f"others flagged {[c for c, _ in r['flagged']]}")
+            miss = ", ".join(f"{c.split(' ', 1)[1]} ({ch:+.1f}%, {m:.1f}%)" for c, ch, m in r["expected_missed"]
+                             if ch is not None and m is not None)
+            row = (f"| {r['label']} | {r['k']} | {len(r['expected_flagged'])} of {r['expected']} | {miss or '-'} | "
+                   f"{', '.join(c for c, _ in r['flagged']) or '-'} |")
+            o = old.get(r["label"])
+            if today:
+                row += (f" {len(o['expected_flagged'])} of {o['expected']}, {len(o['flagged'])} others |"
+                        if o else " - |")
+            out.append(row)
+    return out
+
+
+AMD = ("aa", "later", "heldout", "fresh", "check", "hold", "late", "plan", "again")
+
+
+def criteria(results, today=None):
+    """The issue's criteria: (what, figure, met) per line."""
+    out = []
+    aa = [r for r in results if r["kind"] == "aa"]
+    if aa:
+        bad = [r for r in aa if len(r["flagged"]) > 1 or r["headline_flagged"]]
+        out.append(("A/A: comparisons with more than one false flag or a headline one",
+                    f"{len(bad)} of {len(aa)}", not bad))
+        for k in sorted({r["k"] for r in aa}):
+            rs = [r for r in aa if r["k"] == k]
+            p = sum(r["p05"] for r in rs) / max(1, sum(r["with_p"] for r in rs))
+            out.append((f"A/A k={k}: share of unchanged cases at p < .05 (3-8%)", _pct(p), 0.03 <= p <= 0.08))
+        mem = sum(r["memory_not_judged"] == 0 for r in aa) / len(aa)
+        out.append(("A/A: comparisons with every memory-bound case judged (>= 80%)", f"{100 * mem:.0f}%", mem >= 0.8))
+    if today:
+        t_aa, n_aa = aa_table(today, "aa"), aa_table(results, "aa")
+        for k, limit in ((2, 1.0), (3, 1.25)):
+            worse = [f"{s} {n_aa[(s, k)]['mde']:.1f} vs {t_aa[(s, k)]['mde']:.1f}" for s in AMD + ("intel",)
+                     if (s, k) in n_aa and (s, k) in t_aa and n_aa[(s, k)]["mde"] > limit * t_aa[(s, k)]["mde"]]
+            out.append((f"power: median mde at k={k} within {limit:g}x today's, every series",
+                        "; ".join(worse) or "all", not worse))
+    sys3 = {s: v["mde_syscall"] for (s, k), v in aa_table(results, "aa").items() if k == 3 and s in AMD}
+    if sys3:
+        over = [f"{s} {m:.1f}%" for s, m in sys3.items() if m > 3.0]
+        out.append(("AMD series: headline system calls' mde <= 3% at k=3", "; ".join(over) or "all",
+                    not over))
+    slow = [r for r in results if r["kind"] == "slow"]
+    if slow and today:
+        old = {r["label"]: len(r["expected_flagged"]) for r in today if r["kind"] == "slow"}
+        fewer = [f"{r['label']} {len(r['expected_flagged'])} vs {old[r['label']]}" for r in slow
+                 if r["label"] in old and len(r["expected_flagged"]) < old[r["label"]]]
+        out.append(("slowdowns: expected cases flagged, as today or more", "; ".join(fewer) or "all", not fewer))
+    k1 = [r for r in results if r["kind"] == "k1"]
+    if k1:
+        bad = [r for r in k1 if len(r["flagged"]) > 1 or r["headline_flagged"]]
+        out.append(("one run a side, no history: pairs with more than one false flag or a headline one",
+                    f"{len(bad)} of {len(k1)}", not bad))
+        t = aa_table(results, "k1")
+        over = [f"{s} {v['mde']:.1f}%" for (s, _), v in t.items() if v["mde"] > 12.0]
+        out.append(("one run a side, no history: median mde <= 12% on every series", "; ".join(over) or "all",
+                    not over))
+    return out
 
 
 def main(argv=None):
@@ -327,6 +412,8 @@ def main(argv=None):
     ap.add_argument("--tree", default=str(ROOT), help="the tree whose scripts/compare the cli backend runs")
     ap.add_argument("--only", choices=("aa", "k1", "slow"), action="append")
     ap.add_argument("--json", metavar="FILE", help="write every comparison's figures as JSON")
+    ap.add_argument("--today", metavar="FILE", help="the figures of an older model (--backend cli --json) to show "
+                                                    "beside")
     ap.add_argument("--history", choices=("near2", "all"), default="near2",
                     help="the A/A splits' history: two runs of the nearest other series (default) or every "
                          "A/A run of the boot's other series")
@@ -354,7 +441,14 @@ def main(argv=None):
                 print(f"[{i + 1}/{len(cmps)}] {c['label']}", file=sys.stderr, flush=True)
         if args.json:
             Path(args.json).write_text(json.dumps(results, indent=0))
-        print_tables(results)
+        today = json.loads(Path(args.today).read_text()) if args.today else None
+        print("\n".join(report(results, today, " with a held-out history (" + (
+            "two runs of the nearest other series of the boot)" if args.history == "near2" else
+            "every A/A run of the boot's other series)"))))
+        crit = criteria(results, today)
+        print("\n**Criteria.**\n\n| criterion | figure | met |\n|---|---|---|")
+        for what, fig, met in crit:
+            print(f"| {what} | {fig} | {'yes' if met else 'NO'} |")
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)
     return 0
