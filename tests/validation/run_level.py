@@ -405,6 +405,63 @@ def criteria(results, today=None):
     return out
 
 
+MARK_BEGIN = "<!-- run_level.py: begin -->"
+MARK_END = "<!-- run_level.py: end -->"
+README = HERE / "README.md"
+REPLACED = HERE / "data" / "run-level" / "replaced-model.json"
+
+
+def _work(job):
+    """One worker's comparisons (a fork of the parent: `_STATE` holds the
+    runs' directories and the domains)."""
+    dirs, domains = _STATE
+    backend = ModelBackend(dirs)
+    return [(i, summarise(backend.compare(c), domains, c)) for i, c in job]
+
+
+_STATE = None
+
+
+def run_all(cmps, dirs, domains, jobs):
+    """Every comparison's figures, in order; `jobs` processes, each taking
+    whole series (the runs of a series are read and estimated once)."""
+    global _STATE
+    _STATE = (dirs, domains)
+    by = collections.OrderedDict()
+    for i, c in enumerate(cmps):
+        by.setdefault(c["series"], []).append((i, c))
+    work = [[] for _ in range(max(1, jobs))]
+    for part in sorted(by.values(), key=len, reverse=True):
+        min(work, key=lambda w: sum(len(c["base"]) + len(c["other"]) for _, c in w)).extend(part)
+    if jobs <= 1:
+        got = _work(work[0])
+    else:
+        import multiprocessing
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            got = [x for part in pool.map(_work, [w for w in work if w]) for x in part]
+    return [r for _, r in sorted(got, key=lambda x: x[0])]
+
+
+def markdown(results, today, history):
+    lines = report(results, today, " with a held-out history (" + (
+        "two runs of the nearest other series of the boot)" if history == "near2" else
+        "every A/A run of the boot's other series)"))
+    lines += ["", "**Criteria.**", "", "| criterion | figure | met |", "|---|---|---|"]
+    lines += [f"| {what} | {fig} | {'yes' if met else 'NO'} |" for what, fig, met in criteria(results, today)]
+    return lines
+
+
+def check(lines, readme=README):
+    """The README's block between the markers holds exactly these lines."""
+    text = readme.read_text()
+    if MARK_BEGIN not in text or MARK_END not in text:
+        return [f"{readme}: no {MARK_BEGIN} ... {MARK_END} block"]
+    kept = text.split(MARK_BEGIN, 1)[1].split(MARK_END, 1)[0].strip("\n").splitlines()
+    new = "\n".join(lines).strip("\n").splitlines()
+    return [f"README: {a!r}\nnow:    {b!r}" for a, b in zip(kept, new) if a != b][:10] + \
+        ([f"README has {len(kept)} lines, the figures {len(new)}"] if len(kept) != len(new) else [])
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
@@ -412,8 +469,12 @@ def main(argv=None):
     ap.add_argument("--tree", default=str(ROOT), help="the tree whose scripts/compare the cli backend runs")
     ap.add_argument("--only", choices=("aa", "k1", "slow"), action="append")
     ap.add_argument("--json", metavar="FILE", help="write every comparison's figures as JSON")
-    ap.add_argument("--today", metavar="FILE", help="the figures of an older model (--backend cli --json) to show "
-                                                    "beside")
+    ap.add_argument("--today", metavar="FILE", default=str(REPLACED) if REPLACED.exists() else None,
+                    help="the figures of an older model (--backend cli --json) to show beside (default: the "
+                         "model this one replaced, data/run-level/replaced-model.json)")
+    ap.add_argument("--jobs", type=int, default=2, help="processes (default 2)")
+    ap.add_argument("--check", action="store_true",
+                    help="exit 1 unless tests/validation/README.md holds these figures word for word")
     ap.add_argument("--history", choices=("near2", "all"), default="near2",
                     help="the A/A splits' history: two runs of the nearest other series (default) or every "
                          "A/A run of the boot's other series")
@@ -432,23 +493,23 @@ def main(argv=None):
         domains = domains_of(dirs, names[:1] + [n for n in names if metas[n].get("cpu_model", "").startswith("Intel")][:1])
         if args.backend == "cli":
             backend = CliBackend(args.tree, Path(tmpdir), dirs)
-        else:
-            backend = ModelBackend(dirs)
-        results = []
-        for i, c in enumerate(cmps):
-            results.append(summarise(backend.compare(c), domains, c))
-            if args.backend == "cli":
+            results = []
+            for i, c in enumerate(cmps):
+                results.append(summarise(backend.compare(c), domains, c))
                 print(f"[{i + 1}/{len(cmps)}] {c['label']}", file=sys.stderr, flush=True)
+        else:
+            results = run_all(cmps, dirs, domains, args.jobs)
         if args.json:
             Path(args.json).write_text(json.dumps(results, indent=0))
         today = json.loads(Path(args.today).read_text()) if args.today else None
-        print("\n".join(report(results, today, " with a held-out history (" + (
-            "two runs of the nearest other series of the boot)" if args.history == "near2" else
-            "every A/A run of the boot's other series)"))))
-        crit = criteria(results, today)
-        print("\n**Criteria.**\n\n| criterion | figure | met |\n|---|---|---|")
-        for what, fig, met in crit:
-            print(f"| {what} | {fig} | {'yes' if met else 'NO'} |")
+        lines = markdown(results, today, args.history)
+        print("\n".join(lines))
+        if args.check:
+            diff = check(lines)
+            if diff:
+                print("run_level.py: the figures differ from tests/validation/README.md's:\n" + "\n".join(diff),
+                      file=sys.stderr)
+                return 1
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)
     return 0
