@@ -64,6 +64,7 @@ def fetch(name):
     assert have, f"{name}: apt-get download left no .deb"
     dest = WORK / "x" / name
     if not dest.is_dir():
+        dest.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run(["dpkg-deb", "-x", str(have[-1]), str(dest)], check=True)
     image = next((dest / "boot").glob("vmlinuz-*"))
     release = image.name[len("vmlinuz-"):]
