@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "driver/campaign.hpp"
+#include "driver/sha256.hpp"
 #include "harness/internal/usage_error.hpp"
 
 #ifndef KEXEC_FILE_UNLOAD
@@ -598,7 +599,9 @@ int drive(kc::State& s, bool interactive) {
     if (a.kind == kc::ActionKind::boot) {
       say("step " + std::to_string(a.step + 1) + "/" + std::to_string(s.steps.size()) + ": kexec into " + kc::kernel_name(s, a.kernel) +
           " (" + k.release + "), command line: " + k.cmdline);
-      const std::string why = kexec_load(k);
+      std::string why = kc::image_change(k, kbench::driver::sha256_file(k.image).value_or(""),
+                                         k.initrd.empty() ? "" : kbench::driver::sha256_file(k.initrd).value_or(""));
+      if (why.empty()) why = kexec_load(k);
       if (!why.empty()) {
         say("kernel " + kc::kernel_name(s, a.kernel) + ": failed: " + why);
         kc::mark_boot_failed(s, a.kernel, why);
@@ -712,7 +715,9 @@ void resolve(kc::Kernel& k, const StartArgs& a, const kc::Probe& probe) {
     auto rel = kc::image_release_from_bytes(head);
     if (!rel) throw UsageError{"kernel " + k.spec + ": " + k.image + " is not an x86 kernel image (no boot header 'HdrS')"};
     k.release = *rel;
+    k.sha256 = kbench::driver::sha256_file(k.image).value_or("");
   }
+  if (!k.initrd.empty() && probe.is_file(k.initrd)) k.initrd_sha256 = kbench::driver::sha256_file(k.initrd).value_or("");
 }
 
 int start(const std::vector<std::string>& args) {

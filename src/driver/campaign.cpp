@@ -83,6 +83,19 @@ std::string kexec_cmdline(const std::string& proc_cmdline, const std::string& ap
   return out;
 }
 
+std::string image_change(const Kernel& k, const std::string& image_sha256, const std::string& initrd_sha256) {
+  auto changed = [](const std::string& what, const std::string& path, const std::string& then, const std::string& now) {
+    if (then.empty() || then == now) return std::string();
+    return what + " " + path + (now.empty() ? " is gone or unreadable" : " changed") +
+           " since the campaign began (sha256 " + then.substr(0, 12) + "..., now " +
+           (now.empty() ? std::string("none") : now.substr(0, 12) + "...") +
+           "): a package upgrade or a rebuild rewrote it; the campaign does not boot another build under this name";
+  };
+  std::string why = changed("image", k.image, k.sha256, image_sha256);
+  if (why.empty() && !k.initrd.empty()) why = changed("initrd", k.initrd, k.initrd_sha256, initrd_sha256);
+  return why;
+}
+
 // ---- the state file ------------------------------------------------------
 
 namespace {
@@ -159,6 +172,8 @@ JsonValue state_to_json(const State& s) {
     e.set("label", str(k.label));
     e.set("release", str(k.release));
     e.set("cmdline", str(k.cmdline));
+    e.set("sha256", str(k.sha256));
+    e.set("initrd_sha256", str(k.initrd_sha256));
     e.set("status", str(k.status));
     e.set("reason", str(k.reason));
     ks.push(std::move(e));
@@ -219,6 +234,8 @@ State state_from_json(const JsonValue& j) {
       k.label = get(e, "label");
       k.release = get(e, "release");
       k.cmdline = get(e, "cmdline");
+      k.sha256 = get(e, "sha256");
+      k.initrd_sha256 = get(e, "initrd_sha256");
       k.status = get(e, "status");
       k.reason = get(e, "reason");
       s.kernels.push_back(k);

@@ -29,6 +29,9 @@ struct Kernel {
   std::string label;    // kbench-run --label for its runs ("" = none)
   std::string release;  // expected `uname -r` after booting it ("" = unknown: vm mode)
   std::string cmdline;  // the command line it is booted with (host mode)
+  // SHA-256 of the image and the initrd when the campaign began: a kexec of
+  // a file that changed since (a package upgrade rewrote /boot) is refused
+  std::string sha256, initrd_sha256;
   std::string status = "ok";  // ok | failed
   std::string reason;         // why failed
 };
@@ -90,6 +93,10 @@ std::optional<std::string> image_release_from_bytes(const std::string& head);
 // loader's BOOT_IMAGE= and initrd= words (the campaign passes its own
 // initrd), then the explicit extra options.
 std::string kexec_cmdline(const std::string& proc_cmdline, const std::string& append);
+
+// "" when the image and initrd still have the digests recorded at start
+// (an empty digest now: the file is gone or unreadable), else why not.
+std::string image_change(const Kernel& k, const std::string& image_sha256, const std::string& initrd_sha256);
 
 // ---- the state file ------------------------------------------------------
 

@@ -10,6 +10,7 @@
 
 #include "driver/campaign.hpp"
 #include "driver/json_value.hpp"
+#include "driver/sha256.hpp"
 #include "harness/internal/usage_error.hpp"
 
 namespace kc = kbench::campaign;
@@ -321,4 +322,28 @@ TEST_CASE("refusals: another campaign, a missing image, not root, no kexec, lock
   CHECK_THAT(kc::start_refusal(fake(0, disabled, 0), s, ""), Catch::Contains("kexec_load_disabled"));
   s.mode = "vm";  // in guests: no root, no kexec, kernels are vm-run's to find
   CHECK(kc::start_refusal(fake(1000, {}, ENOSYS), s, "") == "");
+}
+
+TEST_CASE("sha256: the digest sha256sum prints", "[campaign]") {
+  using kbench::driver::sha256_hex;
+  CHECK(sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  CHECK(sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  // two blocks, and a length that puts the padding across a block boundary
+  CHECK(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") ==
+        "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  CHECK(sha256_hex(std::string(1000000, 'a')) == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+TEST_CASE("image_change: a kexec of an image or initrd that changed since the start is refused", "[campaign]") {
+  kc::Kernel k;
+  k.image = "/boot/vmlinuz-6.12";
+  k.initrd = "/boot/initrd.img-6.12";
+  k.sha256 = "aaaaaaaaaaaaaaaa";
+  k.initrd_sha256 = "bbbbbbbbbbbbbbbb";
+  CHECK(kc::image_change(k, "aaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbb") == "");
+  CHECK_THAT(kc::image_change(k, "cccccccccccccccc", "bbbbbbbbbbbbbbbb"), Catch::Contains("image /boot/vmlinuz-6.12 changed"));
+  CHECK_THAT(kc::image_change(k, "aaaaaaaaaaaaaaaa", "dddddddddddddddd"), Catch::Contains("initrd /boot/initrd.img-6.12 changed"));
+  CHECK_THAT(kc::image_change(k, "", "bbbbbbbbbbbbbbbb"), Catch::Contains("gone or unreadable"));
+  k.initrd.clear();  // no initrd: its digest is not looked at
+  CHECK(kc::image_change(k, "aaaaaaaaaaaaaaaa", "") == "");
 }
