@@ -215,6 +215,8 @@ kc::Now machine_now() {
   uname(&u);
   n.release = u.release;
   n.boot_id = trim(read_text(fake + "/proc/sys/kernel/random/boot_id").value_or(""));
+  n.cmdline = trim(read_text(fake + "/proc/cmdline").value_or(""));
+  n.version = trim(read_text(fake + "/proc/version").value_or(""));
   n.time = now_iso();
   return n;
 }
@@ -451,8 +453,8 @@ std::string quoted(const std::vector<std::string>& argv) {
 
 // ---- kexec ---------------------------------------------------------------
 
-// Loads the kernel for the next boot; "" or why not.
-std::string kexec_load(const kc::Kernel& k) {
+// Loads the kernel for the next boot with `cmdline`; "" or why not.
+std::string kexec_load(const kc::Kernel& k, const std::string& cmdline) {
   if (!fake_root().empty()) return "";  // the tests' fake machine loads nothing
   const int kfd = open(k.image.c_str(), O_RDONLY | O_CLOEXEC);
   if (kfd < 0) return "cannot open " + k.image + ": " + std::strerror(errno);
@@ -465,7 +467,7 @@ std::string kexec_load(const kc::Kernel& k) {
     close(kfd);
     return "cannot open " + k.initrd + ": " + std::strerror(e);
   }
-  const long r = syscall(SYS_kexec_file_load, kfd, ifd, k.cmdline.size() + 1, k.cmdline.c_str(), flags);
+  const long r = syscall(SYS_kexec_file_load, kfd, ifd, cmdline.size() + 1, cmdline.c_str(), flags);
   const int e = errno;
   close(kfd);
   if (ifd >= 0) close(ifd);
@@ -578,7 +580,7 @@ int drive(kc::State& s, bool interactive) {
   }
   s.pid = getpid();
   kc::Now now = machine_now();
-  for (const auto& line : kc::reconcile(s, now)) say(line);
+  for (const auto& line : kc::reconcile(s, now).said) say(line);
   save(s);
   for (;;) {
     now = machine_now();
@@ -597,18 +599,21 @@ int drive(kc::State& s, bool interactive) {
     }
     const auto& k = s.kernels[std::size_t(a.kernel)];
     if (a.kind == kc::ActionKind::boot) {
+      const int attempt = s.steps[std::size_t(a.step)].boots + 1;
+      const std::string marker = kc::boot_marker(s, a.step, attempt);
+      const std::string cmdline = kc::boot_cmdline(k, marker);
       say("step " + std::to_string(a.step + 1) + "/" + std::to_string(s.steps.size()) + ": kexec into " + kc::kernel_name(s, a.kernel) +
-          " (" + k.release + "), command line: " + k.cmdline);
+          " (" + k.release + (attempt > 1 ? ", boot " + std::to_string(attempt) : "") + "), command line: " + cmdline);
       std::string why = kc::image_change(k, kbench::driver::sha256_file(k.image).value_or(""),
                                          k.initrd.empty() ? "" : kbench::driver::sha256_file(k.initrd).value_or(""));
-      if (why.empty()) why = kexec_load(k);
+      if (why.empty()) why = kexec_load(k, cmdline);
       if (!why.empty()) {
         say("kernel " + kc::kernel_name(s, a.kernel) + ": failed: " + why);
         kc::mark_boot_failed(s, a.kernel, why);
         save(s);
         continue;
       }
-      kc::mark_boot_requested(s, a.kernel, now);
+      kc::mark_boot_requested(s, a.step, marker, now);
       save(s);
       reboot_now(true);
     }
@@ -715,6 +720,7 @@ void resolve(kc::Kernel& k, const StartArgs& a, const kc::Probe& probe) {
     auto rel = kc::image_release_from_bytes(head);
     if (!rel) throw UsageError{"kernel " + k.spec + ": " + k.image + " is not an x86 kernel image (no boot header 'HdrS')"};
     k.release = *rel;
+    k.version = kc::image_version_from_bytes(head).value_or("");
     k.sha256 = kbench::driver::sha256_file(k.image).value_or("");
   }
   if (!k.initrd.empty() && probe.is_file(k.initrd)) k.initrd_sha256 = kbench::driver::sha256_file(k.initrd).value_or("");
@@ -765,7 +771,7 @@ int start(const std::vector<std::string>& args) {
   s.created = now.time;
   s.home_release = now.release;
   s.home_boot_id = now.boot_id;
-  if (!a.vm) s.boots.push_back(kc::Boot{-1, now.release, now.boot_id, now.time, "the default kernel: the campaign began"});
+  if (!a.vm) s.boots.push_back(kc::Boot{-1, now.release, now.boot_id, now.time, "the default kernel: the campaign began", -1, 0, ""});
   const std::string hook = a.vm ? "" : a.hook == "auto" ? (systemd_runs() ? "systemd" : "initd") : a.hook;
 
   // the plan
@@ -781,13 +787,9 @@ int start(const std::vector<std::string>& args) {
     plan << "\n";
   }
   plan << "  order:";
-  int cur = a.vm ? -1 : kc::current_kernel(s, now), boots = 0;
-  for (const auto& p : s.steps) {
-    plan << " " << char('A' + p.kernel);
-    if (!a.vm && p.kernel != cur) ++boots;
-    cur = p.kernel;
-  }
-  if (!a.vm) plan << "\n  kexec boots: " << boots << ", then " << (boots ? "a reboot into the default kernel (" + now.release + ")" : "none");
+  const std::size_t boots = a.vm ? 0 : s.steps.size();  // every step on a boot of its own, the first included
+  for (const auto& p : s.steps) plan << " " << char('A' + p.kernel);
+  if (!a.vm) plan << "\n  kexec boots: " << boots << " (one per step, the first included; a boot that fails is tried once more), then a reboot into the default kernel (" << now.release << ")";
   if (a.rounds % 2) plan << "\n  note: an odd number of rounds; a linear drift cancels over pairs of rounds only";
   plan << "\n  each step: " << quoted(step_argv(s, s.kernels[0])) << "\n";
   if (!a.vm) plan << "  boot hook: " << (hook == "systemd" ? "systemd unit /etc/systemd/system/kbench-campaign.service"
@@ -858,17 +860,14 @@ int stop(const std::vector<std::string>& args) {
   kc::Now now = machine_now();
   kc::reconcile(s, now);
   for (auto& p : s.steps)
-    if (p.status == "pending") p.reason = "not run: the campaign was stopped";
+    if (p.status == "pending") p.reason = "not run: the campaign was stopped" + (p.reason.empty() ? "" : " (" + p.reason + ")");
   kc::mark_finished(s, "stopped", now);
   remove_hook(s);
   if (s.mode == "host" && fake_root().empty()) syscall(SYS_kexec_file_load, -1, -1, 0UL, nullptr, KEXEC_FILE_UNLOAD);
   save(s);
   std::fputs(describe(s).c_str(), stderr);
   say("stopped; the boot hook is removed");
-  bool kexec_boot = false;
-  for (const auto& b : s.boots)
-    if (b.boot_id == now.boot_id && b.note == "kexec") kexec_boot = true;
-  if (s.mode == "host" && kexec_boot) {
+  if (s.mode == "host" && kc::in_campaign_boot(s, now)) {
     say("back to the default kernel: rebooting");
     reboot_now(false);
   }

@@ -58,17 +58,41 @@ Kernel parse_kernel_spec(const std::string& text) {
   return k;
 }
 
-std::optional<std::string> image_release_from_bytes(const std::string& head) {
+std::optional<std::string> image_version_from_bytes(const std::string& head) {
   if (head.size() < 0x210 || head.compare(0x202, 4, "HdrS") != 0) return std::nullopt;
   const auto lo = static_cast<unsigned char>(head[0x20E]), hi = static_cast<unsigned char>(head[0x20F]);
   const std::size_t off = 0x200 + (std::size_t(hi) << 8 | lo);
-  if (off >= head.size()) return std::string("unknown");
-  std::string text = head.substr(off, 256);
+  if (off >= head.size()) return std::string();
+  std::string text = head.substr(off, 512);
   text = text.substr(0, text.find('\0'));
-  std::istringstream in(text);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+  return text;
+}
+
+std::optional<std::string> image_release_from_bytes(const std::string& head) {
+  const auto v = image_version_from_bytes(head);
+  if (!v) return std::nullopt;
+  std::istringstream in(*v);
   std::string word;
   if (!(in >> word)) return std::string("unknown");
   return word;
+}
+
+bool version_matches(const std::string& image_version, const std::string& proc_version) {
+  std::string pv = proc_version;
+  while (!pv.empty() && std::isspace(static_cast<unsigned char>(pv.back()))) pv.pop_back();
+  const std::string release = image_version.substr(0, image_version.find(' '));
+  const std::string prefix = "Linux version " + release + " ";
+  if (release.empty() || pv.compare(0, prefix.size(), prefix) != 0) return false;
+  // "R (BY@HOST) UTS_VERSION": /proc/version has the compiler between the two
+  const std::size_t open = image_version.find(" (");
+  const std::size_t close = open == std::string::npos ? open : image_version.find(") ", open);
+  if (close == std::string::npos) return image_version.find(' ') == std::string::npos;
+  const std::string builder = image_version.substr(open + 1, close - open);  // "(BY@HOST)"
+  const std::string uts = image_version.substr(close + 2);                   // "#1 SMP ... (date)"
+  if (pv.compare(prefix.size(), builder.size(), builder) != 0) return false;
+  return pv.size() >= uts.size() + 1 && pv.compare(pv.size() - uts.size(), uts.size(), uts) == 0 &&
+         pv[pv.size() - uts.size() - 1] == ' ';
 }
 
 std::string kexec_cmdline(const std::string& proc_cmdline, const std::string& append) {
@@ -115,6 +139,9 @@ JsonValue boot_json(const Boot& b) {
   o.set("boot_id", str(b.boot_id));
   o.set("at", str(b.at));
   o.set("note", str(b.note));
+  o.set("step", JsonValue::integer(b.step));
+  o.set("attempt", JsonValue::integer(b.attempt));
+  o.set("marker", str(b.marker));
   return o;
 }
 
@@ -140,6 +167,9 @@ Boot boot_from(const JsonValue& j) {
   b.boot_id = get(j, "boot_id");
   b.at = get(j, "at");
   b.note = get(j, "note");
+  b.step = static_cast<int>(get_int(j, "step", -1));
+  b.attempt = static_cast<int>(get_int(j, "attempt", 0));
+  b.marker = get(j, "marker");
   return b;
 }
 
@@ -147,7 +177,7 @@ Boot boot_from(const JsonValue& j) {
 
 JsonValue state_to_json(const State& s) {
   JsonValue o = JsonValue::object();
-  o.set("schema", str("kbench-campaign/1"));
+  o.set("schema", str("kbench-campaign/2"));
   o.set("id", str(s.id));
   o.set("mode", str(s.mode));
   o.set("status", str(s.status));
@@ -171,6 +201,7 @@ JsonValue state_to_json(const State& s) {
     e.set("initrd", str(k.initrd));
     e.set("label", str(k.label));
     e.set("release", str(k.release));
+    e.set("version", str(k.version));
     e.set("cmdline", str(k.cmdline));
     e.set("sha256", str(k.sha256));
     e.set("initrd_sha256", str(k.initrd_sha256));
@@ -190,6 +221,8 @@ JsonValue state_to_json(const State& s) {
     e.set("boot_id", str(p.boot_id));
     e.set("started", str(p.started));
     e.set("ended", str(p.ended));
+    e.set("boots", JsonValue::integer(p.boots));
+    e.set("runs", JsonValue::integer(p.runs));
     st.push(std::move(e));
   }
   o.set("steps", std::move(st));
@@ -204,8 +237,9 @@ JsonValue state_to_json(const State& s) {
 }
 
 State state_from_json(const JsonValue& j) {
-  if (!j.is_object() || get(j, "schema") != "kbench-campaign/1")
-    throw std::runtime_error("not a kbench campaign state (schema kbench-campaign/1)");
+  // /1: a campaign of an earlier version (status and report still read it)
+  if (!j.is_object() || (get(j, "schema") != "kbench-campaign/2" && get(j, "schema") != "kbench-campaign/1"))
+    throw std::runtime_error("not a kbench campaign state (schema kbench-campaign/2)");
   State s;
   s.id = get(j, "id");
   s.mode = get(j, "mode");
@@ -233,6 +267,7 @@ State state_from_json(const JsonValue& j) {
       k.initrd = get(e, "initrd");
       k.label = get(e, "label");
       k.release = get(e, "release");
+      k.version = get(e, "version");
       k.cmdline = get(e, "cmdline");
       k.sha256 = get(e, "sha256");
       k.initrd_sha256 = get(e, "initrd_sha256");
@@ -254,6 +289,8 @@ State state_from_json(const JsonValue& j) {
       p.boot_id = get(e, "boot_id");
       p.started = get(e, "started");
       p.ended = get(e, "ended");
+      p.boots = static_cast<int>(get_int(e, "boots", 0));
+      p.runs = static_cast<int>(get_int(e, "runs", 0));
       s.steps.push_back(p);
     }
   if (const JsonValue* pb = j.find("pending_boot"); pb && pb->is_object()) s.pending_boot = boot_from(*pb);
@@ -283,51 +320,110 @@ void mark_boot_failed(State& s, int kernel, const std::string& reason) {
     }
 }
 
-std::vector<std::string> reconcile(State& s, const Now& now) {
-  std::vector<std::string> said;
-  if (s.pending_boot) {
-    Boot b = *s.pending_boot;
-    s.pending_boot.reset();
-    const auto& k = s.kernels.at(static_cast<std::size_t>(b.kernel));
-    if (now.boot_id == b.boot_id) {
-      mark_boot_failed(s, b.kernel, "the kexec into it did not happen (still in the boot that asked for it)");
-      said.push_back("kernel " + kernel_name(s, b.kernel) + ": failed: the kexec did not happen");
-    } else if (!k.release.empty() && now.release != k.release) {
-      const std::string why = "booted " + now.release + " instead of " + k.release +
-                              " (it failed to boot or panicked and the machine came back in another kernel)";
-      mark_boot_failed(s, b.kernel, why);
-      s.boots.push_back(Boot{-1, now.release, now.boot_id, now.time, "after the failed boot of " + kernel_name(s, b.kernel)});
-      said.push_back("kernel " + kernel_name(s, b.kernel) + ": failed: " + why);
-    } else {
-      s.boots.push_back(Boot{b.kernel, now.release, now.boot_id, now.time, "kexec"});
-      said.push_back("booted " + kernel_name(s, b.kernel) + ": " + now.release);
-    }
-  }
-  for (auto& p : s.steps)
-    if (p.status == "running") {
-      p.status = "failed";
-      p.reason = p.boot_id == now.boot_id ? "never finished (the campaign process ended during it)"
-                                          : "never finished (the machine rebooted or crashed during it)";
-      p.ended = now.time;
-      said.push_back("a step of " + kernel_name(s, p.kernel) + ": failed: " + p.reason);
-    }
-  return said;
+std::string boot_marker(const State& s, int step, int attempt) {
+  return "kbench.campaign=" + s.id + ":" + std::to_string(step + 1) + ":" + std::to_string(attempt);
 }
 
-int current_kernel(const State& s, const Now& now) {
+std::string boot_cmdline(const Kernel& k, const std::string& marker) {
+  return k.cmdline.empty() ? marker : k.cmdline + " " + marker;
+}
+
+namespace {
+
+bool cmdline_has(const std::string& cmdline, const std::string& word) {
+  std::istringstream in(cmdline);
+  std::string w;
+  while (in >> w)
+    if (w == word) return true;
+  return false;
+}
+
+std::string step_name(const State& s, int step) {
+  return "step " + std::to_string(step + 1) + " (" + kernel_name(s, s.steps.at(std::size_t(step)).kernel) + ")";
+}
+
+}  // namespace
+
+Findings reconcile(State& s, const Now& now) {
+  Findings f;
+  if (s.pending_boot) {
+    const Boot b = *s.pending_boot;
+    s.pending_boot.reset();
+    const Kernel& k = s.kernels.at(static_cast<std::size_t>(b.kernel));
+    std::string why;
+    if (now.boot_id == b.boot_id) {
+      why = "the kexec did not happen (still in the boot that asked for it)";
+    } else if (!cmdline_has(now.cmdline, b.marker)) {
+      why = "the machine came back in " + now.release + " without the boot's marker (" + b.marker +
+            "): the kernel did not come up (a panic, a hang reset by the watchdog, or a reboot through the firmware)";
+    } else if (!k.version.empty() && !version_matches(k.version, now.version)) {
+      why = "the boot carries its marker but runs another build: /proc/version says '" + now.version.substr(0, 160) +
+            "', the image '" + k.version + "'";
+    }
+    if (why.empty()) {
+      Boot seen = b;
+      seen.release = now.release;
+      seen.boot_id = now.boot_id;
+      seen.at = now.time;
+      seen.note = "kexec";
+      s.boots.push_back(seen);
+      f.said.push_back("booted " + kernel_name(s, b.kernel) + " for step " + std::to_string(b.step + 1) + ": " +
+                       now.release + " (" + b.marker + ")");
+    } else {
+      f.failed_step = b.step;
+      f.failed_attempt = b.attempt;
+      auto& p = s.steps.at(std::size_t(b.step));
+      if (b.attempt < kMaxBootAttempts) {
+        p.reason = "boot " + std::to_string(b.attempt) + " failed (" + why + "): booted again";
+        f.said.push_back(step_name(s, b.step) + ": boot " + std::to_string(b.attempt) + " failed: " + why +
+                         "; it is tried once more");
+      } else {
+        const std::string reason = "its boot failed " + std::to_string(b.attempt) + " times; the last: " + why;
+        mark_boot_failed(s, b.kernel, reason);
+        f.said.push_back("kernel " + kernel_name(s, b.kernel) + ": failed: " + reason);
+      }
+    }
+  }
+  bool known = false;
+  for (const auto& b : s.boots) known = known || b.boot_id == now.boot_id;
+  if (!known)
+    s.boots.push_back(Boot{-1, now.release, now.boot_id, now.time,
+                           f.failed_step >= 0 ? "after a failed boot of " + kernel_name(s, s.steps[std::size_t(f.failed_step)].kernel)
+                                              : "a boot the campaign did not ask for (the default kernel)",
+                           -1, 0, ""});
+  for (std::size_t i = 0; i < s.steps.size(); ++i) {
+    auto& p = s.steps[i];
+    if (p.status != "running") continue;
+    const std::string how = p.boot_id == now.boot_id ? "the campaign process ended during it"
+                                                     : "the machine rebooted, crashed or lost power during it";
+    p.ended = now.time;
+    if (p.runs < kMaxRuns) {
+      p.status = "pending";
+      p.reason = "cut once (" + how + ", started " + p.started + "): runs again on a new boot";
+      p.run_dir.clear();
+    } else {
+      p.status = "failed";
+      p.reason = "never finished (" + std::to_string(p.runs) + " runs; the last: " + how + ")";
+    }
+    f.said.push_back(step_name(s, int(i)) + ": " + p.reason);
+  }
+  return f;
+}
+
+int booted_step(const State& s, const Now& now) {
   for (auto it = s.boots.rbegin(); it != s.boots.rend(); ++it)
-    if (it->boot_id == now.boot_id) {
-      if (it->kernel >= 0) return it->kernel;
-      break;
-    }
-  // A boot the campaign did not ask for: by release, when one kernel alone has it.
-  int found = -1;
-  for (std::size_t i = 0; i < s.kernels.size(); ++i)
-    if (!s.kernels[i].release.empty() && s.kernels[i].release == now.release) {
-      if (found >= 0) return -1;
-      found = static_cast<int>(i);
-    }
-  return found >= 0 && s.kernels[std::size_t(found)].status == "ok" ? found : -1;
+    if (it->boot_id == now.boot_id && it->note == "kexec") return it->step;
+  return -1;
+}
+
+bool in_campaign_boot(const State& s, const Now& now) {
+  if (booted_step(s, now) >= 0) return true;
+  std::istringstream in(now.cmdline);
+  std::string w;
+  const std::string ours = "kbench.campaign=" + s.id + ":";
+  while (in >> w)
+    if (w.rfind(ours, 0) == 0) return true;
+  return false;
 }
 
 Action next_action(State& s, const Now& now) {
@@ -339,25 +435,25 @@ Action next_action(State& s, const Now& now) {
       p.reason = "not run: the kernel failed (" + s.kernels[std::size_t(p.kernel)].reason + ")";
       continue;
     }
-    if (s.mode == "vm" || current_kernel(s, now) == p.kernel) return {ActionKind::run, int(i), p.kernel, false};
+    // a boot made for this step, not yet used by one of its runs
+    if (s.mode == "vm" || (booted_step(s, now) == int(i) && p.boot_id != now.boot_id))
+      return {ActionKind::run, int(i), p.kernel, false};
     return {ActionKind::boot, int(i), p.kernel, false};
   }
-  // Home again by a reboot only from a boot the campaign kexec'd into: the
-  // boot it began in, or one it did not ask for (the machine came back by
-  // itself after a kernel failed), is the default kernel's already.
-  bool kexec_boot = false;
-  for (const auto& b : s.boots)
-    if (b.boot_id == now.boot_id && b.note == "kexec") kexec_boot = true;
-  return {ActionKind::finish, -1, -1, s.mode == "host" && kexec_boot};
+  return {ActionKind::finish, -1, -1, s.mode == "host" && in_campaign_boot(s, now)};
 }
 
-void mark_boot_requested(State& s, int kernel, const Now& now) {
-  s.pending_boot = Boot{kernel, s.kernels.at(std::size_t(kernel)).release, now.boot_id, now.time, "requested"};
+void mark_boot_requested(State& s, int step, const std::string& marker, const Now& now) {
+  auto& p = s.steps.at(std::size_t(step));
+  ++p.boots;
+  s.pending_boot = Boot{p.kernel, s.kernels.at(std::size_t(p.kernel)).release, now.boot_id, now.time, "requested",
+                        step, p.boots, marker};
 }
 
 void mark_step_running(State& s, int step, const Now& now) {
   auto& p = s.steps.at(std::size_t(step));
   p.status = "running";
+  ++p.runs;
   p.boot_id = now.boot_id;
   p.started = now.time;
   p.ended.clear();
@@ -376,6 +472,11 @@ void mark_step_ended(State& s, int step, int exit_code, const std::string& run_d
 
 void mark_step_interrupted(State& s, int step) {
   auto& p = s.steps.at(std::size_t(step));
+  if (p.runs >= kMaxRuns) {
+    p.status = "failed";
+    p.reason = "interrupted " + std::to_string(p.runs) + " times";
+    return;
+  }
   p.status = "pending";
   p.reason = "interrupted once (" + p.started + "): runs again";
   p.started.clear();

@@ -28,6 +28,10 @@ struct Kernel {
   std::string initrd;   // "" = none
   std::string label;    // kbench-run --label for its runs ("" = none)
   std::string release;  // expected `uname -r` after booting it ("" = unknown: vm mode)
+  // the image's whole version string (its boot header: release, builder,
+  // build number and date), checked against /proc/version after the boot:
+  // two builds of one release differ here
+  std::string version;
   std::string cmdline;  // the command line it is booted with (host mode)
   // SHA-256 of the image and the initrd when the campaign began: a kexec of
   // a file that changed since (a package upgrade rewrote /boot) is refused
@@ -44,11 +48,16 @@ struct Step {
   int exit_code = -1;             // kbench-run's (or vm-run's) exit status
   std::string boot_id;            // the boot it ran in
   std::string started, ended;     // UTC ISO times
+  int boots = 0;                  // kexec boots asked for it (a failed one is tried once more)
+  int runs = 0;                   // times it started (one cut by a crash runs once more)
 };
 
 struct Boot {                     // one boot the campaign saw (or asked for)
   int kernel = -1;                // -1: the default kernel (home)
   std::string release, boot_id, at, note;
+  int step = -1;                  // the step it was booted for (-1: none)
+  int attempt = 0;                // which boot of that step (1, 2)
+  std::string marker;             // the word on its command line that proves it
 };
 
 struct State {
@@ -94,6 +103,17 @@ std::optional<std::string> image_release_from_bytes(const std::string& head);
 // initrd), then the explicit extra options.
 std::string kexec_cmdline(const std::string& proc_cmdline, const std::string& append);
 
+// The whole version string in an x86 boot header ("6.12.117+deb12-cloud-amd64
+// (debian-kernel@lists.debian.org) #1 SMP PREEMPT_DYNAMIC Debian ..."):
+// nullopt when the bytes are not an x86 boot image, "" when it has none.
+std::optional<std::string> image_version_from_bytes(const std::string& head);
+
+// Whether /proc/version ("Linux version R (BY@HOST) (COMPILER) UTS_VERSION")
+// is the kernel whose boot header says "R (BY@HOST) UTS_VERSION": the same
+// release, builder and build (number, flags, date). An image version of the
+// release alone is compared by release.
+bool version_matches(const std::string& image_version, const std::string& proc_version);
+
 // "" when the image and initrd still have the digests recorded at start
 // (an empty digest now: the file is gone or unreadable), else why not.
 std::string image_change(const Kernel& k, const std::string& image_sha256, const std::string& initrd_sha256);
@@ -110,13 +130,38 @@ struct Now {
   std::string release;   // uname -r
   std::string boot_id;   // /proc/sys/kernel/random/boot_id
   std::string time;      // UTC ISO
+  std::string cmdline;   // /proc/cmdline
+  std::string version;   // /proc/version
 };
 
-// Folds what this boot tells into the state: the outcome of a kexec asked
-// for (booted the right release: recorded; the wrong one, or no reboot at
-// all: the kernel failed), a step left "running" by an earlier boot or
-// process (failed: it never finished). Returns one line per finding.
-std::vector<std::string> reconcile(State& s, const Now& now);
+// A failed boot is tried once more before its kernel is failed; a step cut
+// by a crash, a power loss or a reboot runs once more before it is failed.
+constexpr int kMaxBootAttempts = 2;
+constexpr int kMaxRuns = 2;
+
+// The word on the command line of the boot for a step (0-based) that proves
+// this boot is that one: "kbench.campaign=ID:STEP:ATTEMPT" (STEP 1-based).
+// A dotted word is a module parameter to the kernel: ignored, never passed
+// to init.
+std::string boot_marker(const State& s, int step, int attempt);
+
+// The command line of that boot: the kernel's own, then the marker.
+std::string boot_cmdline(const Kernel& k, const std::string& marker);
+
+struct Findings {
+  std::vector<std::string> said;  // one line per finding
+  int failed_step = -1;           // a boot asked for that did not come: its step
+  int failed_attempt = 0;         //   and which attempt it was
+};
+
+// Folds what this boot tells into the state. A kexec asked for is checked
+// by its marker on /proc/cmdline and the image's version in /proc/version:
+// both there, it is recorded; else (a panic, a hang the watchdog reset, a
+// reboot through the firmware, no reboot at all) that attempt failed: the
+// step is booted once more, and after a second failure its kernel is
+// failed. A step left "running" (the machine crashed or lost power during
+// it) runs once more, then is failed. A boot not asked for is recorded.
+Findings reconcile(State& s, const Now& now);
 
 enum class ActionKind { run, boot, finish };
 struct Action {
@@ -126,23 +171,30 @@ struct Action {
   bool go_home = false;  // finish: reboot into the default kernel first
 };
 
-// The kernel this boot is running, as far as the campaign knows: the one it
-// last booted in this boot, else (the boot it did not ask for: the first,
-// or the default kernel after a failure) the first ok kernel whose release
-// is this one; -1 for none.
-int current_kernel(const State& s, const Now& now);
+// The step this boot was kexec'd for and proved to be (reconcile), -1 for
+// none: the boot the campaign began in, the default kernel after a
+// failure, a boot nobody asked for.
+int booted_step(const State& s, const Now& now);
 
-// After reconcile: the next action. Steps of a failed kernel are marked
-// failed on the way (never run).
+// Whether this boot is one the campaign kexec'd into (confirmed, or
+// carrying one of its markers): the end then reboots into the default kernel.
+bool in_campaign_boot(const State& s, const Now& now);
+
+// After reconcile: the next action. Every step runs on a fresh boot made for
+// it (host mode), the first included: a step runs only in the boot kexec'd
+// for it and not yet used by it; else that boot is asked for. Steps of a
+// failed kernel are marked failed on the way (never run).
 Action next_action(State& s, const Now& now);
 
 // Transitions, each a small edit of the state (saved by the caller).
-void mark_boot_requested(State& s, int kernel, const Now& now);
+// The boot for `step` with `marker` (boot_marker of its next attempt).
+void mark_boot_requested(State& s, int step, const std::string& marker, const Now& now);
 void mark_boot_failed(State& s, int kernel, const std::string& reason);  // the kernel and its steps
 void mark_step_running(State& s, int step, const Now& now);
 void mark_step_ended(State& s, int step, int exit_code, const std::string& run_dir, const std::string& reason,
                      const Now& now);
-void mark_step_interrupted(State& s, int step);  // back to pending: it runs again
+// back to pending: it runs again, on a new boot, unless it ran kMaxRuns times
+void mark_step_interrupted(State& s, int step);
 void mark_finished(State& s, const std::string& status, const Now& now);
 
 // "C (/boot/vmlinuz-6.12, label patched)": a kernel in messages.
