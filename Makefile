@@ -456,10 +456,11 @@ ROUNDS   ?= 2
 DRY_RUN  ?=
 CAMPAIGN ?=
 CAMPAIGN_BIN := $(BUILD)/bin/kbench-campaign
+CAMPAIGN_OBJ := $(patsubst src/%.cpp,$(BUILD)/obj/%.o,$(wildcard src/campaign/*.cpp))
 CAMPAIGN_RUN_ARGS = $(if $(BUDGET),--budget $(BUDGET)) $(if $(ONLY),--only '$(ONLY)') $(RUN_ARGS)
 .PHONY: campaign campaign-stop campaign-status campaign-report vm-campaign test-campaign
 all: $(CAMPAIGN_BIN)
-$(CAMPAIGN_BIN): $(BUILD)/obj/campaign/main.o $(DRIVER_LIB) $(HARNESS_LIB)
+$(CAMPAIGN_BIN): $(CAMPAIGN_OBJ) $(DRIVER_LIB) $(HARNESS_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CXX) $(CXXFLAGS) $(LDFLAGS) $(KB_LDFLAGS) -o $@ $^

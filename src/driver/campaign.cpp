@@ -5,10 +5,13 @@
 
 #include <cctype>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <sstream>
 #include <stdexcept>
 
+#include "driver/campaign_boot.hpp"
 #include "harness/internal/usage_error.hpp"
 
 namespace kbench::campaign {
@@ -44,7 +47,9 @@ Kernel parse_kernel_spec(const std::string& text) {
     const std::string val = eq == std::string::npos ? "" : parts[i].substr(eq + 1);
     if (eq == std::string::npos || val.empty())
       throw UsageError{"kernel '" + text + "': expected KEY=VALUE after a comma, got '" + parts[i] + "'"};
-    if (key == "initrd") {
+    if (key == "initrd" && val == "none") {
+      k.no_initrd = true;
+    } else if (key == "initrd") {
       k.initrd = val;
     } else if (key == "label") {
       for (char c : val)
@@ -95,18 +100,6 @@ bool version_matches(const std::string& image_version, const std::string& proc_v
          pv[pv.size() - uts.size() - 1] == ' ';
 }
 
-std::string kexec_cmdline(const std::string& proc_cmdline, const std::string& append) {
-  std::istringstream in(proc_cmdline);
-  std::string w, out;
-  while (in >> w) {
-    if (w.rfind("BOOT_IMAGE=", 0) == 0 || w.rfind("initrd=", 0) == 0) continue;
-    out += (out.empty() ? "" : " ") + w;
-  }
-  std::istringstream extra(append);
-  while (extra >> w) out += (out.empty() ? "" : " ") + w;
-  return out;
-}
-
 std::string image_change(const Kernel& k, const std::string& image_sha256, const std::string& initrd_sha256) {
   auto changed = [](const std::string& what, const std::string& path, const std::string& then, const std::string& now) {
     if (then.empty() || then == now) return std::string();
@@ -118,6 +111,19 @@ std::string image_change(const Kernel& k, const std::string& image_sha256, const
   std::string why = changed("image", k.image, k.sha256, image_sha256);
   if (why.empty() && !k.initrd.empty()) why = changed("initrd", k.initrd, k.initrd_sha256, initrd_sha256);
   return why;
+}
+
+int default_deadline_s(const std::vector<std::string>& run_args) {
+  for (std::size_t i = 0; i < run_args.size(); ++i) {
+    std::string v;
+    if (run_args[i] == "--budget" && i + 1 < run_args.size()) v = run_args[i + 1];
+    else if (run_args[i].rfind("--budget=", 0) == 0) v = run_args[i].substr(9);
+    else continue;
+    char* end = nullptr;
+    const long b = std::strtol(v.c_str(), &end, 10);
+    if (!v.empty() && *end == '\0' && b > 0 && b < 86400) return int(3 * b + 900);
+  }
+  return 7200;
 }
 
 // ---- the state file ------------------------------------------------------
@@ -190,6 +196,8 @@ JsonValue state_to_json(const State& s) {
   o.set("run_args", strings(s.run_args));
   o.set("vm_args", strings(s.vm_args));
   o.set("append", str(s.append));
+  o.set("safety", str(s.safety));
+  o.set("deadline_s", JsonValue::integer(s.deadline_s));
   o.set("rounds", JsonValue::integer(s.rounds));
   o.set("home_release", str(s.home_release));
   o.set("home_boot_id", str(s.home_boot_id));
@@ -199,6 +207,7 @@ JsonValue state_to_json(const State& s) {
     e.set("spec", str(k.spec));
     e.set("image", str(k.image));
     e.set("initrd", str(k.initrd));
+    e.set("no_initrd", JsonValue::boolean(k.no_initrd));
     e.set("label", str(k.label));
     e.set("release", str(k.release));
     e.set("version", str(k.version));
@@ -253,6 +262,8 @@ State state_from_json(const JsonValue& j) {
   s.run_args = get_strings(j, "run_args");
   s.vm_args = get_strings(j, "vm_args");
   s.append = get(j, "append");
+  s.safety = get(j, "safety");
+  s.deadline_s = static_cast<int>(get_int(j, "deadline_s", 7200));
   s.rounds = static_cast<int>(get_int(j, "rounds", 0));
   s.home_release = get(j, "home_release");
   s.home_boot_id = get(j, "home_boot_id");
@@ -265,6 +276,7 @@ State state_from_json(const JsonValue& j) {
       k.spec = get(e, "spec");
       k.image = get(e, "image");
       k.initrd = get(e, "initrd");
+      if (const JsonValue* v = e.find("no_initrd")) k.no_initrd = v->as_bool();
       k.label = get(e, "label");
       k.release = get(e, "release");
       k.version = get(e, "version");
@@ -500,36 +512,92 @@ std::string step_counts(const State& s) {
          " not run";
 }
 
+long iso_epoch(const std::string& iso) {
+  int y, mo, d, h, mi, sec;
+  char z = 0;
+  if (std::sscanf(iso.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c", &y, &mo, &d, &h, &mi, &sec, &z) != 7 || z != 'Z') return -1;
+  // days from 1970-01-01 to y-mo-d in the proleptic Gregorian calendar
+  const int yy = y - (mo <= 2);
+  const long era = (yy >= 0 ? yy : yy - 399) / 400;
+  const long yoe = yy - era * 400;
+  const long doy = (153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  const long days = era * 146097 + doe - 719468;
+  return days * 86400 + h * 3600L + mi * 60L + sec;
+}
+
+std::string eta_text(const State& s, long now_epoch) {
+  int ended = 0, left = 0;
+  for (const auto& p : s.steps) {
+    if (p.status == "done" || p.status == "failed") ++ended;
+    else ++left;
+  }
+  const long t0 = iso_epoch(s.created);
+  if (left == 0) return "ETA: the end (every step has ended)";
+  if (ended == 0 || t0 < 0 || now_epoch < t0) return "ETA: known when the first step has ended (" + std::to_string(left) + " steps left)";
+  const long per = (now_epoch - t0) / ended;
+  auto span = [](long sec) {
+    if (sec < 120) return std::to_string(sec) + " s";
+    if (sec < 7200) return std::to_string((sec + 30) / 60) + " min";
+    return std::to_string(sec / 3600) + " h " + std::to_string((sec % 3600 + 30) / 60) + " min";
+  };
+  return "ETA: about " + span(per * left) + " (" + std::to_string(left) + " steps left at " + span(per) +
+         " a step so far, boots included)";
+}
+
 // ---- refusals ------------------------------------------------------------
 
 std::string kexec_refusal(const Probe& p) {
   if (auto d = p.read_file("/proc/sys/kernel/kexec_load_disabled"); d && d->rfind("1", 0) == 0)
     return "kexec is disabled on this boot (kernel.kexec_load_disabled = 1; it stays so until a reboot)";
-  if (auto l = p.read_file("/sys/kernel/security/lockdown")) {
-    if (l->find("[integrity]") != std::string::npos || l->find("[confidentiality]") != std::string::npos)
-      return "the kernel is locked down (" + l->substr(0, l->find('\n')) +
-             "): kexec_file_load takes only signed images, and the campaign does not ask for that; "
-             "boot with lockdown=none or Secure Boot off";
-  }
+  // Lockdown is no reason by itself: a locked-down kernel still kexecs an
+  // image whose signature verifies. The trial load of each image tells.
   const int e = p.kexec_probe();
   if (e == ENOSYS)
     return "this kernel has no kexec_file_load (CONFIG_KEXEC_FILE is not set): use make vm-campaign";
   if (e == EPERM) return "kexec_file_load is not permitted here (needs CAP_SYS_BOOT; in a container?)";
-  if (e != 0) return std::string("kexec_file_load does not work here: ") + std::strerror(e);
+  if (e != 0) return std::string("kexec_file_load does not work here: ") + errno_name(e) + " (" + std::strerror(e) + ")";
   return "";
 }
 
 std::string start_refusal(const Probe& p, const State& s, const std::string& running) {
   if (!running.empty())
     return "a campaign is already running (" + running + "): wait for it, or make campaign-stop";
-  for (const auto& k : s.kernels) {
-    if (s.mode == "vm") break;
-    if (!p.is_file(k.image)) return "kernel " + k.spec + ": no such image: " + k.image;
-    if (!k.initrd.empty() && !p.is_file(k.initrd)) return "kernel " + k.spec + ": no such initrd: " + k.initrd;
-  }
   if (s.mode == "vm") return "";
+  for (std::size_t i = 0; i < s.kernels.size(); ++i)
+    if (!p.is_file(s.kernels[i].image)) return "kernel " + kernel_name(s, int(i)) + ": no such image: " + s.kernels[i].image;
+  for (std::size_t i = 0; i < s.kernels.size(); ++i) {
+    const auto& k = s.kernels[i];
+    const std::string name = "kernel " + kernel_name(s, int(i));
+    if (!k.initrd.empty() && !p.is_file(k.initrd)) return name + ": no such initrd: " + k.initrd;
+    if (k.initrd.empty() && !k.no_initrd) {
+      std::string looked;
+      for (const auto& c : initrd_candidates(k.image, k.release)) looked += (looked.empty() ? "" : ", ") + c;
+      return name + ": no initrd found (looked for " + looked +
+             "): give ,initrd=FILE (update-initramfs -c -k RELEASE or dracut makes one), or ,initrd=none "
+             "for a kernel that mounts its root without one (no root=UUID=, LVM or dm-crypt, its disk driver built in)";
+    }
+  }
   if (p.euid() != 0) return "needs root: it loads kernels and reboots the machine (sudo make campaign ...)";
-  return kexec_refusal(p);
+  if (std::string why = kexec_refusal(p); !why.empty()) return why;
+  const std::string lockdown = p.read_file("/sys/kernel/security/lockdown").value_or("");
+  for (std::size_t i = 0; i < s.kernels.size(); ++i)
+    if (const int e = p.trial_load(s.kernels[i]); e != 0)
+      return "kernel " + kernel_name(s, int(i)) + ": a trial kexec_file_load refused it, before any reboot: " +
+             load_refusal(e, lockdown);
+  return "";
+}
+
+std::vector<std::string> start_warnings(const Probe& p, const State& s) {
+  std::vector<std::string> out;
+  if (s.mode == "vm") return out;
+  for (std::size_t i = 0; i < s.kernels.size(); ++i) {
+    const auto& k = s.kernels[i];
+    if (!k.release.empty() && k.release != "unknown" && !p.is_dir("/lib/modules/" + k.release))
+      out.push_back("kernel " + kernel_name(s, int(i)) + ": no /lib/modules/" + k.release +
+                    ": the modules it needs (disk, network, file systems) may be missing in its boot");
+  }
+  return out;
 }
 
 }  // namespace kbench::campaign

@@ -7,7 +7,7 @@
 // the unit tests (tests/harness/unit/test_campaign.cpp) can walk every step,
 // every crash and every refusal without root, kexec or a reboot. The system
 // side (kexec_file_load, reboot, the boot hook, running kbench-run) is in
-// campaign_sys.cpp and src/campaign/main.cpp.
+// src/campaign/ (files, machine, hook, run, main).
 #pragma once
 
 #include <cstdint>
@@ -26,6 +26,7 @@ struct Kernel {
   std::string spec;     // as given: an image path or an installed release
   std::string image;    // the image file (host mode); the spec itself (vm mode)
   std::string initrd;   // "" = none
+  bool no_initrd = false;  // ,initrd=none: booted without one on purpose (else a missing one is refused)
   std::string label;    // kbench-run --label for its runs ("" = none)
   std::string release;  // expected `uname -r` after booting it ("" = unknown: vm mode)
   // the image's whole version string (its boot header: release, builder,
@@ -72,6 +73,8 @@ struct State {
   std::vector<std::string> run_args;  // kbench-run's options for every step
   std::vector<std::string> vm_args;   // vm mode: scripts/vm-run's options
   std::string append;             // the extra command-line options, explicit
+  std::string safety;             // what every test boot gets besides (safety_args: panic=, ...)
+  int deadline_s = 7200;          // a step running longer is killed and failed; the machine goes home
   int rounds = 0;
   std::string home_release, home_boot_id;  // the default kernel and the boot the campaign began in
   std::vector<Kernel> kernels;
@@ -90,18 +93,13 @@ struct State {
 // kernel's mean position is the same, so a drift linear in time cancels.
 std::vector<int> balanced_order(int n, int rounds);
 
-// "SPEC[,initrd=FILE][,label=NAME]"; throws UsageError on a bad option.
+// "SPEC[,initrd=FILE|none][,label=NAME]"; throws UsageError on a bad option.
 Kernel parse_kernel_spec(const std::string& text);
 
 // The release in an x86 boot image's header ("HdrS" at 0x202, the version
 // string at 0x200 + the u16 at 0x20E): its first word; nullopt when the
 // bytes are not an x86 boot image.
 std::optional<std::string> image_release_from_bytes(const std::string& head);
-
-// The command line a kexec'd kernel gets: the current one without the boot
-// loader's BOOT_IMAGE= and initrd= words (the campaign passes its own
-// initrd), then the explicit extra options.
-std::string kexec_cmdline(const std::string& proc_cmdline, const std::string& append);
 
 // The whole version string in an x86 boot header ("6.12.117+deb12-cloud-amd64
 // (debian-kernel@lists.debian.org) #1 SMP PREEMPT_DYNAMIC Debian ..."):
@@ -117,6 +115,11 @@ bool version_matches(const std::string& image_version, const std::string& proc_v
 // "" when the image and initrd still have the digests recorded at start
 // (an empty digest now: the file is gone or unreadable), else why not.
 std::string image_change(const Kernel& k, const std::string& image_sha256, const std::string& initrd_sha256);
+
+// A step's deadline when none is given: three times kbench-run's --budget
+// and a quarter of an hour (its first pass may outlast the budget), else
+// two hours.
+int default_deadline_s(const std::vector<std::string>& run_args);
 
 // ---- the state file ------------------------------------------------------
 
@@ -203,6 +206,15 @@ std::string kernel_name(const State& s, int kernel);
 // Summary counts "N done, M failed, P pending".
 std::string step_counts(const State& s);
 
+// Seconds since the epoch of a UTC ISO time ("2026-01-02T03:04:05Z"), -1
+// when it is not one.
+long iso_epoch(const std::string& iso);
+
+// "ETA: about 2 h 10 min (13 steps left at 10 min a step so far, boots
+// included)": the time per step so far, boots and failures included, times
+// the steps left.
+std::string eta_text(const State& s, long now_epoch);
+
 // ---- refusals ------------------------------------------------------------
 
 // What the checks read, injectable: the real machine, or a fake one in tests.
@@ -210,14 +222,23 @@ struct Probe {
   std::function<unsigned()> euid;
   std::function<std::optional<std::string>(const std::string&)> read_file;  // nullopt: missing
   std::function<bool(const std::string&)> is_file;
+  std::function<bool(const std::string&)> is_dir;  // read as read_file is (a fake root in tests)
   // kexec_file_load(KEXEC_FILE_UNLOAD)'s errno, 0 when it works
   std::function<int()> kexec_probe;
+  // a trial kexec_file_load of the kernel (then unloaded): its errno, 0 when it loads
+  std::function<int(const Kernel&)> trial_load;
 };
 
 // "" when the machine can boot kernels with kexec_file_load, else why not.
 std::string kexec_refusal(const Probe& p);
-// "" or why the campaign cannot start: root, kexec, the images, another
-// campaign (`running` names a running campaign's state file, "" for none).
+// "" or why the campaign cannot start: root, kexec, the images, an initrd
+// missing without ,initrd=none, another campaign (`running` names a running
+// campaign's state file, "" for none), then a trial load of every kernel
+// (the real test: a signature under lockdown, the image's format).
 std::string start_refusal(const Probe& p, const State& s, const std::string& running);
+
+// What the plan warns about without refusing: a kernel whose modules are
+// not installed (/lib/modules/RELEASE).
+std::vector<std::string> start_warnings(const Probe& p, const State& s);
 
 }  // namespace kbench::campaign

@@ -3,6 +3,7 @@
 // every point of a whole campaign, and each refusal (with a fake machine:
 // no root, no kexec, no reboot needed).
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <map>
 #include <set>
@@ -10,6 +11,8 @@
 #include <vector>
 
 #include "driver/campaign.hpp"
+#include "driver/campaign_boot.hpp"
+#include "driver/campaign_hook.hpp"
 #include "driver/json_value.hpp"
 #include "driver/sha256.hpp"
 #include "harness/internal/usage_error.hpp"
@@ -46,7 +49,7 @@ kc::State roundtrip(const kc::State& s) {
   return kc::state_from_json(*j);
 }
 
-kc::Probe fake(unsigned euid, std::map<std::string, std::string> files, int kexec_errno) {
+kc::Probe fake(unsigned euid, std::map<std::string, std::string> files, int kexec_errno, int load_errno = 0) {
   kc::Probe p;
   p.euid = [euid] { return euid; };
   p.read_file = [files](const std::string& f) -> std::optional<std::string> {
@@ -55,7 +58,13 @@ kc::Probe fake(unsigned euid, std::map<std::string, std::string> files, int kexe
     return it->second;
   };
   p.is_file = [files](const std::string& f) { return files.count(f) > 0; };
+  p.is_dir = [files](const std::string& d) {
+    for (const auto& f : files)
+      if (f.first.rfind(d + "/", 0) == 0) return true;
+    return false;
+  };
   p.kexec_probe = [kexec_errno] { return kexec_errno; };
+  p.trial_load = [load_errno](const kc::Kernel& k) { return k.label == "unsigned" ? load_errno : 0; };
   return p;
 }
 
@@ -107,10 +116,63 @@ TEST_CASE("image_release_from_bytes: the x86 boot header's version string", "[ca
   CHECK_FALSE(kc::image_release_from_bytes("short"));
 }
 
-TEST_CASE("kexec_cmdline: the current line without BOOT_IMAGE= and initrd=, then the explicit extras", "[campaign]") {
-  CHECK(kc::kexec_cmdline("BOOT_IMAGE=/vmlinuz-6.1 root=UUID=ab ro initrd=/x quiet\n", "mitigations=off") ==
-        "root=UUID=ab ro quiet mitigations=off");
-  CHECK(kc::kexec_cmdline("console=ttyS0 root=/dev/vda", "") == "console=ttyS0 root=/dev/vda");
+TEST_CASE("kexec_cmdline: the current line without BOOT_IMAGE=, initrd= and what the safety sets, then safety, then extras", "[campaign]") {
+  const std::string safety = kc::safety_args(kc::BootSafety{});
+  CHECK(safety == "panic=10 oops=panic softlockup_panic=1");
+  CHECK(kc::kexec_cmdline("BOOT_IMAGE=/vmlinuz-6.1 root=UUID=ab ro initrd=/x quiet\n", safety, "mitigations=off") ==
+        "root=UUID=ab ro quiet panic=10 oops=panic softlockup_panic=1 mitigations=off");
+  // the machine's own panic=0 and an earlier campaign's marker do not survive; console= does
+  CHECK(kc::kexec_cmdline("console=ttyS0 root=/dev/vda panic=0 kbench.campaign=old:1:1", safety, "") ==
+        "console=ttyS0 root=/dev/vda panic=10 oops=panic softlockup_panic=1");
+  CHECK(kc::kexec_cmdline("root=/dev/vda", safety, "panic=30") ==
+        "root=/dev/vda panic=10 oops=panic softlockup_panic=1 panic=30");  // KERNEL_ARGS last: it wins
+}
+
+TEST_CASE("safety_args: a serial console where there is a UART, the watchdog kept across the kexec", "[campaign]") {
+  kc::BootSafety b;
+  b.serial = "ttyS1";
+  b.watchdog_open_s = 300;
+  CHECK(kc::safety_args(b) ==
+        "panic=10 oops=panic softlockup_panic=1 console=tty0 console=ttyS1,115200n8 "
+        "watchdog.stop_on_reboot=0 watchdog.open_timeout=300");
+  const std::string serial = "serinfo:1.0 driver revision:\n0: uart:unknown port:000003F8 irq:4\n"
+                             "1: uart:16550A port:000002F8 irq:3 tx:0 rx:0\n";
+  CHECK(kc::serial_console(serial) == "ttyS1");
+  CHECK(kc::serial_console(std::string("serinfo:1.0 driver revision:\n0: uart:unknown port:000003F8 irq:4\n")) == "");
+  CHECK(kc::serial_console(std::nullopt) == "");
+  CHECK(kc::has_console("root=/dev/sda console=tty0"));
+  CHECK_FALSE(kc::has_console("root=/dev/sda quiet"));
+}
+
+TEST_CASE("image and initrd names: Debian, Fedora/RHEL, SUSE, systemd-boot, a build tree", "[campaign]") {
+  CHECK(kc::image_candidates("6.12.1", "abc") ==
+        std::vector<std::string>{"/boot/vmlinuz-6.12.1", "/boot/abc/6.12.1/linux", "/efi/abc/6.12.1/linux",
+                                 "/boot/efi/abc/6.12.1/linux"});
+  CHECK(kc::image_candidates("6.12.1", "") == std::vector<std::string>{"/boot/vmlinuz-6.12.1"});
+  const auto boot = kc::initrd_candidates("/boot/vmlinuz-6.12.1", "6.12.1");
+  CHECK(boot == std::vector<std::string>{"/boot/initrd.img-6.12.1", "/boot/initramfs-6.12.1.img", "/boot/initrd-6.12.1",
+                                         "/boot/initrd-6.12.1.img", "/boot/initramfs-6.12.1"});
+  const auto bls = kc::initrd_candidates("/efi/abc/6.12.1/linux", "6.12.1");
+  CHECK(bls.front() == "/efi/abc/6.12.1/initrd");
+  const auto tree = kc::initrd_candidates("/home/me/linux/arch/x86/boot/bzImage", "6.13.0-rc1");
+  CHECK(tree.front() == "/home/me/linux/arch/x86/boot/initrd.img-6.13.0-rc1");
+  CHECK(std::find(tree.begin(), tree.end(), "/boot/initrd.img-6.13.0-rc1") != tree.end());  // update-initramfs -c -k
+  // a file named for another release than its header: both names are looked for
+  const auto renamed = kc::initrd_candidates("/srv/vmlinuz-test", "6.1.0");
+  CHECK(std::find(renamed.begin(), renamed.end(), "/srv/initrd.img-test") != renamed.end());
+}
+
+TEST_CASE("load_refusal: the errno named, and what it means", "[campaign]") {
+  CHECK(kc::errno_name(EKEYREJECTED) == "EKEYREJECTED");
+  CHECK(kc::errno_name(99999) == "errno 99999");
+  const std::string locked = kc::load_refusal(EPERM, "none [integrity] confidentiality\n");
+  CHECK_THAT(locked, Catch::StartsWith("EPERM ("));
+  CHECK_THAT(locked, Catch::Contains("locked down (none [integrity] confidentiality)"));
+  CHECK_THAT(locked, Catch::Contains("unsigned"));
+  CHECK_THAT(kc::load_refusal(EPERM, "[none] integrity confidentiality"), Catch::Contains("CAP_SYS_BOOT"));
+  CHECK_THAT(kc::load_refusal(ENOEXEC, ""), Catch::Contains("not an image this kernel can kexec"));
+  CHECK_THAT(kc::load_refusal(EKEYREJECTED, ""), Catch::StartsWith("EKEYREJECTED"));
+  CHECK_THAT(kc::load_refusal(ENODATA, ""), Catch::Contains("no usable signature"));
 }
 
 TEST_CASE("state: the file's round trip keeps everything; a bad file is refused", "[campaign]") {
@@ -381,9 +443,11 @@ TEST_CASE("resume after a crash at every step: each step once, on its own boot, 
   }
 }
 
-TEST_CASE("refusals: another campaign, a missing image, not root, no kexec, lockdown", "[campaign]") {
+TEST_CASE("refusals: another campaign, a missing image or initrd, not root, no kexec, a trial load", "[campaign]") {
   kc::State s = two_kernels(2);
+  for (auto& k : s.kernels) k.initrd = "/boot/initrd.img-" + k.release;
   const std::map<std::string, std::string> ok = {{"/boot/vmlinuz-6.1", ""}, {"/boot/vmlinuz-6.12", ""},
+                                                 {"/boot/initrd.img-6.1", ""}, {"/boot/initrd.img-6.12", ""},
                                                  {"/proc/sys/kernel/kexec_load_disabled", "0\n"},
                                                  {"/sys/kernel/security/lockdown", "[none] integrity confidentiality\n"}};
   CHECK(kc::start_refusal(fake(0, ok, 0), s, "") == "");
@@ -394,36 +458,89 @@ TEST_CASE("refusals: another campaign, a missing image, not root, no kexec, lock
   CHECK_THAT(kc::start_refusal(fake(1000, ok, 0), s, ""), Catch::Contains("needs root"));
   CHECK_THAT(kc::start_refusal(fake(0, ok, ENOSYS), s, ""), Catch::Contains("CONFIG_KEXEC_FILE"));
   CHECK_THAT(kc::start_refusal(fake(0, ok, EPERM), s, ""), Catch::Contains("not permitted"));
-  auto locked = ok;
-  locked["/sys/kernel/security/lockdown"] = "none [integrity] confidentiality\n";
-  CHECK_THAT(kc::start_refusal(fake(0, locked, 0), s, ""), Catch::Contains("locked down"));
   auto disabled = ok;
   disabled["/proc/sys/kernel/kexec_load_disabled"] = "1\n";
   CHECK_THAT(kc::start_refusal(fake(0, disabled, 0), s, ""), Catch::Contains("kexec_load_disabled"));
+  // lockdown alone refuses nothing: a signed image still loads; the trial load of each tells
+  auto locked = ok;
+  locked["/sys/kernel/security/lockdown"] = "none [integrity] confidentiality\n";
+  CHECK(kc::start_refusal(fake(0, locked, 0, EPERM), s, "") == "");
+  s.kernels[1].label = "unsigned";
+  const std::string why = kc::start_refusal(fake(0, locked, 0, EPERM), s, "");
+  CHECK_THAT(why, Catch::StartsWith("kernel B (/boot/vmlinuz-6.12, label unsigned): a trial kexec_file_load refused it, before any reboot: EPERM"));
+  CHECK_THAT(why, Catch::Contains("locked down"));
   s.mode = "vm";  // in guests: no root, no kexec, kernels are vm-run's to find
   CHECK(kc::start_refusal(fake(1000, {}, ENOSYS), s, "") == "");
 }
 
-TEST_CASE("sha256: the digest sha256sum prints", "[campaign]") {
-  using kbench::driver::sha256_hex;
-  CHECK(sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  CHECK(sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-  // two blocks, and a length that puts the padding across a block boundary
-  CHECK(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") ==
-        "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
-  CHECK(sha256_hex(std::string(1000000, 'a')) == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+TEST_CASE("a kernel without an initrd is refused at plan time, unless initrd=none says so", "[campaign]") {
+  kc::State s = two_kernels(1);
+  s.kernels[0].initrd = "/boot/initrd.img-6.1";
+  const std::map<std::string, std::string> files = {{"/boot/vmlinuz-6.1", ""}, {"/boot/vmlinuz-6.12", ""},
+                                                    {"/boot/initrd.img-6.1", ""}, {"/lib/modules/6.1/modules.dep", ""}};
+  const std::string why = kc::start_refusal(fake(0, files, 0), s, "");
+  CHECK_THAT(why, Catch::StartsWith("kernel B (/boot/vmlinuz-6.12): no initrd found (looked for /boot/initrd.img-6.12, "
+                                    "/boot/initramfs-6.12.img"));
+  CHECK_THAT(why, Catch::Contains(",initrd=none"));
+  s.kernels[1].no_initrd = true;
+  CHECK(kc::start_refusal(fake(0, files, 0), s, "") == "");
+  CHECK(kc::parse_kernel_spec("/x/bzImage,initrd=none").no_initrd);
+  CHECK(roundtrip(s).kernels[1].no_initrd);
+  // no modules installed for a release: a warning, not a refusal
+  const auto w = kc::start_warnings(fake(0, files, 0), s);
+  REQUIRE(w.size() == 1);
+  CHECK_THAT(w[0], Catch::Contains("no /lib/modules/6.12"));
 }
 
-TEST_CASE("image_change: a kexec of an image or initrd that changed since the start is refused", "[campaign]") {
-  kc::Kernel k;
-  k.image = "/boot/vmlinuz-6.12";
-  k.initrd = "/boot/initrd.img-6.12";
-  k.sha256 = "aaaaaaaaaaaaaaaa";
-  k.initrd_sha256 = "bbbbbbbbbbbbbbbb";
-  CHECK(kc::image_change(k, "aaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbb") == "");
-  CHECK_THAT(kc::image_change(k, "cccccccccccccccc", "bbbbbbbbbbbbbbbb"), Catch::Contains("image /boot/vmlinuz-6.12 changed"));
-  CHECK_THAT(kc::image_change(k, "aaaaaaaaaaaaaaaa", "dddddddddddddddd"), Catch::Contains("initrd /boot/initrd.img-6.12 changed"));
-  CHECK_THAT(kc::image_change(k, "", "bbbbbbbbbbbbbbbb"), Catch::Contains("gone or unreadable"));
-  k.initrd.clear();  // no initrd: its digest is not looked at
-  CHECK(kc::image_change(k, "aaaaaaaaaaaaaaaa", "") == "");
+TEST_CASE("the hook's unit: a system copy of the program, the checkout's mounts waited for, home on failure", "[campaign]") {
+  const std::string unit = kc::hook_unit("ID", kc::kHookExe, "/home/me/my tree/results/campaign-ID/campaign.json",
+                                         {"/home/me/my tree/results/campaign-ID", "/home/me/my tree/build/bin"});
+  CHECK_THAT(unit, Catch::Contains("# state: /home/me/my tree/results/campaign-ID/campaign.json\n"));
+  CHECK_THAT(unit, Catch::Contains("\nRequiresMountsFor=\"/home/me/my tree/results/campaign-ID\" \"/home/me/my tree/build/bin\"\n"));
+  CHECK_THAT(unit, Catch::Contains("\nOnFailure=kbench-campaign-home.service\n"));
+  CHECK_THAT(unit, Catch::Contains("\nExecStart=\"/usr/local/sbin/kbench-campaign-hook\" resume \"/home/me/my tree/results/campaign-ID/campaign.json\"\n"));
+  CHECK_THAT(unit, Catch::Contains("\nType=simple\n"));
+  CHECK_THAT(unit, Catch::Contains("\nWantedBy=multi-user.target\n"));
+  CHECK(kc::hook_state_path(unit) == "/home/me/my tree/results/campaign-ID/campaign.json");
+  const std::string home = kc::home_unit("ID", kc::kHookExe, "/r/c.json");
+  CHECK_THAT(home, Catch::Contains("ExecStart=\"/usr/local/sbin/kbench-campaign-hook\" home \"/r/c.json\""));
+  // what systemd would read otherwise: a specifier, a variable, an escape
+  CHECK(kc::systemd_quote("/a%b/$HOME/\"q\"\\", true) == "\"/a%%b/$$HOME/\\\"q\\\"\\\\\"");
+  CHECK(kc::systemd_quote("/a%b/$x", false) == "\"/a%%b/$x\"");
+}
+
+TEST_CASE("the init script: resume, else home; its words quoted for sh", "[campaign]") {
+  const std::string script = kc::init_script("ID", kc::kHookExe, "/srv/it's/campaign.json");
+  CHECK_THAT(script, Catch::StartsWith("#!/bin/sh\n"));
+  CHECK_THAT(script, Catch::Contains("case \"$1\" in stop) exit 0 ;; esac\n"));
+  CHECK_THAT(script, Catch::Contains("'/usr/local/sbin/kbench-campaign-hook' resume '/srv/it'\\''s/campaign.json' || "
+                                     "'/usr/local/sbin/kbench-campaign-hook' home '/srv/it'\\''s/campaign.json'\n"));
+  CHECK(kc::hook_state_path(script) == "/srv/it's/campaign.json");
+  CHECK(kc::hook_state_path("#!/bin/sh\n") == "");
+  // removed links first, the program last; every one recorded before any is written
+  CHECK(kc::hook_files("systemd", true) == std::vector<std::string>{kc::kHookUnitLink, kc::kHookUnit, kc::kHomeUnit, kc::kHookExe});
+  CHECK(kc::hook_files("initd", true) == std::vector<std::string>{kc::kRcLink, kc::kInitScript, kc::kHookExe});
+  CHECK(kc::hook_files("initd", false) == std::vector<std::string>{kc::kInitScript, kc::kHookExe});
+}
+
+TEST_CASE("default_deadline_s: three budgets and a quarter of an hour, else two hours", "[campaign]") {
+  CHECK(kc::default_deadline_s({"--quick"}) == 7200);
+  CHECK(kc::default_deadline_s({"--budget", "300"}) == 1800);
+  CHECK(kc::default_deadline_s({"--budget=100", "--quick"}) == 1200);
+  CHECK(kc::default_deadline_s({"--budget", "x"}) == 7200);
+}
+
+TEST_CASE("eta_text: the time per step so far times the steps left", "[campaign]") {
+  kc::State s = two_kernels(2);
+  s.created = "2026-01-01T00:00:00Z";
+  CHECK(kc::iso_epoch("1970-01-02T00:00:01Z") == 86401);
+  CHECK(kc::iso_epoch("2026-01-01T00:00:00Z") == 1767225600);
+  CHECK(kc::iso_epoch("yesterday") == -1);
+  const long t0 = kc::iso_epoch(s.created);
+  CHECK_THAT(kc::eta_text(s, t0 + 60), Catch::Contains("known when the first step has ended (4 steps left)"));
+  s.steps[0].status = "done";
+  s.steps[1].status = "failed";
+  CHECK(kc::eta_text(s, t0 + 1200) == "ETA: about 20 min (2 steps left at 10 min a step so far, boots included)");
+  s.steps[2].status = s.steps[3].status = "done";
+  CHECK_THAT(kc::eta_text(s, t0 + 1200), Catch::StartsWith("ETA: the end"));
 }
