@@ -33,6 +33,7 @@
 #include "campaign/hook.hpp"
 #include "campaign/machine.hpp"
 #include "campaign/run.hpp"
+#include "campaign/watchdog.hpp"
 #include "driver/campaign.hpp"
 #include "driver/campaign_boot.hpp"
 #include "driver/campaign_hook.hpp"
@@ -73,6 +74,9 @@ const char kUsage[] =
     "                   one; else the distribution's name beside the image or in /boot is taken)\n"
     "  --step-deadline S  a step still running after S seconds is killed and failed, and the\n"
     "                   machine goes home (default: 3 x --budget + 900, else 7200)\n"
+    "  --watchdog W     auto (default: /dev/watchdog0 when its driver is loaded), none, or the\n"
+    "                   module of a hardware watchdog to load at each boot (i6300esb, iTCO_wdt)\n"
+    "  --watchdog-timeout S  the margin of a boot: from the kexec to the hook (default 300)\n"
     "  --label NAME     a name for the campaign (in its ID)\n"
     "  --hook KIND      auto (default), systemd, initd\n"
     "  --vm             run each step in a QEMU guest (scripts/vm-run), no kexec, no reboot:\n"
@@ -123,12 +127,14 @@ int drive(State& s, bool interactive) {
   Now now = machine_now();
   for (const auto& line : reconcile(s, now).said) say(line);
   save(s);
+  if (s.mode == "host" && s.watchdog_s > 0) say("watchdog: " + watchdog_take(s));
   for (;;) {
     now = machine_now();
     const Action a = next_action(s, now);
     if (a.kind == ActionKind::finish) {
       mark_finished(s, "finished", now);
       remove_hook(s);
+      watchdog_disarm();
       save(s);
       std::fputs(describe(s, iso_epoch(now.time)).c_str(), stderr);
       make_report(s);
@@ -157,6 +163,7 @@ int drive(State& s, bool interactive) {
       mark_boot_requested(s, a.step, marker, now);
       save(s);
       sync();
+      watchdog_arm(s.watchdog_s);
       reboot_now(true);
     }
     // run
@@ -169,6 +176,7 @@ int drive(State& s, bool interactive) {
     RunOptions o;
     o.err_file = step_log(s, a.step);
     o.deadline_s = s.deadline_s;
+    o.tick = watchdog_ping;
     Ran r = run_child(argv, o);
     now = machine_now();
     if (g_signal && !r.timed_out) {
@@ -195,6 +203,7 @@ int drive(State& s, bool interactive) {
       // a step that never ends may be a kernel that hangs: the firmware's reboot, not a kexec
       say("past the deadline: back to the default kernel, the campaign goes on from there");
       kexec_unload();
+      watchdog_arm(s.watchdog_s);
       reboot_now(false);
     }
   }
@@ -206,6 +215,8 @@ struct StartArgs {
   int rounds = 2;
   std::string results = "results", bin_dir, append, initrd, label, hook = "auto", repo, python = "/usr/bin/python3";
   int deadline_s = 0;  // 0: from the budget (default_deadline_s)
+  std::string watchdog = "auto";
+  int watchdog_s = 300;
   bool vm = false, dry = false;
   std::vector<std::string> vm_args, kernels, run_args;
 };
@@ -234,7 +245,15 @@ StartArgs parse_start(const std::vector<std::string>& args) {
       if (v.empty() || *end || n < 1 || n > 7 * 86400)
         throw UsageError{"--step-deadline: expected seconds in 1..604800, got '" + v + "'"};
       a.deadline_s = int(n);
-    } else if (o == "--results") a.results = value();
+    } else if (o == "--watchdog-timeout") {
+      const std::string v = value();
+      char* end = nullptr;
+      const long n = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end || n < 30 || n > 3600)
+        throw UsageError{"--watchdog-timeout: expected seconds in 30..3600, got '" + v + "'"};
+      a.watchdog_s = int(n);
+    } else if (o == "--watchdog") a.watchdog = value();
+    else if (o == "--results") a.results = value();
     else if (o == "--bin-dir") a.bin_dir = value();
     else if (o == "--append") a.append = value();
     else if (o == "--initrd") a.initrd = value();
@@ -326,8 +345,29 @@ int start(const std::vector<std::string>& args) {
                            "report tells them apart"};
   const Now now = machine_now();
   const std::string cmdline = trim(probe.read_file("/proc/cmdline").value_or(""));
+  std::string watchdog_plan;
   if (!a.vm) {
     BootSafety safety;
+    if (a.watchdog != "none") {
+      const WatchdogSeen w = watchdog_seen(a.watchdog == "auto" ? "" : a.watchdog);
+      const std::string unfit = watchdog_unfit(w, a.watchdog_s);
+      if (unfit.empty()) {
+        s.watchdog = w.device.empty() ? "/dev/watchdog0" : w.device;
+        s.watchdog_module = w.module;
+        s.watchdog_s = a.watchdog_s;
+        safety.watchdog_open_s = a.watchdog_s;
+        watchdog_plan = s.watchdog + " (" + (w.identity.empty() ? "driver " + w.module : w.identity) +
+                        (w.module.empty() ? "" : ", module " + w.module) + "), armed across each kexec with " +
+                        std::to_string(a.watchdog_s) + " s: a boot that hangs before its hook is reset into the default kernel";
+      } else if (a.watchdog != "auto") {
+        throw Refused{"--watchdog " + a.watchdog + ": " + unfit};
+      } else {
+        watchdog_plan = "none (" + unfit + "): a boot that hangs before its hook waits for a person; a hardware "
+                        "watchdog (iTCO, IPMI; i6300esb in a guest) is recommended";
+      }
+    } else {
+      watchdog_plan = "none (--watchdog none)";
+    }
     // a serial console too, where the machine has a UART and the line names no console
     if (!has_console(cmdline)) safety.serial = serial_console(probe.read_file("/proc/tty/driver/serial"));
     s.safety = safety_args(safety);
@@ -385,6 +425,7 @@ int start(const std::vector<std::string>& args) {
   }
   plan << "\n  each step: " << quoted(step_argv(s, 0)) << "\n";
   plan << "  deadline of a step: " << s.deadline_s << " s" << (a.vm ? "" : ", then the machine goes home") << "\n";
+  if (!a.vm) plan << "  watchdog: " << watchdog_plan << "\n";
   if (a.rounds % 2) plan << "  note: an odd number of rounds; a linear drift cancels over pairs of rounds only\n";
   if (!a.vm)
     plan << "  boot hook: " << (hook == "systemd" ? std::string("systemd unit ") + kHookUnit + " (on failure " + kHomeUnit + ")"
@@ -538,6 +579,7 @@ int stop(const std::vector<std::string>& args) {
     if (p.status == "pending") p.reason = "not run: the campaign was stopped" + (p.reason.empty() ? "" : " (" + p.reason + ")");
   mark_finished(s, "stopped", now);
   remove_hook(s);
+  if (s.mode == "host") watchdog_disarm();
   if (s.mode == "host" && fake_root().empty()) kexec_unload();
   save(s);
   std::fputs(describe(s, iso_epoch(now.time)).c_str(), stderr);
@@ -579,6 +621,7 @@ int home(const std::vector<std::string>& args) {
       return 0;
     }
   }
+  watchdog_disarm();  // the next boot's hook may fail again: no watchdog to reset it over and over
   bool test_boot = false;
   std::istringstream words(now.cmdline);
   for (std::string w; words >> w;) test_boot = test_boot || w.rfind("kbench.campaign=", 0) == 0;

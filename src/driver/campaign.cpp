@@ -198,6 +198,9 @@ JsonValue state_to_json(const State& s) {
   o.set("append", str(s.append));
   o.set("safety", str(s.safety));
   o.set("deadline_s", JsonValue::integer(s.deadline_s));
+  o.set("watchdog", str(s.watchdog));
+  o.set("watchdog_module", str(s.watchdog_module));
+  o.set("watchdog_s", JsonValue::integer(s.watchdog_s));
   o.set("rounds", JsonValue::integer(s.rounds));
   o.set("home_release", str(s.home_release));
   o.set("home_boot_id", str(s.home_boot_id));
@@ -264,6 +267,9 @@ State state_from_json(const JsonValue& j) {
   s.append = get(j, "append");
   s.safety = get(j, "safety");
   s.deadline_s = static_cast<int>(get_int(j, "deadline_s", 7200));
+  s.watchdog = get(j, "watchdog");
+  s.watchdog_module = get(j, "watchdog_module");
+  s.watchdog_s = static_cast<int>(get_int(j, "watchdog_s", 0));
   s.rounds = static_cast<int>(get_int(j, "rounds", 0));
   s.home_release = get(j, "home_release");
   s.home_boot_id = get(j, "home_boot_id");

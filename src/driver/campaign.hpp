@@ -75,6 +75,10 @@ struct State {
   std::string append;             // the extra command-line options, explicit
   std::string safety;             // what every test boot gets besides (safety_args: panic=, ...)
   int deadline_s = 7200;          // a step running longer is killed and failed; the machine goes home
+  // the hardware watchdog armed across each kexec ("" none): its device,
+  // its driver's module (loaded at a boot that lacks it), its timeout
+  std::string watchdog, watchdog_module;
+  int watchdog_s = 0;
   int rounds = 0;
   std::string home_release, home_boot_id;  // the default kernel and the boot the campaign began in
   std::vector<Kernel> kernels;

@@ -101,6 +101,16 @@ std::vector<std::string> initrd_candidates(const std::string& image, const std::
   return out;
 }
 
+std::string watchdog_unfit(const WatchdogSeen& w, int margin_s) {
+  if (w.device.empty() && w.module.empty()) return "no hardware watchdog (/dev/watchdog) on this machine";
+  if (w.module == "softdog" || w.identity.find("Software Watchdog") != std::string::npos)
+    return "softdog is no hardware watchdog: it lives in the kernel and dies at the kexec";
+  if (w.max_timeout > 0 && w.max_timeout < margin_s)
+    return (w.identity.empty() ? w.device : w.identity) + ": its longest timeout, " + std::to_string(w.max_timeout) +
+           " s, is shorter than a boot's margin of " + std::to_string(margin_s) + " s (--watchdog-timeout)";
+  return "";
+}
+
 std::string errno_name(int e) {
   switch (e) {
     case EPERM: return "EPERM";

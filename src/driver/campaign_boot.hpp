@@ -51,6 +51,21 @@ std::vector<std::string> image_candidates(const std::string& release, const std:
 // then the same names in /boot (an initrd made for a kernel built elsewhere).
 std::vector<std::string> initrd_candidates(const std::string& image, const std::string& release);
 
+// A watchdog the machine shows (/sys/class/watchdog/watchdog0), or the
+// module named by --watchdog for one not loaded yet.
+struct WatchdogSeen {
+  std::string device;    // /dev/watchdog0 ("" when no driver is loaded)
+  std::string identity;  // "i6300ESB timer", "iTCO_wdt", "Software Watchdog"
+  std::string module;    // its driver's module ("" when built in or unknown)
+  int max_timeout = 0;   // its longest timeout in seconds (0: not said)
+};
+
+// "" when the watchdog can bring home a boot that hangs before its hook,
+// with a timeout of `margin_s`; else why not. softdog lives in the kernel
+// and dies at the kexec; one whose longest timeout is shorter than the
+// margin would reset boots that are only slow.
+std::string watchdog_unfit(const WatchdogSeen& w, int margin_s);
+
 // "EPERM", "ENOEXEC", ... (the number for one not known).
 std::string errno_name(int e);
 

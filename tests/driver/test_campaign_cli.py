@@ -509,3 +509,53 @@ def test_stop_finds_the_campaign_through_its_hook(build_dir, tmp_path, machine):
     assert s["status"] == "stopped" and s["hook_files"] == []
     assert not (root / "etc/init.d/S99kbench-campaign").exists()
     assert m.reboots() == ["kexec", "reboot"]  # it was in a test boot: home
+
+
+def fake_watchdog(root, identity="i6300ESB timer", module="i6300esb", max_timeout="2046", stop_on_reboot="-1"):
+    wd = root / "sys/class/watchdog/watchdog0"
+    (wd / "device/driver").mkdir(parents=True)
+    (wd / "identity").write_text(identity + "\n")
+    (wd / "max_timeout").write_text(max_timeout + "\n")
+    os.symlink(f"../../../../module/{module}", wd / "device/driver/module")
+    (root / "sys/module/watchdog/parameters").mkdir(parents=True)
+    (root / "sys/module/watchdog/parameters/stop_on_reboot").write_text(stop_on_reboot + "\n")
+    (root / "sys/module/watchdog/initstate").write_text("live\n")
+    (root / "dev").mkdir(exist_ok=True)
+    (root / "dev/watchdog0").write_text("")
+
+
+def test_the_watchdog_is_armed_across_each_kexec_and_disarmed_at_the_end(build_dir, tmp_path, machine):
+    root, a, b = machine
+    fake_watchdog(root)
+    m = Fake(build_dir, tmp_path, root)
+    rc, out, err = m.start("--rounds", "1", "--watchdog-timeout", "200", a, b)
+    assert rc == 0, err
+    assert "watchdog: /dev/watchdog0 (i6300ESB timer, module i6300esb), armed across each kexec with 200 s" in out
+    s, state = m.state()
+    assert "watchdog.stop_on_reboot=0 watchdog.open_timeout=200" in s["kernels"][1]["cmdline"]
+    log = (root / "watchdog-log").read_text().splitlines()
+    # loaded at boot with the core's default: reloaded so that the kexec does not stop it, then armed
+    assert log == ["modprobe -r i6300esb", "modprobe -r watchdog", "modprobe watchdog stop_on_reboot=0",
+                   "modprobe i6300esb", "arm 200", "arm 200"], log
+    (root / "sys/module/watchdog/parameters/stop_on_reboot").write_text("0\n")  # as the test boots have it
+    for _ in range(2):
+        m.boot()
+        assert m.hook("resume", str(state)).returncode == 0
+    assert m.state()[0]["status"] == "finished"
+    assert (root / "watchdog-log").read_text().splitlines()[-1] == "disarm"
+    assert (root / "dev/watchdog0").read_text().endswith("V")  # the magic close
+
+
+@pytest.mark.parametrize("identity, module, max_timeout, words", [
+    ("Software Watchdog", "softdog", "65535", "softdog is no hardware watchdog"),
+    ("iTCO_wdt", "iTCO_wdt", "120", "its longest timeout, 120 s, is shorter"),
+])
+def test_a_watchdog_that_cannot_cover_a_boot_is_not_used(build_dir, tmp_path, machine, identity, module, max_timeout,
+                                                         words):
+    root, a, b = machine
+    fake_watchdog(root, identity, module, max_timeout)
+    r = campaign(build_dir, tmp_path, root, "start", "--dry-run", a, b)
+    assert r.returncode == 0 and "watchdog: none (" in r.stdout and words in r.stdout
+    assert "watchdog.stop_on_reboot" not in r.stdout
+    r = campaign(build_dir, tmp_path, root, "start", "--dry-run", "--watchdog", module, a, b)
+    assert r.returncode == 3 and words in r.stderr

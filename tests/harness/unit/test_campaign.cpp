@@ -544,3 +544,14 @@ TEST_CASE("eta_text: the time per step so far times the steps left", "[campaign]
   s.steps[2].status = s.steps[3].status = "done";
   CHECK_THAT(kc::eta_text(s, t0 + 1200), Catch::StartsWith("ETA: the end"));
 }
+
+TEST_CASE("watchdog_unfit: a hardware watchdog whose timeout covers a boot, never softdog", "[campaign]") {
+  kc::WatchdogSeen w{"/dev/watchdog0", "i6300ESB timer", "i6300esb", 2046};
+  CHECK(kc::watchdog_unfit(w, 300) == "");
+  CHECK_THAT(kc::watchdog_unfit(kc::WatchdogSeen{}, 300), Catch::Contains("no hardware watchdog"));
+  CHECK(kc::watchdog_unfit(kc::WatchdogSeen{"", "", "i6300esb", 0}, 300) == "");  // a module to load at each boot
+  CHECK_THAT(kc::watchdog_unfit(kc::WatchdogSeen{"/dev/watchdog0", "Software Watchdog", "softdog", 65535}, 300),
+             Catch::Contains("dies at the kexec"));
+  w.max_timeout = 120;
+  CHECK_THAT(kc::watchdog_unfit(w, 300), Catch::Contains("longest timeout, 120 s"));
+}
