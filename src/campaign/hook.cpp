@@ -77,6 +77,7 @@ void install_hook(const State& s) {
   mkdirs(root + parent(kHookExe));
   write_file(root + kHookExe, *text, 0755);
   if (s.hook_kind == "systemd") {
+    mkdirs(root + parent(kHookUnit));
     write_file(root + kHookUnit, hook_unit(s.id, kHookExe, state, {s.dir, s.bin_dir}), 0644);
     write_file(root + kHomeUnit, home_unit(s.id, kHookExe, state), 0644);
     mkdirs(root + parent(kHookUnitLink));

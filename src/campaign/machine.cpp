@@ -134,10 +134,11 @@ std::string kexec_load(const Kernel& k, const std::string& cmdline) {
 }
 
 
-bool systemd_runs() { return fake_root().empty() && is_dir("/run/systemd/system"); }
+// (the tests' fake machine runs "systemd" when DIR/run/systemd/system is there: its systemctl is DIR/bin/systemctl)
+bool systemd_runs() { return is_dir(fake_root() + "/run/systemd/system"); }
 
 // OpenRC runs its own services and /etc/local.d, never /etc/init.d/S99 scripts.
-bool openrc_runs() { return !systemd_runs() && (is_dir("/run/openrc") || is_file("/sbin/openrc")); }
+bool openrc_runs() { return !systemd_runs() && (is_dir(fake_root() + "/run/openrc") || is_file(fake_root() + "/sbin/openrc")); }
 
 namespace {
 

@@ -33,6 +33,7 @@
 #include "campaign/hook.hpp"
 #include "campaign/machine.hpp"
 #include "campaign/run.hpp"
+#include "campaign/settle.hpp"
 #include "campaign/watchdog.hpp"
 #include "driver/campaign.hpp"
 #include "driver/campaign_boot.hpp"
@@ -135,6 +136,7 @@ int drive(State& s, bool interactive) {
       mark_finished(s, "finished", now);
       remove_hook(s);
       watchdog_disarm();
+      let_logins_in();
       save(s);
       std::fputs(describe(s, iso_epoch(now.time)).c_str(), stderr);
       make_report(s);
@@ -171,6 +173,13 @@ int drive(State& s, bool interactive) {
     mkdir((s.dir + "/logs").c_str(), 0755);
     say(step_label(s, a.step) + ": " + kernel_name(s, a.kernel) + ": " + quoted(argv) + " (its messages: " +
         step_log(s, a.step) + ")");
+    if (s.mode == "host") {
+      keep_logins_off(s);
+      const std::string settled = settle(s);
+      say(step_label(s, a.step) + ": the boot settled: " + settled);
+      s.steps[std::size_t(a.step)].settle = settled;
+      now = machine_now();
+    }
     mark_step_running(s, a.step, now);
     save(s);
     RunOptions o;
@@ -449,7 +458,7 @@ int start(const std::vector<std::string>& args) {
   if (why.empty() && !a.vm && openrc_runs())
     why = "this machine runs OpenRC, which never runs /etc/init.d/S99 scripts: the boot hook would not run "
           "(a systemd, sysvinit or busybox machine can run a campaign; make vm-campaign runs anywhere)";
-  if (why.empty() && !a.vm && hook == "systemd" && !systemd_runs() && fake_root().empty())
+  if (why.empty() && !a.vm && hook == "systemd" && !systemd_runs())
     why = "--hook systemd: systemd does not run here";
   if (a.dry) {
     if (!why.empty()) say("it would be refused: " + why);
@@ -579,7 +588,10 @@ int stop(const std::vector<std::string>& args) {
     if (p.status == "pending") p.reason = "not run: the campaign was stopped" + (p.reason.empty() ? "" : " (" + p.reason + ")");
   mark_finished(s, "stopped", now);
   remove_hook(s);
-  if (s.mode == "host") watchdog_disarm();
+  if (s.mode == "host") {
+    watchdog_disarm();
+    let_logins_in();
+  }
   if (s.mode == "host" && fake_root().empty()) kexec_unload();
   save(s);
   std::fputs(describe(s, iso_epoch(now.time)).c_str(), stderr);

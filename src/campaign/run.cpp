@@ -66,6 +66,7 @@ Ran run_child(const std::vector<std::string>& argv, const RunOptions& o) {
   double killed_at = -1, last_tick = -1;
   int passed = 0, st = 0;
   bool open_pipe = true, reaped = false;
+  useconds_t nap = 5000;  // a short command ends in milliseconds: look often at first
   while (!reaped) {
     const double t = mono_s();
     if (o.tick && t - last_tick >= 1.0) {
@@ -95,7 +96,8 @@ Ran run_child(const std::vector<std::string>& argv, const RunOptions& o) {
         else if (n == 0 || (n < 0 && errno != EINTR)) open_pipe = false;
       }
     } else {
-      usleep(200000);
+      usleep(nap);
+      nap = std::min<useconds_t>(nap * 2, 200000);
     }
     const pid_t w = waitpid(pid, &st, WNOHANG);
     if (w == pid) reaped = true;
@@ -117,6 +119,10 @@ Ran run_child(const std::vector<std::string>& argv, const RunOptions& o) {
 }
 
 std::string which(const std::string& name) {
+  if (!fake_root().empty()) {  // the tests' fake machine: its own commands only
+    const std::string p = fake_root() + "/bin/" + name;
+    return access(p.c_str(), X_OK) == 0 ? p : "";
+  }
   for (const char* d : {"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"}) {
     const std::string p = std::string(d) + "/" + name;
     if (access(p.c_str(), X_OK) == 0) return p;

@@ -235,6 +235,7 @@ JsonValue state_to_json(const State& s) {
     e.set("ended", str(p.ended));
     e.set("boots", JsonValue::integer(p.boots));
     e.set("runs", JsonValue::integer(p.runs));
+    e.set("settle", str(p.settle));
     st.push(std::move(e));
   }
   o.set("steps", std::move(st));
@@ -309,6 +310,7 @@ State state_from_json(const JsonValue& j) {
       p.ended = get(e, "ended");
       p.boots = static_cast<int>(get_int(e, "boots", 0));
       p.runs = static_cast<int>(get_int(e, "runs", 0));
+      p.settle = get(e, "settle");
       s.steps.push_back(p);
     }
   if (const JsonValue* pb = j.find("pending_boot"); pb && pb->is_object()) s.pending_boot = boot_from(*pb);

@@ -51,6 +51,7 @@ struct Step {
   std::string started, ended;     // UTC ISO times
   int boots = 0;                  // kexec boots asked for it (a failed one is tried once more)
   int runs = 0;                   // times it started (one cut by a crash runs once more)
+  std::string settle;             // what its boot was waited for before it started
 };
 
 struct Boot {                     // one boot the campaign saw (or asked for)

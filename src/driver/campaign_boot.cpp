@@ -111,6 +111,36 @@ std::string watchdog_unfit(const WatchdogSeen& w, int margin_s) {
   return "";
 }
 
+std::vector<std::string> timer_units(const std::string& list_units) {
+  std::vector<std::string> out;
+  std::istringstream in(list_units);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream w(line);
+    std::string unit;
+    if (!(w >> unit)) continue;
+    if (unit == "\xe2\x97\x8f" && !(w >> unit)) continue;  // a failed unit's bullet
+    if (unit.size() > 6 && unit.compare(unit.size() - 6, 6, ".timer") == 0) out.push_back(unit);
+  }
+  return out;
+}
+
+std::string time_daemon(const std::vector<std::string>& comms) {
+  for (const auto& c : comms)
+    for (const char* d : {"chronyd", "ntpd", "systemd-timesyn", "openntpd", "timesyncd", "ntpsec"})
+      if (c == d) return c;
+  return "";
+}
+
+bool clock_settled(int adjtimex_state, long status, long tick, long user_hz) {
+  constexpr int kTimeError = 5;     // TIME_ERROR
+  constexpr long kStaUnsync = 0x40;  // STA_UNSYNC
+  if (adjtimex_state == kTimeError || (status & kStaUnsync) || user_hz <= 0) return false;
+  const long nominal = 1000000 / user_hz;
+  const long off = tick > nominal ? tick - nominal : nominal - tick;
+  return off * 2000 <= nominal;  // within 500 ppm
+}
+
 std::string errno_name(int e) {
   switch (e) {
     case EPERM: return "EPERM";

@@ -66,6 +66,22 @@ struct WatchdogSeen {
 // margin would reset boots that are only slow.
 std::string watchdog_unfit(const WatchdogSeen& w, int margin_s);
 
+// ---- a boot settled: what a step waits for -------------------------------
+
+// The timer units of `systemctl list-units --type=timer --state=active
+// --plain --no-legend` (apt-daily.timer, man-db.timer, ...): stopped for
+// the boot, so that nothing they start runs beside a step.
+std::vector<std::string> timer_units(const std::string& list_units);
+
+// The clock daemon among the process names of /proc/*/comm (chronyd, ntpd,
+// systemd-timesyncd, ...), "" for none: then nothing will slew the clock.
+std::string time_daemon(const std::vector<std::string>& comms);
+
+// Whether adjtimex(2) says the clock is synchronised and not being slewed
+// hard: not TIME_ERROR, STA_UNSYNC clear, and its tick within 500 ppm of
+// nominal (chrony slews by up to a tenth through the tick after a boot).
+bool clock_settled(int adjtimex_state, long status, long tick, long user_hz);
+
 // "EPERM", "ENOEXEC", ... (the number for one not known).
 std::string errno_name(int e);
 

@@ -44,6 +44,7 @@ def machine(tmp_path):
     (root / "sys/kernel/security/lockdown").write_text("[none] integrity confidentiality\n")
     (root / "euid").write_text("0\n")
     (root / "kexec_probe").write_text("0\n")
+    (root / "run").mkdir()
     for rel in RELEASES.values():
         (root / "lib/modules" / rel).mkdir(parents=True)
     a = image(tmp_path / "vmlinuz-6.1", RELEASES["6.1"])
@@ -293,6 +294,8 @@ FAKE_RUN = r"""#!/bin/sh
 # its meta.json, printed; with --label hangs it never ends (until killed)
 out=$2
 echo "fake kbench-run $*" >&2
+[ -f "$KBENCH_CAMPAIGN_FAKE_ROOT/run/nologin" ] && echo "logins kept off" >&2
+[ -f "$KBENCH_CAMPAIGN_FAKE_ROOT/systemctl-log" ] && echo "kbench-run" >> "$KBENCH_CAMPAIGN_FAKE_ROOT/systemctl-log"
 case " $* " in *" --label hangs "*) sleep 600; exit 1 ;; esac
 d=$out/h/rel/run-$$
 mkdir -p "$d" && echo '{"status": "complete"}' > "$d/meta.json" && echo "$d"
@@ -314,7 +317,7 @@ class Fake:
         self.bin_dir = str(bins)
         self.env = dict(os.environ, KBENCH_CAMPAIGN_FAKE_ROOT=str(root))
 
-    def start(self, *args, hang_up=False):
+    def start(self, *args, hang_up=False, reboots=1):
         import signal
         import time
         cmd = [str(self.build_dir / "bin" / "kbench-campaign"), "start", "--bin-dir", self.bin_dir, *args]
@@ -334,7 +337,8 @@ class Fake:
                     break
                 time.sleep(0.05)
         out, err = p.communicate(timeout=60)
-        self.wait_reboot(1)
+        if reboots:
+            self.wait_reboot(reboots)
         return p.returncode, out, err
 
     def reboots(self):
@@ -559,3 +563,57 @@ def test_a_watchdog_that_cannot_cover_a_boot_is_not_used(build_dir, tmp_path, ma
     assert "watchdog.stop_on_reboot" not in r.stdout
     r = campaign(build_dir, tmp_path, root, "start", "--dry-run", "--watchdog", module, a, b)
     assert r.returncode == 3 and words in r.stderr
+
+
+FAKE_SYSTEMCTL = r"""#!/bin/sh
+# a stand-in for systemctl: each call a line in DIR/systemctl-log
+echo "$*" >> "$KBENCH_CAMPAIGN_FAKE_ROOT/systemctl-log"
+case "$1" in
+is-system-running) echo running ;;
+list-units) printf 'apt-daily.timer loaded active waiting Daily apt download activities\nman-db.timer loaded active waiting Daily man-db regeneration\n' ;;
+show) echo "${5%.timer}.service" ;;
+is-active) echo inactive ;;
+esac
+"""
+
+
+def test_under_systemd_a_step_waits_for_the_boot_and_its_timers(build_dir, tmp_path, machine):
+    """The systemd path on the fake machine (its systemctl a stand-in): the
+    unit and its home unit, the hand-over through systemd, and before each
+    step is-system-running --wait and the timers stopped for the boot."""
+    root, a, b = machine
+    (root / "run/systemd/system").mkdir(parents=True)
+    (root / "bin").mkdir()
+    (root / "bin/systemctl").write_text(FAKE_SYSTEMCTL)
+    (root / "bin/systemctl").chmod(0o755)
+    m = Fake(build_dir, tmp_path, root)
+    rc, out, err = m.start("--rounds", "1", a, b, reboots=0)
+    assert rc == 0, err
+    assert "journalctl -u kbench-campaign -f" in err
+    s, state = m.state()
+    assert s["hook_kind"] == "systemd"
+    unit = (root / "etc/systemd/system/kbench-campaign.service").read_text()
+    assert f'RequiresMountsFor="{state.parent}" "{m.bin_dir}"' in unit
+    assert "OnFailure=kbench-campaign-home.service" in unit
+    assert (root / "etc/systemd/system/kbench-campaign-home.service").exists()
+    assert os.readlink(root / "etc/systemd/system/multi-user.target.wants/kbench-campaign.service") == \
+        "/etc/systemd/system/kbench-campaign.service"
+    log = (root / "systemctl-log").read_text().splitlines()
+    assert log == ["daemon-reload", "start --no-block kbench-campaign.service"]  # handed over to systemd
+    for n in range(3):  # what systemd starts at each boot
+        assert m.hook("resume", str(state)).returncode == 0
+        if n < 2:
+            m.boot()
+    s, _ = m.state()
+    assert s["status"] == "finished"
+    log = (root / "systemctl-log").read_text().splitlines()
+    runs = [i for i, line in enumerate(log) if line == "kbench-run"]
+    assert len(runs) == 2
+    for first, run in zip([log.index("daemon-reload") + 2] + [r + 1 for r in runs[:-1]], runs):
+        part = log[first:run]  # what came between the boot's start and its step
+        assert part[0] == "is-system-running --wait", part
+        assert "stop apt-daily.timer" in part and "stop man-db.timer" in part and "is-active apt-daily.service" in part
+    assert "system running; 2 timers stopped for this boot" in s["steps"][0]["settle"]
+    assert "logins kept off" in (state.parent / "logs/step-01-A.log").read_text()
+    assert not (root / "run/nologin").exists()  # let in again at the end
+    assert log[-1] == "daemon-reload" and not (root / "etc/systemd/system/kbench-campaign.service").exists()

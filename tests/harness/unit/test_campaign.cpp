@@ -555,3 +555,19 @@ TEST_CASE("watchdog_unfit: a hardware watchdog whose timeout covers a boot, neve
   w.max_timeout = 120;
   CHECK_THAT(kc::watchdog_unfit(w, 300), Catch::Contains("longest timeout, 120 s"));
 }
+
+TEST_CASE("settling: the timers stopped, the clock daemon found, the clock's slew over", "[campaign]") {
+  const std::string units = "apt-daily.timer         loaded active waiting Daily apt download activities\n"
+                            "\xe2\x97\x8f logrotate.timer loaded active waiting Daily rotation of log files\n"
+                            "man-db.timer            loaded active waiting Daily man-db regeneration\n\n";
+  CHECK(kc::timer_units(units) == std::vector<std::string>{"apt-daily.timer", "logrotate.timer", "man-db.timer"});
+  CHECK(kc::timer_units("").empty());
+  CHECK(kc::time_daemon({"bash", "chronyd", "sshd"}) == "chronyd");
+  CHECK(kc::time_daemon({"systemd-timesyn"}) == "systemd-timesyn");  // /proc/PID/comm keeps 15 characters
+  CHECK(kc::time_daemon({"bash", "kbench-run"}) == "");
+  CHECK(kc::clock_settled(0, 0x2001, 10000, 100));
+  CHECK_FALSE(kc::clock_settled(5, 0x2001, 10000, 100));    // TIME_ERROR
+  CHECK_FALSE(kc::clock_settled(0, 0x0040, 10000, 100));    // STA_UNSYNC
+  CHECK_FALSE(kc::clock_settled(0, 0x2001, 10800, 100));    // chrony slewing by 8 % through the tick
+  CHECK(kc::clock_settled(0, 0x2001, 10004, 100));          // 400 ppm: a clock's own error
+}
