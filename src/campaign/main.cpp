@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "campaign/evidence.hpp"
 #include "campaign/files.hpp"
 #include "campaign/hook.hpp"
 #include "campaign/machine.hpp"
@@ -126,8 +127,22 @@ int drive(State& s, bool interactive) {
   }
   s.pid = getpid();
   Now now = machine_now();
-  for (const auto& line : reconcile(s, now).said) say(line);
+  std::vector<int> running;  // steps a crash may have cut: their boot's log is kept too
+  for (std::size_t i = 0; i < s.steps.size(); ++i)
+    if (s.steps[i].status == "running" && s.steps[i].boot_id != now.boot_id) running.push_back(int(i));
+  const Findings found = reconcile(s, now);
+  for (const auto& line : found.said) say(line);
   save(s);
+  if (s.mode == "host" && (found.failed_step >= 0 || !running.empty())) {
+    char name[64];
+    if (found.failed_step >= 0)
+      std::snprintf(name, sizeof name, "step-%02d-boot-%d", found.failed_step + 1, found.failed_attempt);
+    else
+      std::snprintf(name, sizeof name, "step-%02d-run-%d", running[0] + 1, s.steps[std::size_t(running[0])].runs);
+    const std::string kept = keep_evidence(s, name);
+    say(kept.empty() ? "the failed boot left no kernel log or pstore record here (no persistent journal, no pstore)"
+                     : "what the failed boot left: " + kept);
+  }
   if (s.mode == "host" && s.watchdog_s > 0) say("watchdog: " + watchdog_take(s));
   for (;;) {
     now = machine_now();

@@ -436,10 +436,14 @@ def test_a_boot_without_its_marker_is_tried_once_more_then_its_kernel_fails(buil
     m.boot()
     assert m.hook("resume", str(state)).returncode == 0  # A's step, then the kexec for B
     for attempt in (1, 2):
+        (root / "sys/fs/pstore").mkdir(parents=True, exist_ok=True)
+        (root / "sys/fs/pstore" / f"dmesg-efi-{attempt}").write_text(f"Kernel panic - not syncing: {attempt}\n")
         m.boot(asked=False)
         r = m.hook("resume", str(state))
         assert r.returncode == 0, r.stderr
         assert "without the boot's marker" in r.stderr
+        kept = state.parent / "evidence" / f"step-02-boot-{attempt}" / f"pstore-dmesg-efi-{attempt}"
+        assert kept.read_text() == f"Kernel panic - not syncing: {attempt}\n"  # kept with the campaign
     s, _ = m.state()
     assert s["status"] == "finished"
     assert [p["status"] for p in s["steps"]] == ["done", "failed"]
