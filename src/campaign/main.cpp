@@ -408,7 +408,6 @@ int start(const std::vector<std::string>& args) {
   gmtime_r(&t, &g);
   strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &g);
   s.id = std::string(stamp) + (a.label.empty() ? "" : "-" + a.label);
-  mkdir(a.results.c_str(), 0755);
   const std::string results = absolute(a.results);
   s.dir = results + "/campaign-" + s.id;
   s.bin_dir = absolute(a.bin_dir.empty() ? self_dir() : a.bin_dir);
@@ -482,6 +481,7 @@ int start(const std::vector<std::string>& args) {
   if (!why.empty()) throw Refused{why};
   if (a.vm && !is_file(s.repo + "/scripts/vm-run")) throw Refused{"no scripts/vm-run under " + s.repo + " (--repo)"};
   if (!a.vm && !is_file(s.bin_dir + "/kbench-run")) throw Refused{"no kbench-run in " + s.bin_dir + " (--bin-dir)"};
+  mkdir(results.c_str(), 0755);
   if (a.vm) {
     if (mkdir(s.dir.c_str(), 0755) != 0) throw Failure{"cannot create " + s.dir + ": " + std::strerror(errno)};
     log_to(s.dir + "/campaign.log");

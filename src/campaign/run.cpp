@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "campaign/files.hpp"
+#include "driver/campaign_hook.hpp"
 
 namespace kbench::campaign {
 
@@ -157,7 +158,7 @@ std::string quoted(const std::vector<std::string>& argv) {
     bool plain = !a.empty();
     for (char c : a)
       if (!(std::isalnum(static_cast<unsigned char>(c)) || std::strchr("-_./=+:,@", c))) plain = false;
-    out += (out.empty() ? "" : " ") + (plain ? a : "'" + a + "'");
+    out += (out.empty() ? "" : " ") + (plain ? a : shell_quote(a));
   }
   return out;
 }

@@ -621,3 +621,21 @@ def test_under_systemd_a_step_waits_for_the_boot_and_its_timers(build_dir, tmp_p
     assert "logins kept off" in (state.parent / "logs/step-01-A.log").read_text()
     assert not (root / "run/nologin").exists()  # let in again at the end
     assert log[-1] == "daemon-reload" and not (root / "etc/systemd/system/kbench-campaign.service").exists()
+
+
+def test_make_passes_kernel_args_and_only_with_quotes_whole(build_dir, tmp_path, machine):
+    """make's recipes hand KERNEL_ARGS, ONLY and LABEL to the program through
+    the environment: a quote (or a $) in them no longer breaks the shell's quoting."""
+    import shlex
+    root = next(p for p in [build_dir.resolve(), *build_dir.resolve().parents] if (p / "Makefile").is_file())
+    exe = str(build_dir.resolve() / "bin" / "kbench-campaign")
+    kernel_args = "dyndbg=\"file x.c +p\" a='b'"
+    only = "^lat_syscall (null|read)$ it's"
+    r = subprocess.run(["make", "-s", "--no-print-directory", "-C", str(root), "-o", exe, f"CAMPAIGN_BIN={exe}",
+                        "vm-campaign", "DRY_RUN=1", "KERNELS=k1 k2", f"KERNEL_ARGS={kernel_args}", f"ONLY={only}",
+                        "BUDGET="], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    step = next(line for line in r.stdout.splitlines() if "each step:" in line).split("each step:", 1)[1]
+    argv = shlex.split(step)  # the plan's command, read back as a shell would
+    assert argv[argv.index("--append") + 1] == kernel_args
+    assert argv[argv.index("--only") + 1] == only
