@@ -180,7 +180,12 @@ int drive(State& s, bool interactive) {
       mark_boot_requested(s, a.step, marker, now);
       save(s);
       sync();
-      watchdog_arm(s.watchdog_s);
+      if (k.watchdog) {
+        watchdog_arm(s.watchdog_s);
+      } else if (s.watchdog_s > 0) {
+        say("kernel " + kernel_name(s, a.kernel) + " has no driver for the watchdog: its boot goes without it");
+        watchdog_disarm();  // else it would reset that boot in the middle of its step
+      }
       reboot_now(true);
     }
     // run
@@ -221,8 +226,8 @@ int drive(State& s, bool interactive) {
     sync();  // the run's files on the disk before the state says it is done
     mark_step_ended(s, a.step, r.status, made_run ? r.last_line : "", reason, now);
     if (s.mode == "vm" && r.status == 3) mark_boot_failed(s, a.kernel, "no run came back from the guest (vm-run exit 3)");
+    save(s);  // then said: a line "done" on the console means the state has it
     say(step_label(s, a.step) + ": " + (reason.empty() ? "done: " + r.last_line : "failed: " + reason));
-    save(s);
     if (r.timed_out && s.mode == "host") {
       // a step that never ends may be a kernel that hangs: the firmware's reboot, not a kexec
       say("past the deadline: back to the default kernel, the campaign goes on from there");
@@ -383,6 +388,15 @@ int start(const std::vector<std::string>& args) {
         watchdog_plan = s.watchdog + " (" + (w.identity.empty() ? "driver " + w.module : w.identity) +
                         (w.module.empty() ? "" : ", module " + w.module) + "), armed across each kexec with " +
                         std::to_string(a.watchdog_s) + " s: a boot that hangs before its hook is reset into the default kernel";
+        for (std::size_t i = 0; i < s.kernels.size(); ++i) {
+          auto& k = s.kernels[i];
+          const std::string mods = "/lib/modules/" + k.release + "/";
+          k.watchdog = w.module.empty() ||
+                       modules_have(probe.read_file(mods + "modules.dep").value_or(""),
+                                    probe.read_file(mods + "modules.builtin").value_or(""), w.module);
+          if (!k.watchdog)
+            watchdog_plan += "; not kernel " + std::string(1, char('A' + i)) + "'s boots: no " + w.module + " in " + mods;
+        }
       } else if (a.watchdog != "auto") {
         throw Refused{"--watchdog " + a.watchdog + ": " + unfit};
       } else {

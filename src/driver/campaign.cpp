@@ -211,6 +211,7 @@ JsonValue state_to_json(const State& s) {
     e.set("image", str(k.image));
     e.set("initrd", str(k.initrd));
     e.set("no_initrd", JsonValue::boolean(k.no_initrd));
+    e.set("watchdog", JsonValue::boolean(k.watchdog));
     e.set("label", str(k.label));
     e.set("release", str(k.release));
     e.set("version", str(k.version));
@@ -235,6 +236,7 @@ JsonValue state_to_json(const State& s) {
     e.set("ended", str(p.ended));
     e.set("boots", JsonValue::integer(p.boots));
     e.set("runs", JsonValue::integer(p.runs));
+    e.set("boot_failures", JsonValue::integer(p.boot_failures));
     e.set("settle", str(p.settle));
     st.push(std::move(e));
   }
@@ -284,6 +286,7 @@ State state_from_json(const JsonValue& j) {
       k.image = get(e, "image");
       k.initrd = get(e, "initrd");
       if (const JsonValue* v = e.find("no_initrd")) k.no_initrd = v->as_bool();
+      if (const JsonValue* v = e.find("watchdog")) k.watchdog = v->as_bool();
       k.label = get(e, "label");
       k.release = get(e, "release");
       k.version = get(e, "version");
@@ -310,6 +313,7 @@ State state_from_json(const JsonValue& j) {
       p.ended = get(e, "ended");
       p.boots = static_cast<int>(get_int(e, "boots", 0));
       p.runs = static_cast<int>(get_int(e, "runs", 0));
+      p.boot_failures = static_cast<int>(get_int(e, "boot_failures", 0));
       p.settle = get(e, "settle");
       s.steps.push_back(p);
     }
@@ -393,12 +397,13 @@ Findings reconcile(State& s, const Now& now) {
       f.failed_step = b.step;
       f.failed_attempt = b.attempt;
       auto& p = s.steps.at(std::size_t(b.step));
-      if (b.attempt < kMaxBootAttempts) {
+      ++p.boot_failures;
+      if (p.boot_failures < kMaxBootAttempts) {
         p.reason = "boot " + std::to_string(b.attempt) + " failed (" + why + "): booted again";
         f.said.push_back(step_name(s, b.step) + ": boot " + std::to_string(b.attempt) + " failed: " + why +
                          "; it is tried once more");
       } else {
-        const std::string reason = "its boot failed " + std::to_string(b.attempt) + " times; the last: " + why;
+        const std::string reason = "its boot failed " + std::to_string(p.boot_failures) + " times; the last: " + why;
         mark_boot_failed(s, b.kernel, reason);
         f.said.push_back("kernel " + kernel_name(s, b.kernel) + ": failed: " + reason);
       }

@@ -27,6 +27,7 @@ struct Kernel {
   std::string image;    // the image file (host mode); the spec itself (vm mode)
   std::string initrd;   // "" = none
   bool no_initrd = false;  // ,initrd=none: booted without one on purpose (else a missing one is refused)
+  bool watchdog = false;   // its boots can take the campaign's watchdog (its driver is in its modules)
   std::string label;    // kbench-run --label for its runs ("" = none)
   std::string release;  // expected `uname -r` after booting it ("" = unknown: vm mode)
   // the image's whole version string (its boot header: release, builder,
@@ -49,7 +50,8 @@ struct Step {
   int exit_code = -1;             // kbench-run's (or vm-run's) exit status
   std::string boot_id;            // the boot it ran in
   std::string started, ended;     // UTC ISO times
-  int boots = 0;                  // kexec boots asked for it (a failed one is tried once more)
+  int boots = 0;                  // kexec boots asked for it (its ATTEMPT in the marker)
+  int boot_failures = 0;          // of them, those that did not come (a second one fails the kernel)
   int runs = 0;                   // times it started (one cut by a crash runs once more)
   std::string settle;             // what its boot was waited for before it started
 };

@@ -141,6 +141,26 @@ bool clock_settled(int adjtimex_state, long status, long tick, long user_hz) {
   return off * 2000 <= nominal;  // within 500 ppm
 }
 
+bool modules_have(const std::string& modules_dep, const std::string& modules_builtin, const std::string& module) {
+  auto norm = [](std::string n) {
+    for (auto& c : n)
+      if (c == '-') c = '_';
+    return n;
+  };
+  const std::string want = norm(module);
+  for (const std::string* text : {&modules_dep, &modules_builtin}) {
+    std::istringstream in(*text);
+    std::string line;
+    while (std::getline(in, line)) {
+      std::string path = line.substr(0, line.find(':'));
+      path = path.substr(path.rfind('/') + 1);
+      const auto ko = path.find(".ko");
+      if (ko != std::string::npos && norm(path.substr(0, ko)) == want) return true;
+    }
+  }
+  return false;
+}
+
 std::string errno_name(int e) {
   switch (e) {
     case EPERM: return "EPERM";

@@ -82,6 +82,12 @@ std::string time_daemon(const std::vector<std::string>& comms);
 // nominal (chrony slews by up to a tenth through the tick after a boot).
 bool clock_settled(int adjtimex_state, long status, long tick, long user_hz);
 
+// Whether a kernel has the module MODULE, by its modules.dep and
+// modules.builtin ("kernel/drivers/watchdog/i6300esb.ko.xz: ..."); - and _
+// are one. A kernel without its driver cannot take the watchdog, which
+// would then reset its boot in the middle of a step.
+bool modules_have(const std::string& modules_dep, const std::string& modules_builtin, const std::string& module);
+
 // "EPERM", "ENOEXEC", ... (the number for one not known).
 std::string errno_name(int e);
 

@@ -535,6 +535,8 @@ def fake_watchdog(root, identity="i6300ESB timer", module="i6300esb", max_timeou
 def test_the_watchdog_is_armed_across_each_kexec_and_disarmed_at_the_end(build_dir, tmp_path, machine):
     root, a, b = machine
     fake_watchdog(root)
+    for rel in RELEASES.values():
+        (root / "lib/modules" / rel / "modules.dep").write_text("kernel/drivers/watchdog/i6300esb.ko.xz:\n")
     m = Fake(build_dir, tmp_path, root)
     rc, out, err = m.start("--rounds", "1", "--watchdog-timeout", "200", a, b)
     assert rc == 0, err
@@ -639,3 +641,21 @@ def test_make_passes_kernel_args_and_only_with_quotes_whole(build_dir, tmp_path,
     argv = shlex.split(step)  # the plan's command, read back as a shell would
     assert argv[argv.index("--append") + 1] == kernel_args
     assert argv[argv.index("--only") + 1] == only
+
+
+def test_a_kernel_without_the_watchdogs_driver_boots_without_it(build_dir, tmp_path, machine):
+    """Debian's 6.1 cloud kernel has no i6300esb: armed, the watchdog would
+    reset its boot in the middle of a step. It is disarmed before that kexec."""
+    root, a, b = machine
+    fake_watchdog(root)
+    (root / "sys/module/watchdog/parameters/stop_on_reboot").write_text("0\n")
+    (root / "lib/modules" / RELEASES["6.12"] / "modules.dep").write_text("kernel/drivers/watchdog/i6300esb.ko.xz:\n")
+    m = Fake(build_dir, tmp_path, root)
+    rc, out, err = m.start("--rounds", "1", b, a)  # A = 6.12 has it, B = 6.1 has not
+    assert rc == 0, err
+    assert "not kernel B's boots: no i6300esb in /lib/modules/6.1.0-57-cloud-amd64/" in out
+    _s, state = m.state()
+    m.boot()
+    assert m.hook("resume", str(state)).returncode == 0  # A's step, then the kexec into B
+    assert (root / "watchdog-log").read_text().splitlines() == ["arm 300", "arm 300", "arm 300", "disarm"]
+    assert "has no driver for the watchdog" in (state.parent / "campaign.log").read_text()

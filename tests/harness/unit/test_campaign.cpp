@@ -368,6 +368,24 @@ TEST_CASE("a step cut by a crash runs once more on a new boot, then is failed", 
   CHECK(kc::next_action(s, home_boot("boot4")).step == 1);  // B's step: the failed one is not run again
 }
 
+TEST_CASE("a step cut once and a boot failed once: two different retries, the kernel not failed", "[campaign]") {
+  kc::State s = two_kernels(1);
+  kc::mark_boot_requested(s, 0, kc::boot_marker(s, 0, 1), home_boot("boot0"));
+  kc::Now in = booted(s, "boot1");
+  kc::reconcile(s, in);
+  kc::mark_step_running(s, 0, in);
+  kc::reconcile(s, home_boot("boot2"));  // the power went during the step: it runs again
+  kc::mark_boot_requested(s, 0, kc::boot_marker(s, 0, 2), home_boot("boot2"));
+  kc::reconcile(s, home_boot("boot3"));  // that boot did not come: the first failed boot
+  CHECK(s.kernels[0].status == "ok");
+  CHECK(s.steps[0].boot_failures == 1);
+  kc::mark_boot_requested(s, 0, kc::boot_marker(s, 0, 3), home_boot("boot3"));
+  CHECK(s.pending_boot->marker == kc::boot_marker(s, 0, 3));  // every boot its own marker
+  in = booted(s, "boot4");
+  kc::reconcile(s, in);
+  CHECK(kc::next_action(s, in).kind == kc::ActionKind::run);
+}
+
 TEST_CASE("Ctrl-C: the cut step goes back to pending and runs again, on a new boot", "[campaign]") {
   kc::State s = two_kernels(2);
   kc::mark_boot_requested(s, 0, kc::boot_marker(s, 0, 1), home_boot("boot0"));
@@ -570,4 +588,13 @@ TEST_CASE("settling: the timers stopped, the clock daemon found, the clock's sle
   CHECK_FALSE(kc::clock_settled(0, 0x0040, 10000, 100));    // STA_UNSYNC
   CHECK_FALSE(kc::clock_settled(0, 0x2001, 10800, 100));    // chrony slewing by 8 % through the tick
   CHECK(kc::clock_settled(0, 0x2001, 10004, 100));          // 400 ppm: a clock's own error
+}
+
+TEST_CASE("modules_have: a kernel's driver for the watchdog, a module or built in", "[campaign]") {
+  const std::string dep = "kernel/drivers/watchdog/i6300esb.ko.xz: kernel/drivers/watchdog/watchdog.ko.xz\n"
+                          "kernel/drivers/watchdog/watchdog.ko.xz:\n";
+  CHECK(kc::modules_have(dep, "", "i6300esb"));
+  CHECK_FALSE(kc::modules_have(dep, "", "iTCO_wdt"));
+  CHECK(kc::modules_have("", "kernel/drivers/watchdog/iTCO_wdt.ko\n", "iTCO-wdt"));
+  CHECK_FALSE(kc::modules_have("", "", "i6300esb"));  // 6.1's cloud kernel: none
 }
