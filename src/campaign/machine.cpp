@@ -180,7 +180,7 @@ void exit_at_once(int) { _exit(0); }
 
 }  // namespace
 
-[[noreturn]] void reboot_now(bool kexec, int grace_s) {
+[[noreturn]] void reboot_now(bool kexec) {
   if (!fake_root().empty()) {  // the tests' fake machine never reboots: it notes it in DIR/reboots
     say(std::string("fake machine: would ") + (kexec ? "kexec" : "reboot") + " now");
     const int fd = open((fake_root() + "/reboots").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
@@ -193,6 +193,7 @@ void exit_at_once(int) { _exit(0); }
   }
   sync();
   std::vector<std::string> how;
+  int grace_s = 180;
   if (systemd_runs() && !which("systemctl").empty()) {
     // a clean shutdown: systemd stops every unit (this one too: at its
     // SIGTERM this process ends at once, so that the shutdown does not wait
@@ -200,6 +201,7 @@ void exit_at_once(int) { _exit(0); }
     how = {which("systemctl"), "--no-block", kexec ? "kexec" : "reboot"};
   } else if (!kexec && !which("reboot").empty()) {
     how = {which("reboot")};  // init's own shutdown (sysvinit, busybox)
+    grace_s = 20;
   }
   if (!how.empty()) {
     struct sigaction sa{};

@@ -23,10 +23,12 @@ void kexec_unload();
 // Reboots: kexec into the image loaded, or home (through the firmware into
 // the default kernel). With systemd, a clean shutdown (systemctl --no-block;
 // this process then ends at its SIGTERM, so that nothing waits for it);
-// else, and when a shutdown has not happened after `grace_s`, the
+// else, and when a shutdown has not happened after a while (180 s under
+// systemd; 20 s under another init, which may not act on it while its rc,
+// running the hook, has not ended: busybox's does not), the
 // shutdown's last steps done here: every process ended, every file system
 // synced and remounted read-only, then reboot(2). Never returns (the fake
 // machine of the tests: says what it would do and exits 0).
-[[noreturn]] void reboot_now(bool kexec, int grace_s = 180);
+[[noreturn]] void reboot_now(bool kexec);
 
 }  // namespace kbench::campaign

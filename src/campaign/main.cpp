@@ -140,8 +140,8 @@ int drive(State& s, bool interactive) {
     else
       std::snprintf(name, sizeof name, "step-%02d-run-%d", running[0] + 1, s.steps[std::size_t(running[0])].runs);
     const std::string kept = keep_evidence(s, name);
-    say(kept.empty() ? "the failed boot left no kernel log or pstore record here (no persistent journal, no pstore)"
-                     : "what the failed boot left: " + kept);
+    say(kept.empty() ? "the previous boot left no kernel log or pstore record here (no persistent journal, no pstore)"
+                     : "what the previous boot left: " + kept);
   }
   if (s.mode == "host" && s.watchdog_s > 0) say("watchdog: " + watchdog_take(s));
   for (;;) {
@@ -191,8 +191,6 @@ int drive(State& s, bool interactive) {
     // run
     const auto argv = step_argv(s, a.kernel);
     mkdir((s.dir + "/logs").c_str(), 0755);
-    say(step_label(s, a.step) + ": " + kernel_name(s, a.kernel) + ": " + quoted(argv) + " (its messages: " +
-        step_log(s, a.step) + ")");
     if (s.mode == "host") {
       keep_logins_off(s);
       const std::string settled = settle(s);
@@ -200,6 +198,8 @@ int drive(State& s, bool interactive) {
       s.steps[std::size_t(a.step)].settle = settled;
       now = machine_now();
     }
+    say(step_label(s, a.step) + ": " + kernel_name(s, a.kernel) + ": " + quoted(argv) + " (its messages: " +
+        step_log(s, a.step) + ")");
     mark_step_running(s, a.step, now);
     save(s);
     RunOptions o;

@@ -18,16 +18,13 @@
 
 #include "campaign/files.hpp"
 #include "driver/campaign_hook.hpp"
+#include "harness/sys.hpp"
 
 namespace kbench::campaign {
 
 namespace {
 
-double mono_s() {
-  timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return double(t.tv_sec) + double(t.tv_nsec) * 1e-9;
-}
+double mono_s() { return double(now_ns()) * 1e-9; }  // the harness's CLOCK_MONOTONIC
 
 }  // namespace
 
