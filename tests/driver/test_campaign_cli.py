@@ -660,3 +660,12 @@ def test_a_kernel_without_the_watchdogs_driver_boots_without_it(build_dir, tmp_p
     assert m.hook("resume", str(state)).returncode == 0  # A's step, then the kexec into B
     assert (root / "watchdog-log").read_text().splitlines() == ["arm 300", "arm 300", "arm 300", "disarm"]
     assert "has no driver for the watchdog" in (state.parent / "campaign.log").read_text()
+
+
+def test_an_openrc_machine_is_refused(build_dir, tmp_path, machine):
+    """OpenRC never runs /etc/init.d/S99 scripts: its hook would not run."""
+    root, a, b = machine
+    (root / "run/openrc").mkdir(parents=True)
+    r = campaign(build_dir, tmp_path, root, "start", a, b)
+    assert r.returncode == 3 and "OpenRC" in r.stderr
+    assert not (root / "etc").exists() and not (root / "usr").exists()
