@@ -46,7 +46,7 @@ void say(const std::string& m) {
 
 void log_to(const std::string& path) {
   if (g_log_fd >= 0) close(g_log_fd);
-  g_log_fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  g_log_fd = path.empty() ? -1 : open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 }
 
 std::string now_iso() {

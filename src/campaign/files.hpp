@@ -23,7 +23,7 @@ extern volatile sig_atomic_t g_signal;
 // hook runs), and a time-stamped line in the campaign's log once log_to()
 // named it: what happened at each boot stays with the campaign's results.
 void say(const std::string& m);
-void log_to(const std::string& path);
+void log_to(const std::string& path);  // "": no log (closed: a file open for writing keeps its file system from going read-only)
 
 std::string now_iso();
 

@@ -169,6 +169,7 @@ void quiesce() {
 [[noreturn]] void hard_reboot(bool kexec) {
   say(std::string("the machine's own ") + (kexec ? "kexec" : "reboot") +
       ": every process ended, the file systems synced and read-only, then reboot(2)");
+  log_to("");
   quiesce();
   reboot(kexec ? LINUX_REBOOT_CMD_KEXEC : LINUX_REBOOT_CMD_RESTART);
   const int e = errno;
