@@ -132,11 +132,11 @@ def test_reading_scoreboard_cells_anchors_filter_palette(pages):
     assert text.index("id='score'") < text.index("id='summary'")
     board = text[text.index("<table class='score'>"):]
     board = board[:board.index("</table>")]
-    for word in ("failed", "slower", "faster", "inconclusive", "no significant change", "not judged"):
+    for word in ("failed", "slower", "faster", "inconclusive", "no significant change", "not judged", "not tested"):
         assert f"<th>{word}</th>" in board
     row = re.search(r"<tr><td class='k'>testhost/6.6.0-new</td>(.*?)</tr>", board).group(1)
     nums = [int(x) for x in re.findall(r"<td class='num[^']*'>(\d+)", row)]
-    assert len(nums) == 7 and sum(nums[:6]) == nums[6] and nums[1] > 0 and nums[2] > 0
+    assert len(nums) == 8 and sum(nums[:7]) == nums[7] and nums[1] > 0 and nums[2] > 0
     # summary cells: the verdict in words, the ratio and its interval without hovering, a link to the case
     cell = re.search(r"<td class='num s\d' data-v='[0-9.]+' title='lat_syscall stat; [^']*'>"
                      r"<a class='v' href='#([^']+)'>[^<]+</a><small class='w'>([^<]+)</small>"

@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from . import decl, defaults, drift, groups as groups_mod, load, speed, stats, tables as tables_mod
+from . import decl, defaults, drift, groups as groups_mod, guards, load, speed, stats, tables as tables_mod
 from .conditions import (COMPARED_CONDITIONS, KERNEL_IDENTITY, RUN_ONLY_KEYS, flatten_meta,  # noqa: F401
                          how_cases_ran, meta_differences)
 from .decl import case_sort_key, category_of
@@ -532,7 +532,7 @@ def compare_sides(base, other, opts=None, extra=None, shift=None, extra_cases=No
         families = [family_of(r.case, primary, opts.families) for r in rows] + \
             [family_of(key, primary, opts.families) for key, _, _ in extra]
     judged = [r.cmp for r in rows] + extra_cmps
-    shifted = [bool(shift and shift.judged_out(d)) for d in domains]
+    shifted = [guards.reason(shift, d) for d in domains]
     groups = None
     if opts.alone:
         # a case's group: its binary (the cases of one binary share a path

@@ -13,7 +13,7 @@ from ..model.runs import most_waiting
 from ..model.summary import problems
 from ..model.tables import CURVE_NOTE
 from . import scaling_text, trends
-from .compare_text import drift_basis, run_level_source
+from .compare_text import drift_basis, not_judged_reasons, run_level_source
 from .explain_text import html_section as explain_section
 from .page import (CSS, JS, WIDE_CI, Model, _beside, _by_chart, _chart_name, _val, cell_words, cmp_title, esc,  # noqa: F401
                    fig_id, figures, speed_words, verdict_class)
@@ -32,7 +32,8 @@ def _summary_tables(m, ids):
            "<span class='f3'>faster &ge;30%</span><span class='s1'>slower</span><span class='s2'>slower "
            "&ge;10%</span><span class='s3'>slower &ge;30%</span><span class='fail'>FAILED</span>"
            "<span>no significant change</span><span class='few'>too few reps</span>"
-           "<span class='unres'>not resolved</span><span class='wide'>too wide to judge</span></span>.  "
+           "<span class='unres'>not resolved</span><span class='nj'>not judged (a machine or memory "
+           "shift)</span><span class='wide'>too wide to judge</span></span>.  "
            f"Too wide: an interval whose ends are more than {WIDE_CI:g} times apart.  Under each value: the verdict (a change as the "
            "factor of speed, the same for times and throughputs: 1.25× slower = 1.25 times the time or 1/1.25 "
            f"of the MB/s), then the ratio to the baseline (time for latency, MB/s for bandwidth) and its "
@@ -221,6 +222,7 @@ def _all_cases(m, out_dir, ids):
                 row.append(f"<td class='num' data-v='{_dv(cmp.mde)}'>{esc(cmp.mde_text)}</td>")
                 w = most_waiting([base_case, g.cases.get(c.name)])
                 row.append(f"<td class='{cls}'>{esc(cmp.verdict)}"
+                           + (f" <small>({esc(cmp.not_judged)})</small>" if cmp.not_judged_kind else "")
                            + (" <small>(not resolved: more reps needed)</small>" if cmp.unresolved else "")
                            + (" <small>(moved alone: measure that side again)</small>"
                               if getattr(cmp, "alone", False) else "")
@@ -237,7 +239,7 @@ def _all_cases(m, out_dir, ids):
 
 SCORE = [("failed", (stats.FAILED,), "fail"), ("slower", (stats.SLOWER,), "s2"), ("faster", (stats.FASTER,), "f2"),
          ("inconclusive", (stats.INCONCLUSIVE,), ""), ("no significant change", (stats.SAME,), ""),
-         ("not judged", (stats.MACHINE, stats.FEW, stats.MISSING, stats.UNDEFINED), "few")]
+         ("not judged", (stats.NOT_JUDGED,), "nj"), ("not tested", (stats.FEW, stats.MISSING, stats.UNDEFINED), "few")]
 
 
 def _scoreboard(m):
@@ -248,7 +250,9 @@ def _scoreboard(m):
     out = ["<h2 id='score'>Scoreboard</h2>",
            f"<p class='note'>Cases of each kernel against the baseline <b>{esc(m.baseline.label)}</b>; faster "
            f"and slower = {_significance_text(m)}, by at least {m.opts.min_effect * 100:g}%.  "
-           "<i>Not judged</i>: a machine shift, too few reps, missing on a side, not comparable.  The "
+           "<i>Not judged</i>: the machine's controls moved for that case's domain (a machine or memory shift: "
+           "the reason is under the number and in each case's verdict); more reps cannot tell such a change "
+           "from the machine's.  <i>Not tested</i>: too few reps, missing on a side, not comparable.  The "
            "<a href='#cases'>every case</a> tables list them; the filter above them shows only the changed "
            "ones.</p>",
            "<table class='score'><thead><tr><th>kernel</th>"
@@ -266,6 +270,9 @@ def _scoreboard(m):
                 extra = (f"<small>{u} not resolved (more reps)</small>" if u else "") + \
                     (f"<small>{a} moved alone (one run: measure again)</small>" if a else "") + \
                     (f"<small>{mo} fast reps only (a mix of modes)</small>" if mo else "")
+            elif name == "not judged":
+                extra = "".join(f"<small>{len(cases)} {esc(reason)}</small>"
+                                for reason, cases in not_judged_reasons(rows).items())
             cells.append(f"<td class='num {cls if n else ''}'>{n}{extra}</td>")
         out.append(f"<tr><td class='k'>{esc(g.label)}</td>" + "".join(cells) + f"<td class='num'>{len(rows)}</td></tr>")
     out.append("</tbody></table>")

@@ -50,7 +50,7 @@ td.k{white-space:nowrap;font-weight:600}
 .s1{background:#fee6ce}.s2{background:#fdae6b}.s3{background:#f2711c}
 .fail{background:#7f2704;color:#fff;font-weight:600}.fail small{color:#fff}
 .few{color:#777;font-style:italic}.unres{outline:2px dotted #6a3d9a;outline-offset:-3px}.miss{color:#999;text-align:center}
-.wide{color:#777;background:repeating-linear-gradient(135deg,#fff 0 5px,#ececec 5px 10px)}
+.nj{color:#555;background:#ececec}.wide{color:#777;background:repeating-linear-gradient(135deg,#fff 0 5px,#ececec 5px 10px)}
 td small.w{font-weight:600;color:inherit}td a.v{color:inherit;text-decoration:none}td a.v:hover{text-decoration:underline}
 table.score td.num{min-width:3.5em}tr.zero td{color:#999}
 body.changed-only table.cases tbody tr:not(.chg){display:none}
@@ -125,6 +125,8 @@ def verdict_class(cmp):
         return "few"
     if cmp.verdict == stats.MISSING:
         return "miss"
+    if cmp.verdict == stats.NOT_JUDGED:
+        return "nj"
     if too_wide(cmp):
         return "wide"
     if not cmp.significant:
@@ -152,7 +154,7 @@ def speed_words(ratio, metric):
 
 
 VERDICT_WORD = {stats.FASTER: "faster", stats.SLOWER: "slower", stats.SAME: "no sig. change",
-                stats.INCONCLUSIVE: "inconclusive", stats.FEW: "too few reps", stats.MACHINE: "not judged",
+                stats.INCONCLUSIVE: "inconclusive", stats.FEW: "too few reps", stats.NOT_JUDGED: "not judged",
                 stats.MISSING: "missing", stats.UNDEFINED: "not comparable", stats.FAILED: "FAILED",
                 stats.MOVED: "moved, not sig."}
 
@@ -169,8 +171,10 @@ def cell_words(cmp):
         word = "moved alone"
     if getattr(cmp, "modes", False):
         word = "fast reps only"
-    if too_wide(cmp):
+    if too_wide(cmp) and cmp.verdict != stats.NOT_JUDGED:
         word = "too wide to judge"
+    if cmp.verdict == stats.NOT_JUDGED:
+        word = f"not judged: {cmp.not_judged_kind}"
     if cmp.significant:
         word = speed_words(cmp.ratio, cmp.metric)[0]
     out = f"<small class='w'>{esc(word)}</small>"
@@ -191,8 +195,8 @@ def cmp_title(cmp, desc="", note="", unit="", div=1.0, adjusted=True):
             parts.append(f"ratio to baseline {cmp.ratio:.3f}"
                          + (f", {cmp.ci_text.replace('..', ' to ')} (95% CI)" if cmp.ci_text != "-" else ""))
             words, pct = speed_words(cmp.ratio, cmp.metric)
-            parts.append(f"{words} ({pct}): {cmp.verdict}")
-            if too_wide(cmp):
+            parts.append(f"{words} ({pct}): {cmp.verdict}" + (f", {cmp.not_judged}" if cmp.not_judged_kind else ""))
+            if too_wide(cmp) and not cmp.not_judged_kind:
                 parts.append(f"the interval's ends are more than {WIDE_CI:g} times apart: too wide to judge the "
                              "change either way (more runs, or fewer disturbances, would narrow it)")
             if cmp.unresolved:
@@ -206,7 +210,7 @@ def cmp_title(cmp, desc="", note="", unit="", div=1.0, adjusted=True):
                              "reps fall into a fast and a slow mode and the sides drew a different mix; more runs "
                              "of each side would tell")
         else:
-            parts.append(cmp.verdict)
+            parts.append(cmp.verdict + (f", {cmp.not_judged}" if cmp.not_judged_kind else ""))
         if not math.isnan(cmp.q):
             fam = f" of its family, {cmp.family}" if getattr(cmp, "family", "") else ""
             parts.append(f"p = {cmp.q:.3g} ({'adjusted for the number of cases' + fam if adjusted else 'not adjusted'})")

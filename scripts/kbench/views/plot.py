@@ -138,15 +138,19 @@ def _bars(names, comparisons, metric, title):
             hi.append(c.hi - c.ratio if ok and not math.isnan(c.hi) else 0.0)
         pos = x - 0.4 + width * (i + 0.5)
         color = COLORS[(i + 1) % len(COLORS)]
-        ax.bar(pos, np.nan_to_num(np.array(h) - 1.0), width * 0.9, bottom=1.0, color=color, alpha=0.85,
-               label=label)
+        bars = ax.bar(pos, np.nan_to_num(np.array(h) - 1.0), width * 0.9, bottom=1.0, color=color, alpha=0.85,
+                      label=label)
+        for b, n in zip(bars, names):   # not judged: hatched, and marked below
+            if by.get(n) is not None and by[n].verdict == stats.NOT_JUDGED:
+                b.set_hatch("////")
+                b.set_alpha(0.35)
         ax.errorbar(pos, h, yerr=[np.maximum(lo, 0), np.maximum(hi, 0)], fmt="none", ecolor="black",
                     elinewidth=0.8, capsize=2)
         for p, v, c in zip(pos, h, [by.get(n) for n in names]):
             if c is None or math.isnan(v):
                 ax.text(p, 1.0, "missing", rotation=90, ha="center", va="bottom", fontsize=6, color="#777")
-            elif c.significant or c.unresolved or getattr(c, "alone", False) or getattr(c, "modes", False):
-                mark = "*" if c.significant else "?"
+            elif c.significant or c.unresolved or c.alone or c.modes or c.verdict == stats.NOT_JUDGED:
+                mark = "*" if c.significant else "n" if c.verdict == stats.NOT_JUDGED else "?"
                 if v >= 1:
                     top = c.hi if not math.isnan(c.hi) else v
                     ax.text(p, max(v, top), mark, ha="center", va="bottom", fontsize=9)
@@ -169,8 +173,11 @@ def _bars(names, comparisons, metric, title):
     ax.set_ylabel(f"{what} / baseline {what}\n({stats.direction_text(metric)})")
     ax.set_title(title)
     ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize=7, loc="best", title="* significant change\n? not resolved (more reps)",
-              title_fontsize=7)
+    reasons = sorted({r.cmp.not_judged for _, rows in comparisons for r in rows
+                      if r.case in set(names) and r.cmp.verdict == stats.NOT_JUDGED})
+    key = ["* significant change", "? inconclusive: significant before the adjustment, moved alone, "
+           "or fast reps only"] + [f"n, hatched: not judged, {why}" for why in reasons]
+    ax.legend(fontsize=7, loc="best", title="\n".join(key), title_fontsize=7)
     fig.tight_layout()
     return fig
 
