@@ -14,7 +14,7 @@ import pytest
 from kbench.model import compare, load, stats
 
 SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
-REASON = "memory shift: the memory controls ran 15.0% slower"
+REASON = "memory shift: ctl_machine mem ran 15.0% slower"
 
 
 @pytest.fixture(scope="module")

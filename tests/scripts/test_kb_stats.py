@@ -348,9 +348,9 @@ def test_machine_shift_suppresses_faster_and_slower():
     assert [c.verdict for c in cs] == [S.NOT_JUDGED] * 2 and not cs[0].significant
     assert [c.not_judged for c in cs] == ["machine shift"] * 2
     # a guard's own words, per case; a case it leaves alone is judged as usual
-    S.decide(cs, machine_shift=["memory shift: the memory controls ran 9.1% slower", ""])
+    S.decide(cs, machine_shift=["memory shift: ctl_machine llc ran 9.1% slower", ""])
     assert cs[0].verdict == S.NOT_JUDGED and cs[0].not_judged_kind == "memory shift"
-    assert cs[0].not_judged == "memory shift: the memory controls ran 9.1% slower"
+    assert cs[0].not_judged == "memory shift: ctl_machine llc ran 9.1% slower"
     assert cs[1].verdict == S.SAME and cs[1].not_judged == "" and cs[1].not_judged_kind == ""
 
 

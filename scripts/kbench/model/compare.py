@@ -19,6 +19,7 @@ from .conditions import (COMPARED_CONDITIONS, KERNEL_IDENTITY, RUN_ONLY_KEYS, fl
                          how_cases_ran, meta_differences)
 from .decl import case_sort_key, category_of
 from .groups import pool_cases
+from .guards import control_moved
 from .load import failures
 from .runs import merged_meta, most_waiting
 
@@ -438,13 +439,6 @@ def compare_controls(base, other, opts=None):
             sh.step = opts.speed_step
             sh.shifted = any(r.cmp.significant and abs(math.log(r.cmp.ratio)) >= step for r in cpu_rows)
     return sh
-
-
-def control_moved(cmp):
-    """A control's comparison counts as a move of the machine: significant
-    (and by the threshold), or a memory control's unconfirmed move of the
-    threshold (stats.MOVED)."""
-    return cmp.significant or cmp.verdict == stats.MOVED
 
 
 def primary_names(base, other):

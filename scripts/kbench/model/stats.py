@@ -326,7 +326,7 @@ class Comparison:
     alone: bool = False            # significant, but it moved alone (decide's groups): INCONCLUSIVE
     mid_ratio: float = math.nan    # other / base of the median rep (the middle of the reps, not the estimator)
     modes: bool = False            # significant, but the middle of the reps did not follow (decide): INCONCLUSIVE
-    not_judged: str = ""           # NOT_JUDGED: why, in words ("memory shift: the memory controls ran 9.1% slower")
+    not_judged: str = ""           # NOT_JUDGED: why, in words ("memory shift: ctl_machine llc ran 9.1% slower")
 
     @property
     def significant(self):

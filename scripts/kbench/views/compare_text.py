@@ -5,7 +5,8 @@ with summarize and the page (they import them from here)."""
 import math
 
 from ..model import defaults, stats
-from ..model.compare import Options, control_moved, noise_of
+from ..model.compare import Options, noise_of
+from ..model.guards import moved_most
 from ..model.counters import changes as counter_changes
 from ..model.decl import in_order
 from .text import table
@@ -133,10 +134,8 @@ def shift_lines(rep, opts):
         return ["note: no control cases on both sides (runs made before kbench had them): a shift of the "
                 "whole machine between the runs cannot be told from a change of the kernel."]
     out = []
-    def worst_of(rows):
-        return max((r for r in rows if control_moved(r.cmp)), key=lambda r: abs(math.log(r.cmp.ratio)))
     if sh.shifted:
-        worst = worst_of(sh.rows)
+        worst = moved_most(sh.rows)
         step = (f" (by {sh.step * 100:g}% or more: too large a step to judge the CPU-bound cases relative to "
                 f"the machine's speed)" if sh.relative else "")
         out.append(f"WARNING: MACHINE SHIFT. The control cases, which no kernel can change, moved between the "
@@ -152,7 +151,7 @@ def shift_lines(rep, opts):
                    f"(their values shown at {rep.base.label}'s speed; --as-measured judges them as measured); "
                    f"a CPU control moving by {sh.step * 100:g}% or more would be a machine shift.")
         if sh.cpu_moved:
-            worst = worst_of(sh.rows)
+            worst = moved_most(sh.rows)
             out.append(f"WARNING: MACHINE MOVED. A CPU control moved by {sh.threshold * 100:g}% or more "
                        f"({worst.case}, {worst.cmp.change_text}): the file-system- and memory-bound cases, which "
                        f"do not follow the CPU's speed, are not judged.")
@@ -161,7 +160,7 @@ def shift_lines(rep, opts):
                    f"{sh.change_text if sh.change_text != '-' else 'n/a'}; a shift = significant and at "
                    f"least {sh.threshold * 100:g}%).")
     if sh.memory_shifted and not sh.shifted and not sh.cpu_moved:
-        worst = worst_of(sh.memory_rows)
+        worst = moved_most(sh.memory_rows)
         unsure = "" if worst.cmp.significant else (
             f" Its reps cannot make the move significant ({worst.cmp.ci_text}), but a move of "
             f"{sh.threshold * 100:g}% or more is taken as it is: runs made minutes apart differ so, and the "
