@@ -134,13 +134,13 @@ def test_reading_scoreboard_cells_anchors_filter_palette(pages):
     board = board[:board.index("</table>")]
     for word in ("failed", "slower", "faster", "inconclusive", "no significant change", "not judged", "not tested"):
         assert f"<th>{word}</th>" in board
-    row = re.search(r"<tr><td class='k'>testhost/6.6.0-new</td>(.*?)</tr>", board).group(1)
+    row = re.search(r"<tr><td class='k'>testhost/<wbr>6.6.0-new</td>(.*?)</tr>", board).group(1)
     nums = [int(x) for x in re.findall(r"<td class='num[^']*'>(\d+)", row)]
     assert len(nums) == 8 and sum(nums[:7]) == nums[7] and nums[1] > 0 and nums[2] > 0
     # summary cells: the verdict in words, the ratio and its interval without hovering, a link to the case
     cell = re.search(r"<td class='num s\d' data-v='[0-9.]+' title='lat_syscall stat; [^']*'>"
                      r"<a class='v' href='#([^']+)'>[^<]+</a><small class='w'>([^<]+)</small>"
-                     r"<small>ratio ([0-9.]+) \[([0-9.]+)–([0-9.]+)\]</small></td>", text)
+                     r"<small>ratio ([0-9.]+) <span class='ci'>\[([0-9.]+)–([0-9.]+)\]</span></small></td>", text)
     assert cell, "summary cell of lat_syscall stat"
     anchor, words, ratio, lo, hi = cell.groups()
     assert anchor in r.ids and words.endswith("× slower") and float(lo) <= float(ratio) <= float(hi)
@@ -209,7 +209,7 @@ def test_memory_levels_guessed_from_the_curve_and_a_too_wide_interval(tmp_path, 
     assert ("<p class='note'>h/6.1.0, h/6.6.0: meta.cache records no cache sizes for these runs (the machine "
             "reported none): L1, L2 and L3 are sizes on the first three plateaus") in table
     assert "L1 guessed from the latency curve (plateau 1 KB..16 KB), not meta.cache" in table
-    row = re.search(r"<tr><td class='k'>h/6\.6\.0</td>(.*?)</tr>", table).group(1)
+    row = re.search(r"<tr><td class='k'>h/<wbr>6\.6\.0</td>(.*?)</tr>", table).group(1)
     cells = re.findall(r"<td class='num ([a-z0-9]*)'[^>]*title='([^']*)'>(.*?)</td>", row)
     assert len(cells) == 4                                   # L1, L2, L3, main mem
     cls, title, inner = cells[3]

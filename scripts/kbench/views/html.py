@@ -16,7 +16,7 @@ from . import scaling_text, trends
 from .compare_text import drift_basis, not_judged_reasons, run_level_source
 from .explain_text import html_section as explain_section
 from .page import (CSS, JS, WIDE_CI, Model, _beside, _by_chart, _chart_name, _val, cell_words, cmp_title, esc,  # noqa: F401
-                   fig_id, figures, speed_words, verdict_class)
+                   fig_id, figures, label_html, speed_words, verdict_class)
 from .units import COUNTER_LABELS, column_unit, counter_fmt, counter_fmt_change, unit_for
 
 
@@ -55,10 +55,10 @@ def _summary_tables(m, ids):
             note = f"{col.note}, {unit}" if col.note else unit
             heads.append(f"<th>{esc(col.label)}<small>{esc(note)}</small></th>")
         out.append(f"<h3>{esc(t.title)} <small class='note'>({stats.direction_text(t.metric)})</small></h3>")
-        out.append("<table class='sort'><thead><tr><th>kernel</th>" + "".join(heads) + "</tr></thead><tbody>")
+        out.append("<table class='sort summary'><thead><tr><th>kernel</th>" + "".join(heads) + "</tr></thead><tbody>")
         for g in m.groups:
             is_base = g.key == m.baseline.key
-            cells = [f"<td class='k'>{esc(g.label)}{' <small>baseline</small>' if is_base else ''}</td>"]
+            cells = [f"<td class='k'>{label_html(g.label)}{' <small>baseline</small>' if is_base else ''}</td>"]
             cmps = None if is_base else m.comparisons.get(g.key, (None, {}))[1]
             for ci, col in enumerate(t.columns):
                 unit, div = units[ci]
@@ -189,7 +189,7 @@ def _all_cases(m, out_dir, ids):
                    if any(r.case == c.name and r.cmp.flagged for r in m.comparisons.get(g.key, ([], {}))[0])}
         hidden = "" if flagged else " nochg"
         out.append(f"<h3 class='cat{hidden}'>{esc(cat)} <small class='note'>({direction})</small></h3>")
-        out.append(f"<table class='sort cases{hidden}'><thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in head)
+        out.append(f"<div class='scroll{hidden}'><table class='sort cases{hidden}'><thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in head)
                    + "</tr></thead><tbody>")
         for c in cases:
             base_case = m.baseline.cases.get(c.name)
@@ -233,7 +233,7 @@ def _all_cases(m, out_dir, ids):
                               f"(waiting {w * 100:.0f}%)</small>" if w is not None else "")
                            + "</td>")
             out.append(f"<tr{row_attr}>" + "".join(row) + "</tr>")
-        out.append("</tbody></table>")
+        out.append("</tbody></table></div>")
     return out
 
 
@@ -274,7 +274,7 @@ def _scoreboard(m):
                 extra = "".join(f"<small>{len(cases)} {esc(reason)}</small>"
                                 for reason, cases in not_judged_reasons(rows).items())
             cells.append(f"<td class='num {cls if n else ''}'>{n}{extra}</td>")
-        out.append(f"<tr><td class='k'>{esc(g.label)}</td>" + "".join(cells) + f"<td class='num'>{len(rows)}</td></tr>")
+        out.append(f"<tr><td class='k'>{label_html(g.label)}</td>" + "".join(cells) + f"<td class='num'>{len(rows)}</td></tr>")
     out.append("</tbody></table>")
     return out
 
@@ -418,13 +418,13 @@ def _meta_table(m):
            "joined with |).  <span style='background:#fff3c4'>Highlighted</span>: conditions other than the "
            "kernel that differ between the kernels compared &mdash; they may explain a difference as well as "
            "the kernel does.</p>",
-           "<table><thead><tr><th>key</th>" + "".join(f"<th>{esc(g.label)}</th>" for g in m.groups)
+           "<div class='scroll'><table><thead><tr><th>key</th>" + "".join(f"<th>{esc(g.label)}</th>" for g in m.groups)
            + "</tr></thead><tbody>"]
     for k in keys:
         vals = [fm.get(k, "(absent)") for fm in metas]
         cls = " class='diff'" if k in differs else ""
         out.append(f"<tr{cls}><td>{esc(k)}</td>" + "".join(f"<td>{esc(v)}</td>" for v in vals) + "</tr>")
-    out.append("</tbody></table>")
+    out.append("</tbody></table></div>")
     return out
 
 

@@ -18,6 +18,12 @@ def esc(s):
     return _html.escape(str(s), quote=True)
 
 
+def label_html(label):
+    """A kernel's label, escaped, that may break after its host's '/' and
+    before its '[label]' (a summary table's first column stays narrow)."""
+    return esc(label).replace("/", "/<wbr>").replace("[", "<wbr>[")
+
+
 @dataclass
 class Model:
     groups: list                 # load.Group, in display order
@@ -44,8 +50,8 @@ table{border-collapse:collapse;margin:.4em 0 1em;font-size:.88em}
 th,td{border:1px solid #d0d0d0;padding:.25em .5em;vertical-align:top}
 th{background:#f1f1f1;text-align:left;font-weight:600}
 th small,td small{display:block;font-weight:normal;color:#555;font-size:.8em}
-td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-td.k{white-space:nowrap;font-weight:600}
+td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}td.num small{white-space:normal}span.ci{white-space:nowrap}
+td.k{font-weight:600}
 .f1{background:#deebf7}.f2{background:#9ecae1}.f3{background:#4a98d3}
 .s1{background:#fee6ce}.s2{background:#fdae6b}.s3{background:#f2711c}
 .fail{background:#7f2704;color:#fff;font-weight:600}.fail small{color:#fff}
@@ -54,7 +60,7 @@ td.k{white-space:nowrap;font-weight:600}
 td small.w{font-weight:600;color:inherit}td a.v{color:inherit;text-decoration:none}td a.v:hover{text-decoration:underline}
 table.score td.num{min-width:3.5em}tr.zero td{color:#999}
 body.changed-only table.cases tbody tr:not(.chg){display:none}
-body.changed-only .nochg{display:none}
+body.changed-only .nochg{display:none}div.scroll{overflow-x:auto;max-width:100%}
 #filter{position:sticky;top:0;background:#fff;padding:.3em 0;z-index:1}
 .base{background:#f6f6fb}
 tr.diff td{background:#fff3c4}tr.diff td:first-child{font-weight:600}
@@ -179,7 +185,8 @@ def cell_words(cmp):
         word = speed_words(cmp.ratio, cmp.metric)[0]
     out = f"<small class='w'>{esc(word)}</small>"
     if not math.isnan(cmp.ratio):
-        ci = f" [{cmp.lo:.3f}–{cmp.hi:.3f}]" if not (math.isnan(cmp.lo) or math.isnan(cmp.hi)) else ""
+        ci = (f" <span class='ci'>[{cmp.lo:.3f}–{cmp.hi:.3f}]</span>"    # wraps as one word: a narrow column
+              if not (math.isnan(cmp.lo) or math.isnan(cmp.hi)) else "")
         out += f"<small>ratio {cmp.ratio:.3f}{ci}</small>"
     return out
 
