@@ -119,11 +119,7 @@ def _add_stats_options(ap):
                     help="how p is adjusted for the number of cases: tables (default) = the cases behind each "
                          "summary table are a family of their own, every other case another; two = the cases "
                          "behind all the tables one family, the others another; one = all cases together")
-    ap.add_argument("--flag-alone", action="store_true",
-                    help="call a case faster or slower even when it moved alone: by default a case outside the "
-                         "summary tables that changed significantly with one run on a side, while no other case "
-                         "of its binary changed the same way, is inconclusive ('moved alone': one run can jump "
-                         "that far for the whole run, one case at a time)")
+    _add_flag_alone(ap)
     ap.add_argument("--estimator", choices=defaults.ESTIMATORS, default=defaults.DEFAULT_ESTIMATOR,
                     help="a case's value over its reps: low = Harrell-Davis 20th percentile of the reps' "
                          "times (default: noise only adds time), median = median of the rep medians")
@@ -132,6 +128,14 @@ def _add_stats_options(ap):
                          "cases out of judgement (--as-measured: all cases), a memory control moving by this %% "
                          f"(significant or not) the memory-bound ones (default {defaults.SHIFT_THRESHOLD * 100:g})")
     _add_prior_options(ap)
+
+
+def _add_flag_alone(ap):
+    ap.add_argument("--flag-alone", action="store_true",
+                    help="call a case faster or slower even when it moved alone: by default a case outside the "
+                         "summary tables that changed significantly with one run on a side, while no other case "
+                         "of its binary changed the same way, is inconclusive ('moved alone': one run can jump "
+                         "that far for the whole run, one case at a time)")
 
 
 def _add_prior_options(ap):
@@ -208,11 +212,7 @@ def _summarize(argv):
                     "('-' for stdout)")
     ap.add_argument("--per-run", action="store_true", help="one table per run instead of per kernel")
     ap.add_argument("--cases", action="store_true", help="also list every case (reps, value, spread, mde)")
-    ap.add_argument("--flag-alone", action="store_true",
-                    help="call a case faster or slower even when it moved alone: by default a case outside the "
-                         "summary tables that changed significantly with one run on a side, while no other case "
-                         "of its binary changed the same way, is inconclusive ('moved alone': one run can jump "
-                         "that far for the whole run, one case at a time)")
+    _add_flag_alone(ap)
     ap.add_argument("--estimator", choices=defaults.ESTIMATORS, default=defaults.DEFAULT_ESTIMATOR,
                     help="the headline over reps: low = Harrell-Davis 20th percentile of the reps' times "
                          "(default), median = median of the rep medians")
@@ -507,23 +507,23 @@ def _formats(text):
     return tuple(fmts)
 
 
-def _make_plots(groups, baseline, comparisons, out_dir, formats, strips=True, estimator=None):
+def _make_plots(groups, baseline, comparisons, out_dir, formats, strips=False, estimator=None):
     """The charts, written to out_dir in each of formats; with out_dir None,
-    kept in memory for the page (bars and curves as SVG, the dense
-    raw-sample strips as PNG)."""
+    kept in memory for the page (bars and curves as SVG).  strips: the
+    raw-sample charts too: "page", the page's own small inline SVG (fast
+    over many runs); True, files in out_dir (scripts/plot --samples)."""
     from .views import plot
     out_dir = Path(out_dir) if out_dir is not None else None
     vector = formats if out_dir is not None else ("svg",)
-    raster = formats if out_dir is not None else ("png",)
     bars = plot.category_bars(baseline.label, [(g.label, comparisons[g.key][0]) for g in groups[1:]],
                               out_dir, vector)
     curves = plot.size_curves(groups, out_dir, vector, estimator)
-    if not strips:
-        strip = {}
-    elif out_dir is None:  # the page: its own small SVG, fast over many runs
+    if strips == "page":
         strip = strip_figures(groups, estimator)
+    elif strips and out_dir is not None:
+        strip = plot.strip_plots(groups, out_dir, formats, estimator)
     else:
-        strip = plot.strip_plots(groups, out_dir, raster, estimator)
+        strip = {}
     return bars, curves, strip
 
 
@@ -535,22 +535,25 @@ def _add_chart_options(ap):
                     "(default: the first in natural order)")
     ap.add_argument("--formats", type=_formats, default=("png", "svg"),
                     help="chart formats, comma-separated: png,svg,pdf (default png,svg)")
-    ap.add_argument("--no-samples", action="store_true", help="skip the raw-sample charts (the slow part)")
     _add_stats_options(ap)
 
 
 def _plot(argv):
     ap = _Parser(prog="plot", description=(
         "Charts of the runs under DIRs (default: results/): per category, bars of each kernel relative to "
-        "the baseline with confidence intervals; per bench and variant, every raw sample of every kernel; "
-        "every size-swept case that declares a curve, against size."))
+        "the baseline with confidence intervals; every size-swept case that declares a curve, against size; "
+        "the scaling curves; with --samples, per bench and variant, every raw sample of every kernel."))
     ap.add_argument("--out", default=str(ROOT / "plots"), help="directory for the charts (default plots/)")
+    ap.add_argument("--samples", action="store_true",
+                    help="also the raw-sample charts, one per bench and variant (many files, the slow part)")
+    ap.add_argument("--no-samples", action="store_true", help=argparse.SUPPRESS)   # the default since --samples
     _add_chart_options(ap)
     a = ap.parse_args(argv)
+    if a.samples and a.no_samples:
+        raise UsageError("--samples and --no-samples exclude each other")
     dirs = a.dirs or [str(ROOT / "results")]
     groups, baseline, _, comparisons, _, _, _ = _analyse(dirs, a.baseline, _options(a))
-    bars, curves, strips = _make_plots(groups, baseline, comparisons, a.out, a.formats, not a.no_samples,
-                                       a.estimator)
+    bars, curves, strips = _make_plots(groups, baseline, comparisons, a.out, a.formats, a.samples, a.estimator)
     from .views import plot
     curves.update(plot.scaling_curves([(g, scaling.curves(g, a.estimator)) for g in groups], a.out, a.formats))
     n = sum(len(v) for v in bars.values()) + sum(len(v) for v in curves.values()) \
@@ -571,6 +574,7 @@ def _report(argv):
     ap.add_argument("--out", default=str(ROOT / "results" / "index.html"), help="the page (default results/index.html)")
     ap.add_argument("--plots", default=None, metavar="DIR", help="also write the charts as files (--formats) to DIR "
                     "(default: none; the page does not need them)")
+    ap.add_argument("--no-samples", action="store_true", help="leave the raw-sample charts out of the page")
     _add_series_options(ap, page=True)
     ap.add_argument("--bisect", action="append", default=[], metavar="LOG",
                     help="also show a bisection's steps from the log scripts/bisect-step wrote (repeatable)")
@@ -590,8 +594,8 @@ def _report(argv):
     groups, baseline, tabs, comparisons, warnings, shifts, series = _analyse(
         dirs, a.baseline, opts, a if (a.series or a.order) else None)
     plots_dir = Path(a.plots) if a.plots else None
-    bars, curves, strips = _make_plots(groups, baseline, comparisons, plots_dir, a.formats, not a.no_samples,
-                                       opts.estimator)
+    bars, curves, strips = _make_plots(groups, baseline, comparisons, plots_dir, a.formats,
+                                       "page" if not a.no_samples else False, opts.estimator)
     model = html.Model(groups=groups, baseline=baseline, tables=tabs, comparisons=comparisons, opts=opts,
                        bars=bars, strips=strips, curves=curves, warnings=warnings, shifts=shifts,
                        series=series, bisect=bisect,
@@ -641,11 +645,7 @@ def _drift_prior(argv):
     ap.add_argument("--machine", default="", help="what the runs were made on, in words (kept in the file)")
     ap.add_argument("--inflate", type=float, default=drift.DEFAULT_INFLATE, metavar="X",
                     help=f"widen each case's variance by X (default {drift.DEFAULT_INFLATE:g}: conservative)")
-    ap.add_argument("--flag-alone", action="store_true",
-                    help="call a case faster or slower even when it moved alone: by default a case outside the "
-                         "summary tables that changed significantly with one run on a side, while no other case "
-                         "of its binary changed the same way, is inconclusive ('moved alone': one run can jump "
-                         "that far for the whole run, one case at a time)")
+    _add_flag_alone(ap)
     ap.add_argument("--estimator", choices=defaults.ESTIMATORS, default=defaults.DEFAULT_ESTIMATOR,
                     help=f"as compare's (default {defaults.DEFAULT_ESTIMATOR})")
     ap.add_argument("--at-least", metavar="FILE",

@@ -54,7 +54,7 @@ def _outputs(runs, tmp_path, seed):
         "series": _run([str(SCRIPTS / "compare"), "--series", str(runs), "--csv", "r.csv", "--json", "r.json"],
                        seed, out),
         "report": _run([str(SCRIPTS / "report"), str(runs), "--out", "page.html", "--series"], seed, out),
-        "plot": _run([str(SCRIPTS / "plot"), str(runs), "--out", "plots"], seed, out),
+        "plot": _run([str(SCRIPTS / "plot"), str(runs), "--out", "plots", "--samples"], seed, out),
     }
     got = {k: v.replace(str(out), "OUT") for k, v in got.items()}
     for f in sorted(out.rglob("*")):
