@@ -2,6 +2,7 @@
 are embedded, links to raw files only where they resolve; and its reading
 (scoreboard, ratio and interval in the cells, anchors, filter, wording)."""
 import base64
+import math
 import re
 import shutil
 from html.parser import HTMLParser
@@ -187,6 +188,22 @@ def test_strips_over_many_runs_are_small_and_coloured_by_run(tmp_path):
     svg = panel("lat_x", "latency", [("a/k1", few)])
     assert svg.count("h.1") == 40 and svg.count("<path ") == 1   # every sample a dot
     assert len(svg) < 4000
+
+
+def test_rep_quantiles_are_numpys_of_each_rep():
+    """The strips' quantiles of all reps at once equal np.quantile's of each
+    (linear interpolation), empty reps nan, whatever the reps' lengths."""
+    import numpy as np
+    from kbench.views.strips import rep_quantiles
+    reps = [np.array([3.0, 1.0, 2.0]), np.array([]), np.array([5.0]), np.array([4.0, 9.0, 1.0, 7.0, 2.0, 2.0])]
+    got = rep_quantiles(reps, (0.1, 0.5, 0.9))
+    for r, g in zip(reps, got):
+        if r.size:
+            assert g == pytest.approx(tuple(np.quantile(r, (0.1, 0.5, 0.9))), rel=1e-12)
+        else:
+            assert all(math.isnan(v) for v in g)
+    assert got[0] == pytest.approx((1.2, 2.0, 2.8)) and got[2] == (5.0, 5.0, 5.0)
+    assert rep_quantiles([], (0.5,)) == []
 
 
 def test_memory_levels_guessed_from_the_curve_and_a_too_wide_interval(tmp_path, gen, capsys):
