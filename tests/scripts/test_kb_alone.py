@@ -81,7 +81,7 @@ def test_one_family_for_all_cases_applies_the_rule_to_every_case():
 def test_a_machine_shift_is_not_alone():
     cmps = [_cmp(1.4)]
     stats.decide(cmps, families=[S], groups=["bw_mem"], machine_shift=[True])
-    assert cmps[0].verdict == stats.NOT_JUDGED and not cmps[0].alone
+    assert cmps[0].verdict == stats.MACHINE and not cmps[0].alone
 
 
 # ---- synthetic runs, one a side ---------------------------------------------

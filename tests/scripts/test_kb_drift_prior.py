@@ -153,7 +153,7 @@ def test_a_memory_regime_shift_is_the_machine_and_judges_out_memory_cases_only()
     rep = compare.run_compare(compare.Side("A", [a]), compare.Side("B", [b]), compare.Options(n_boot=300))
     assert rep.shift.memory_shifted and not rep.shift.shifted
     by = {r.case: r.cmp for r in rep.rows}
-    assert by["bw_mem rd size_kb=262144"].verdict == stats.NOT_JUDGED
+    assert by["bw_mem rd size_kb=262144"].verdict == stats.MACHINE
     assert by["lat_syscall null"].verdict == stats.SLOWER
     text = compare_text.format_report(rep, opts=compare.Options(n_boot=300))
     assert "WARNING: MEMORY SHIFT" in text and "MACHINE SHIFT" not in text

@@ -19,7 +19,7 @@ from kbench.views import page as page_mod
 # What a summary cell says for each verdict (page_mod.VERDICT_WORD, by hand);
 # significant cells say the factor instead.
 WORD = {stats.SAME: "no sig. change", stats.INCONCLUSIVE: "inconclusive", stats.FAILED: "FAILED",
-        stats.FEW: "too few reps", stats.NOT_JUDGED: "not judged", stats.MISSING: "missing",
+        stats.FEW: "too few reps", stats.MACHINE: "not judged", stats.MISSING: "missing",
         stats.UNDEFINED: "not comparable"}
 SCALE = {r"^lat_syscall stat$": 1.35,      # 35% slower: the darkest orange (s3), 30% or more
          r"^lat_syscall open$": 1.15,      # 15%: s2

@@ -162,7 +162,7 @@ def test_uniform_shift_of_everything_is_a_machine_shift():
     assert rep.shift is not None and rep.shift.shifted
     assert rep.shift.ratio == pytest.approx(1.09, rel=0.02)
     assert {r.case for r in rep.shift.rows} == set(CONTROLS)
-    assert all(r.cmp.verdict == S.NOT_JUDGED for r in rep.rows)
+    assert all(r.cmp.verdict == S.MACHINE for r in rep.rows)
     assert not any(r.cmp.significant for r in rep.rows)
     assert all(r.case not in CONTROLS for r in rep.rows)  # never in the case rows
     text = compare_text.format_report(rep)
@@ -177,7 +177,7 @@ def test_a_machine_that_got_faster_is_a_machine_shift():
     assert rep.shift is not None and rep.shift.shifted
     assert rep.shift.ratio == pytest.approx(1 / 1.09, rel=0.02)
     assert all(r.cmp.verdict == S.FASTER for r in rep.shift.rows)
-    assert all(r.cmp.verdict == S.NOT_JUDGED for r in rep.rows)
+    assert all(r.cmp.verdict == S.MACHINE for r in rep.rows)
     text = compare_text.format_report(rep)
     assert "WARNING: MACHINE SHIFT" in text and "faster during B than during A" in text
     assert "significantly faster" not in text.split("Summary")[1]
@@ -195,7 +195,7 @@ def test_shift_threshold_decides_what_counts_as_a_shift(factor):
         return compare.run_compare(a, b, compare.Options(n_boot=300, shift_threshold=threshold, relative=False))
     at5, at15, at8 = report(0.05), report(0.15), report(0.08)
     assert at5.shift.shifted and at8.shift.shifted and not at15.shift.shifted
-    assert all(r.cmp.verdict == S.NOT_JUDGED for r in at5.rows)
+    assert all(r.cmp.verdict == S.MACHINE for r in at5.rows)
     assert {r.cmp.verdict for r in at15.rows} == {S.SLOWER if factor > 1 else S.FASTER}
     assert all(r.cmp.verdict == S.SAME for r in at15.shift.rows)     # moved, significantly, but under 15%
     text = compare_text.format_report(at15)
@@ -226,7 +226,7 @@ def test_a_uniform_move_under_the_step_judges_the_cpu_bound_cases_relative():
     assert not rep.shift.shifted and rep.shift.cpu_moved
     verdicts = {r.case: r.cmp.verdict for r in rep.rows}
     assert verdicts["lat_syscall null"] == S.SAME and verdicts["lat_syscall stat"] == S.SAME
-    assert verdicts["bw_mem rd size_kb=64"] == S.NOT_JUDGED and verdicts["lat_mem_rd random size_kb=1"] == S.NOT_JUDGED
+    assert verdicts["bw_mem rd size_kb=64"] == S.MACHINE and verdicts["lat_mem_rd random size_kb=1"] == S.MACHINE
     text = compare_text.format_report(rep)
     assert "the CPU controls ran 9.0% slower during B than during A" in text and "WARNING: MACHINE MOVED" in text
 
@@ -234,7 +234,7 @@ def test_a_uniform_move_under_the_step_judges_the_cpu_bound_cases_relative():
 def test_aa_with_controls_has_no_warning_and_no_verdict():
     rep = _report(lambda n: 1.0, lambda n: 1.0, seed=3)
     assert not rep.shift.shifted
-    assert not any(r.cmp.significant or r.cmp.verdict == S.NOT_JUDGED for r in rep.rows)
+    assert not any(r.cmp.significant or r.cmp.verdict == S.MACHINE for r in rep.rows)
 
 
 def test_runs_without_controls_say_so():

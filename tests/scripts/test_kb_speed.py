@@ -89,9 +89,9 @@ def test_a_slowdown_is_seen_across_a_move_of_the_machine(gen, tmp_path):
     assert shift.speed_ratio == pytest.approx(0.915, rel=0.02)
     assert _flagged(rows) == {NULL}
     assert rows[NULL].cmp.ratio == pytest.approx(1.10, rel=0.03)
-    others = [r for n, r in rows.items() if compare.domain_of(_CASES[n]) != "cpu" and r.cmp.verdict == stats.NOT_JUDGED]
+    others = [r for n, r in rows.items() if compare.domain_of(_CASES[n]) != "cpu" and r.cmp.verdict == stats.MACHINE]
     assert others                                       # moved with the machine: would be significant
-    assert not [r for n, r in rows.items() if compare.domain_of(_CASES[n]) == "cpu" and r.cmp.verdict == stats.NOT_JUDGED]
+    assert not [r for n, r in rows.items() if compare.domain_of(_CASES[n]) == "cpu" and r.cmp.verdict == stats.MACHINE]
     measured, mrows, _, _ = _compare(gen, tmp_path / "m", [1.0, 1.02], [0.93, 0.92], slower=slower, relative=False)
     assert measured.shifted and not measured.relative and not _flagged(mrows)
     assert mrows[NULL].cmp.ratio == pytest.approx(1.10 * 0.915, rel=0.03)    # the faster machine hid it
@@ -118,21 +118,21 @@ def test_a_step_of_the_speed_beyond_the_limit_is_a_machine_shift(gen, tmp_path):
     slower = {r"^lat_syscall null$": 1.10}
     shift, rows, _, _ = _compare(gen, tmp_path, [1.0, 1.0], [1.2, 1.2], slower=slower)
     assert shift.relative and shift.shifted
-    assert not _flagged(rows) and rows[NULL].cmp.verdict == stats.NOT_JUDGED
+    assert not _flagged(rows) and rows[NULL].cmp.verdict == stats.MACHINE
     assert rows[NULL].cmp.ratio == pytest.approx(1.10, rel=0.03)
     shift, rows, _, _ = _compare(gen, tmp_path / "w", [1.0, 1.0], [1.2, 1.2], slower=slower, speed_step=0.30)
     assert not shift.shifted and shift.cpu_moved
     assert _flagged(rows) == {NULL}
     # either way: a machine 20% faster is a step too
     shift, rows, _, _ = _compare(gen, tmp_path / "f", [1.0, 1.0], [1 / 1.2, 1 / 1.2], slower=slower)
-    assert shift.shifted and not _flagged(rows) and rows[NULL].cmp.verdict == stats.NOT_JUDGED
+    assert shift.shifted and not _flagged(rows) and rows[NULL].cmp.verdict == stats.MACHINE
 
 
 def test_a_quiet_machine_judges_every_domain(gen, tmp_path):
     shift, rows, _, _ = _compare(gen, tmp_path, [1.0, 1.0], [1.0, 1.0])
     assert shift.relative and not shift.shifted and not shift.cpu_moved
     assert shift.speed_ratio == pytest.approx(1.0, abs=0.01)
-    assert not [r for r in rows.values() if r.cmp.verdict in (stats.NOT_JUDGED, stats.SLOWER, stats.FASTER)]
+    assert not [r for r in rows.values() if r.cmp.verdict in (stats.MACHINE, stats.SLOWER, stats.FASTER)]
 
 
 def test_run_estimates_take_the_speed_out_of_cpu_bound_cases(gen, tmp_path):

@@ -111,7 +111,7 @@ def syscall_line(rep):
     for c in SYSCALL:
         cm = by.get(c)
         if cm is not None:
-            star = "*" if cm.verdict == stats.SLOWER else ("=" if cm.verdict == stats.NOT_JUDGED else "")
+            star = "*" if cm.verdict == stats.SLOWER else ("=" if cm.verdict == stats.MACHINE else "")
             cells.append(f"{c.split()[-1]} {cm.ratio:.3f}{star} (mde {100 * cm.mde:.0f}%)")
     return ", ".join(cells)
 

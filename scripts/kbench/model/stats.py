@@ -39,6 +39,7 @@ SAME = "no significant change"
 FEW = "too few reps"
 INCONCLUSIVE = "inconclusive"          # not significant, and could not have seen min_effect
 NOT_JUDGED = "not judged"              # a guard put the case out of judgement: Comparison.not_judged says why
+MACHINE = NOT_JUDGED                   # its name from when a machine shift was the only guard
 MOVED = "moved, not significant"       # a memory control's move of at least the threshold its reps cannot confirm
 MISSING = "missing"
 UNDEFINED = "not comparable"
