@@ -52,10 +52,12 @@ class Side:
     bootstrap distributions so that comparing several kernels with one
     baseline resamples the baseline once."""
 
-    def __init__(self, label, runs, warn=None):
+    def __init__(self, label, runs, warn=None, cases=None):
         self.label = label
         self.runs = list(runs)
-        self.cases = pool_cases(self.runs, warn)
+        # cases: already pooled (a group's); one run's own are its pool, not copied
+        self.cases = cases if cases is not None else \
+            self.runs[0].cases if len(self.runs) == 1 else pool_cases(self.runs, warn)
         # Seeds the side's bootstrap stream: the label too, so that two sides
         # built from copies of one run (same run ids) still resample
         # independently instead of in lockstep.
@@ -65,8 +67,7 @@ class Side:
 
     @classmethod
     def from_group(cls, group, warn=None):
-        s = cls(group.label, group.runs, warn)
-        return s
+        return cls(group.label, group.runs, warn, cases=group.cases or None)
 
     @property
     def quick(self):
