@@ -16,11 +16,11 @@ import traceback
 from datetime import datetime, timezone
 from pathlib import Path
 
+from . import charts
 from .deps import missing_dependency
-from .model import compare, defaults, drift, explain, groups as groups_mod, history, load, prior, scaling
+from .model import compare, defaults, drift, explain, groups as groups_mod, history, load, prior
 from .model import series as series_mod, tables as tables_mod
 from .views import compare_text, explain_text, export, html, scaling_text, series_text, summary_text, trends
-from .views.strips import strip_figures
 
 PROG_DIR = Path(__file__).resolve().parent.parent
 ROOT = PROG_DIR.parent
@@ -459,11 +459,13 @@ def _pick_baseline(groups, spec):
         "no kernel found; there are: " + ", ".join(g.label for g in groups)))
 
 
-def _analyse(dirs, baseline_spec, opts, series_args=None):
+def _analyse(dirs, baseline_spec, opts, series_args=None, meanwhile=None):
     """Runs -> (groups, baseline, tables, comparisons, warnings, machine shifts,
-    the series or None).  series_args: the options of a series (--series,
-    --order): the groups in its order, the first one the baseline unless
-    --baseline says otherwise."""
+    the series or None, meanwhile's charts.Background or None).  series_args: the
+    options of a series (--series, --order): the groups in its order, the
+    first one the baseline unless --baseline says otherwise.  meanwhile:
+    fn(groups), started in a second process once the groups are read, while
+    this one compares them (what needs the runs alone)."""
     w = load.Warnings(_warn)
     runs = load.load_runs(dirs, w)
     if not runs:
@@ -483,6 +485,7 @@ def _analyse(dirs, baseline_spec, opts, series_args=None):
         groups = ordered + left_out
     baseline = _pick_baseline(groups, baseline_spec)
     groups = [baseline] + [g for g in groups if g is not baseline]
+    early = charts.Background(lambda: meanwhile(groups)) if meanwhile is not None else None
     tabs = tables_mod.build_tables(groups)
     sides = {g.key: compare.Side.from_group(g, w) for g in groups}
     # the run level: every kernel here with two runs or more measures its host's drift between runs
@@ -496,7 +499,7 @@ def _analyse(dirs, baseline_spec, opts, series_args=None):
     if series_args is not None:
         series = _series_of(ordered, series_args, opts, sides, tabs)
         series.left_out = left_out
-    return groups, baseline, tabs, comparisons, w.messages, shifts, series
+    return groups, baseline, tabs, comparisons, w.messages, shifts, series, early
 
 
 def _formats(text):
@@ -505,26 +508,6 @@ def _formats(text):
     if bad or not fmts:
         raise argparse.ArgumentTypeError(f"formats are png, svg, pdf: {text!r}")
     return tuple(fmts)
-
-
-def _make_plots(groups, baseline, comparisons, out_dir, formats, strips=False, estimator=None):
-    """The charts, written to out_dir in each of formats; with out_dir None,
-    kept in memory for the page (bars and curves as SVG).  strips: the
-    raw-sample charts too: "page", the page's own small inline SVG (fast
-    over many runs); True, files in out_dir (scripts/plot --samples)."""
-    from .views import plot
-    out_dir = Path(out_dir) if out_dir is not None else None
-    vector = formats if out_dir is not None else ("svg",)
-    bars = plot.category_bars(baseline.label, [(g.label, comparisons[g.key][0]) for g in groups[1:]],
-                              out_dir, vector)
-    curves = plot.size_curves(groups, out_dir, vector, estimator)
-    if strips == "page":
-        strip = strip_figures(groups, estimator)
-    elif strips and out_dir is not None:
-        strip = plot.strip_plots(groups, out_dir, formats, estimator)
-    else:
-        strip = {}
-    return bars, curves, strip
 
 
 def _add_chart_options(ap):
@@ -552,10 +535,12 @@ def _plot(argv):
     if a.samples and a.no_samples:
         raise UsageError("--samples and --no-samples exclude each other")
     dirs = a.dirs or [str(ROOT / "results")]
-    groups, baseline, _, comparisons, _, _, _ = _analyse(dirs, a.baseline, _options(a))
-    bars, curves, strips = _make_plots(groups, baseline, comparisons, a.out, a.formats, a.samples, a.estimator)
-    from .views import plot
-    curves.update(plot.scaling_curves([(g, scaling.curves(g, a.estimator)) for g in groups], a.out, a.formats))
+    out = Path(a.out)
+    groups, baseline, _, comparisons, _, _, _, early = _analyse(
+        dirs, a.baseline, _options(a), meanwhile=lambda gs: charts.run_charts(gs, out, a.formats, a.samples,
+                                                                             a.estimator))
+    bars = charts.bars(groups, comparisons, out, a.formats)
+    curves, strips = early.result()
     n = sum(len(v) for v in bars.values()) + sum(len(v) for v in curves.values()) \
         + len({str(p) for p in strips.values()}) * len(a.formats)
     print(f"wrote {n} chart file(s) to {a.out}")
@@ -591,14 +576,15 @@ def _report(argv):
         if bad:
             _warn(f"--bisect {path}: {bad} line(s) that are not a step, skipped")
         bisect.append((path, steps))
-    groups, baseline, tabs, comparisons, warnings, shifts, series = _analyse(
-        dirs, a.baseline, opts, a if (a.series or a.order) else None)
     plots_dir = Path(a.plots) if a.plots else None
-    bars, curves, strips = _make_plots(groups, baseline, comparisons, plots_dir, a.formats,
-                                       "page" if not a.no_samples else False, opts.estimator)
+    groups, baseline, tabs, comparisons, warnings, shifts, series, early = _analyse(
+        dirs, a.baseline, opts, a if (a.series or a.order) else None,
+        meanwhile=lambda gs: charts.page_parts(gs, opts.estimator, not a.no_samples, plots_dir, a.formats))
+    curves, strips, scaling_html, traces = early.result()
+    bars = charts.bars(groups, comparisons, plots_dir, a.formats if plots_dir is not None else ("svg",))
     model = html.Model(groups=groups, baseline=baseline, tables=tabs, comparisons=comparisons, opts=opts,
                        bars=bars, strips=strips, curves=curves, warnings=warnings, shifts=shifts,
-                       series=series, bisect=bisect,
+                       series=series, bisect=bisect, scaling=scaling_html, traces=traces,
                        generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -76,3 +76,27 @@ def test_outputs_do_not_depend_on_the_hash_seed(runs, tmp_path):
     assert "Scaling" in a["summarize"] and "lat_syscall null" in a["summarize"]
     differ = [k for k in a if a[k] != b[k]]
     assert not differ, f"these differ between PYTHONHASHSEED={SEEDS[0]} and {SEEDS[1]}: {differ}"
+
+
+def test_the_page_is_the_same_made_in_one_process_or_two(runs, tmp_path, monkeypatch):
+    """report draws what needs the runs alone (curves, strips, scaling,
+    control traces) in a second process while it compares them: the page
+    is the same bytes as made in one process (KBENCH_JOBS=1)."""
+    from kbench import charts
+    from kbench.model import load
+    monkeypatch.setenv("KBENCH_JOBS", "1")
+    assert charts.Background(os.getpid).result() == os.getpid()
+    monkeypatch.setenv("KBENCH_JOBS", "2")
+    if load._workers(load.PARALLEL_FROM) >= 2:
+        assert charts.Background(os.getpid).result() != os.getpid()
+    pages = []
+    for jobs in ("1", "2"):
+        out = tmp_path / jobs
+        out.mkdir()
+        env = dict(os.environ, KBENCH_JOBS=jobs)
+        p = subprocess.run([str(SCRIPTS / "report"), str(runs), "--out", str(out / "page.html")], capture_output=True,
+                           text=True, env=env, timeout=300)
+        assert p.returncode == 0, p.stderr
+        pages.append(re.sub(r"Generated [^<]*UTC\.", "", (out / "page.html").read_text()))
+    assert "<h2 id='scaling'>" in pages[0] and "<svg class='trace'" in pages[0] and "class='strips'" in pages[0]
+    assert pages[0] == pages[1]

@@ -390,11 +390,22 @@ def _machine(m):
                    "<table><thead><tr><th>control</th><th>ratio</th><th>95% CI</th><th>change</th>"
                    f"<th>moved?</th></tr></thead><tbody>{rows}</tbody></table>")
     out.append("<h3>Control speed over each run</h3>")
-    for g, r in runs:
-        svg = trace_svg(r)
-        lines = controls.describe(r)
-        note = esc(lines[-1].strip()) if lines else ""
-        out.append(f"<figure>{svg}<figcaption>{esc(g.label)}, run {esc(r.run_id)}: {note}</figcaption></figure>")
+    figs = m.traces if m.traces is not None else run_traces(m.groups)
+    out += [f"<figure>{svg}<figcaption>{esc(g.label)}, run {esc(r.run_id)}: {esc(note)}</figcaption></figure>"
+            for g, r in runs for svg, note in [figs[(g.key, r.run_id)]]]
+    return out
+
+
+def run_traces(groups):
+    """{(group key, run id): (the SVG of the run's control trace, its last
+    line of words)} of every run with control cases (made beforehand by the
+    page's second process, or here)."""
+    out = {}
+    for g in groups:
+        for r in g.runs:
+            if any(c.control for c in r.cases.values()):
+                lines = controls.describe(r)
+                out[(g.key, r.run_id)] = (trace_svg(r), lines[-1].strip() if lines else "")
     return out
 
 

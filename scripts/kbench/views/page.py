@@ -39,6 +39,9 @@ class Model:
     shifts: dict = field(default_factory=dict)   # other group key -> compare.MachineShift or None
     series: object = None                        # series.Result (report --series) or None
     bisect: list = field(default_factory=list)   # [(log path, [step dict])] (report --bisect)
+    # made beforehand from the runs alone (None: made while rendering): html.run_traces, scaling_text.html_kernels
+    traces: dict = None
+    scaling: list = None
 
 
 CSS = """
