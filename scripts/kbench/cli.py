@@ -600,7 +600,9 @@ def _report(argv):
         shift = shifts.get(g.key)
         note = (f"; MACHINE SHIFT: the control cases ran {shift.change_text} (no verdicts)"
                 if shift is not None and shift.shifted else "")
-        print(f"  {g.label}: {f} case(s) significantly faster, {s} significantly slower, of {len(rows)}{note}")
+        nj = "".join(f", {len(cases)} not judged ({reason})"
+                     for reason, cases in compare_text.not_judged_reasons(rows).items())
+        print(f"  {g.label}: {f} case(s) significantly faster, {s} significantly slower{nj}, of {len(rows)}{note}")
     if series is not None:
         print(f"series of {len(series.groups)} kernels: {len(series.changes)} change(s)"
               + "".join(f"\n  {ch.case}: {_change_line(ch, series)}" for ch in series.changes[:10]))

@@ -79,7 +79,9 @@ def test_compare_text_and_json_name_each_case_and_why(shifted, tmp_path):
 
 def test_the_page_counts_and_names_them(shifted, tmp_path):
     root, base, other, memory = shifted
-    _run([SCRIPTS / "report", root, "--out", tmp_path / "p.html", "--no-samples"], tmp_path)
+    said = _run([SCRIPTS / "report", root, "--out", tmp_path / "p.html", "--no-samples"], tmp_path)
+    assert f"h/6.2.0: 0 case(s) significantly faster, 1 significantly slower, {len(memory)} not judged ({REASON}), " \
+        "of " in said
     page = (tmp_path / "p.html").read_text()
     score = page.split("<table class='score'>", 1)[1].split("</table>", 1)[0]
     heads = re.findall(r"<th>([^<]*)</th>", score)
