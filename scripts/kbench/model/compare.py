@@ -14,11 +14,12 @@ import math
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from . import decl, defaults, drift, groups as groups_mod, load, speed, stats, tables as tables_mod
+from . import decl, defaults, drift, groups as groups_mod, guards, load, speed, stats, tables as tables_mod
 from .conditions import (COMPARED_CONDITIONS, KERNEL_IDENTITY, RUN_ONLY_KEYS, flatten_meta,  # noqa: F401
                          how_cases_ran, meta_differences)
 from .decl import case_sort_key, category_of
 from .groups import pool_cases
+from .guards import control_moved
 from .load import failures
 from .runs import merged_meta, most_waiting
 
@@ -51,10 +52,12 @@ class Side:
     bootstrap distributions so that comparing several kernels with one
     baseline resamples the baseline once."""
 
-    def __init__(self, label, runs, warn=None):
+    def __init__(self, label, runs, warn=None, cases=None):
         self.label = label
         self.runs = list(runs)
-        self.cases = pool_cases(self.runs, warn)
+        # cases: already pooled (a group's); one run's own are its pool, not copied
+        self.cases = cases if cases is not None else \
+            self.runs[0].cases if len(self.runs) == 1 else pool_cases(self.runs, warn)
         # Seeds the side's bootstrap stream: the label too, so that two sides
         # built from copies of one run (same run ids) still resample
         # independently instead of in lockstep.
@@ -64,8 +67,7 @@ class Side:
 
     @classmethod
     def from_group(cls, group, warn=None):
-        s = cls(group.label, group.runs, warn)
-        return s
+        return cls(group.label, group.runs, warn, cases=group.cases or None)
 
     @property
     def quick(self):
@@ -440,13 +442,6 @@ def compare_controls(base, other, opts=None):
     return sh
 
 
-def control_moved(cmp):
-    """A control's comparison counts as a move of the machine: significant
-    (and by the threshold), or a memory control's unconfirmed move of the
-    threshold (stats.MOVED)."""
-    return cmp.significant or cmp.verdict == stats.MOVED
-
-
 def primary_names(base, other):
     """{case name: summary table title} of the cases behind the summary
     tables on either side (every case a summary-table cell is made of):
@@ -532,7 +527,7 @@ def compare_sides(base, other, opts=None, extra=None, shift=None, extra_cases=No
         families = [family_of(r.case, primary, opts.families) for r in rows] + \
             [family_of(key, primary, opts.families) for key, _, _ in extra]
     judged = [r.cmp for r in rows] + extra_cmps
-    shifted = [bool(shift and shift.judged_out(d)) for d in domains]
+    shifted = [guards.reason(shift, d) for d in domains]
     groups = None
     if opts.alone:
         # a case's group: its binary (the cases of one binary share a path

@@ -5,7 +5,8 @@ with summarize and the page (they import them from here)."""
 import math
 
 from ..model import defaults, stats
-from ..model.compare import Options, control_moved, noise_of
+from ..model.compare import Options, noise_of
+from ..model.guards import moved_most
 from ..model.counters import changes as counter_changes
 from ..model.decl import in_order
 from .text import table
@@ -112,7 +113,8 @@ def row_cells(row, waiting=None):
         "p": _p_text(c.q if not math.isnan(c.q) else c.p),
         "mde": c.mde_text,
         "reps": f"{c.base_reps}/{c.other_reps}",
-        "verdict": c.verdict + (" (?)" if c.unresolved else "") + (" (alone)" if c.alone else "")
+        "verdict": c.verdict + (f" ({c.not_judged_kind})" if c.not_judged_kind else "")
+        + (" (?)" if c.unresolved else "") + (" (alone)" if c.alone else "")
         + (" (modes)" if c.modes else "")
         + (f" {c.failure}" if c.failure else "")
         + (f" (waiting {waiting * 100:.0f}%)" if waiting is not None else ""),
@@ -132,10 +134,8 @@ def shift_lines(rep, opts):
         return ["note: no control cases on both sides (runs made before kbench had them): a shift of the "
                 "whole machine between the runs cannot be told from a change of the kernel."]
     out = []
-    def worst_of(rows):
-        return max((r for r in rows if control_moved(r.cmp)), key=lambda r: abs(math.log(r.cmp.ratio)))
     if sh.shifted:
-        worst = worst_of(sh.rows)
+        worst = moved_most(sh.rows)
         step = (f" (by {sh.step * 100:g}% or more: too large a step to judge the CPU-bound cases relative to "
                 f"the machine's speed)" if sh.relative else "")
         out.append(f"WARNING: MACHINE SHIFT. The control cases, which no kernel can change, moved between the "
@@ -151,7 +151,7 @@ def shift_lines(rep, opts):
                    f"(their values shown at {rep.base.label}'s speed; --as-measured judges them as measured); "
                    f"a CPU control moving by {sh.step * 100:g}% or more would be a machine shift.")
         if sh.cpu_moved:
-            worst = worst_of(sh.rows)
+            worst = moved_most(sh.rows)
             out.append(f"WARNING: MACHINE MOVED. A CPU control moved by {sh.threshold * 100:g}% or more "
                        f"({worst.case}, {worst.cmp.change_text}): the file-system- and memory-bound cases, which "
                        f"do not follow the CPU's speed, are not judged.")
@@ -160,7 +160,7 @@ def shift_lines(rep, opts):
                    f"{sh.change_text if sh.change_text != '-' else 'n/a'}; a shift = significant and at "
                    f"least {sh.threshold * 100:g}%).")
     if sh.memory_shifted and not sh.shifted and not sh.cpu_moved:
-        worst = worst_of(sh.memory_rows)
+        worst = moved_most(sh.memory_rows)
         unsure = "" if worst.cmp.significant else (
             f" Its reps cannot make the move significant ({worst.cmp.ci_text}), but a move of "
             f"{sh.threshold * 100:g}% or more is taken as it is: runs made minutes apart differ so, and the "
@@ -389,7 +389,7 @@ def format_report(rep, changed_only=False, opts=None):
         for r in rows:
             counts[r.cmp.verdict] = counts.get(r.cmp.verdict, 0) + 1
         if changed_only:
-            rows = [r for r in rows if r.cmp.flagged or r.cmp.verdict == stats.MACHINE]
+            rows = [r for r in rows if r.cmp.flagged]
         if not rows:
             continue
         lat = {r.metric for r in rows}
@@ -410,7 +410,7 @@ def format_report(rep, changed_only=False, opts=None):
                    "counts: counters explain it)")
         out.append(table(["case", "counter", "base", "other", "change"], crows, right={2, 3}))
     out.append("")
-    order = [stats.FAILED, stats.FASTER, stats.SLOWER, stats.MACHINE, stats.SAME, stats.INCONCLUSIVE, stats.FEW, stats.MISSING,
+    order = [stats.FAILED, stats.FASTER, stats.SLOWER, stats.NOT_JUDGED, stats.SAME, stats.INCONCLUSIVE, stats.FEW, stats.MISSING,
              stats.UNDEFINED]
     out.append("Summary: " + ", ".join(f"{counts[v]} {v}" for v in order if counts.get(v)))
     live = [r.cmp for r in rep.rows if r.cmp.comparable and not math.isnan(r.cmp.mde)]
@@ -422,6 +422,7 @@ def format_report(rep, changed_only=False, opts=None):
                    f"{opts.min_effect * 100:g}% change.")
     if changed_only and not any(r.cmp.flagged for r in rep.rows):
         out.append("No case changed significantly.")
+    out += not_judged_lines(rep.rows, changed_only)
     n_unres = sum(r.cmp.unresolved for r in rep.rows)
     if n_unres:
         out.append(f"(?) {n_unres} case(s): p < {1 - opts.level:.2g} and the change is large enough, but not "
@@ -442,6 +443,29 @@ def format_report(rep, changed_only=False, opts=None):
                              f"More runs of each side would tell.",
                    lambda c: f"median rep {stats.change_text(stats.speed_change(c.mid_ratio, c.metric))}")
     return "\n".join(out)
+
+
+def not_judged_reasons(rows):
+    """{reason: [case names]} of the rows not judged, in the order met."""
+    out = {}
+    for r in rows:
+        if r.cmp.verdict == stats.NOT_JUDGED:
+            out.setdefault(r.cmp.not_judged, []).append(r.case)
+    return out
+
+
+def not_judged_lines(rows, listed=False):
+    """The footnote of the cases not judged: how many, and why (each reason
+    once); listed: also every case's name (compare --changed, whose tables
+    leave them out)."""
+    out = []
+    for reason, cases in not_judged_reasons(rows).items():
+        out.append(f"(not judged) {len(cases)} case(s) not judged ({reason}): a change of these cases may be the "
+                   f"machine's as well as the kernel's, so none is called faster or slower, and more reps cannot "
+                   f"tell them apart (run both kernels again, interleaved).")
+        if listed:
+            out += [f"    {c}" for c in cases]
+    return out
 
 
 def _listed(rows, head, detail):
