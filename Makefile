@@ -436,45 +436,70 @@ test-series-vm:
 # ---- A campaign: several kernels booted in turn ------------------------------
 #   make campaign KERNELS="A B [C ...]" [ROUNDS=2] [BUDGET=] [ONLY=] [LABEL=]
 #                    boots each kernel in turn with kexec_file_load (as root), in a
-#                    balanced order (A B B A ...), one kbench-run per step, resuming
-#                    after every boot through a hook it installs and removes; at the
-#                    end the default kernel again, the page and the comparison against
-#                    A in results/campaign-ID/ (build/bin/kbench-campaign;
-#                    src/reference/campaign.md). A kernel: an image path or an
-#                    installed release, optionally ,initrd=FILE ,label=NAME.
-#                    KERNEL_ARGS= extra command-line options; DRY_RUN=1 prints the plan.
+#                    balanced order (A B B A ...), each step (one kbench-run) on a
+#                    kexec boot of its own, resuming after every boot through a hook
+#                    it installs and removes; at the end the default kernel again,
+#                    the page and the comparison against A in results/campaign-ID/
+#                    (src/reference/campaign.md). A kernel: an image path or an
+#                    installed release, optionally ,initrd=FILE|none ,label=NAME.
+#                    KERNEL_ARGS= extra command-line options; STEP_DEADLINE= seconds;
+#                    WATCHDOG=auto|none|MODULE; DRY_RUN=1 prints the plan. Under sudo
+#                    the tree is built as the user who ran sudo, never as root; the
+#                    hook runs a static copy (build/static/bin/kbench-campaign).
 #   make campaign-stop    ends the running campaign: the hook removed, the default kernel
-#   make campaign-status  the latest campaign's boots and steps (CAMPAIGN=DIR another)
+#   make campaign-status  the latest campaign's boots, steps and ETA (CAMPAIGN=DIR another)
 #   make campaign-report  its page and comparison again (CAMPAIGN=DIR)
 #   make vm-campaign KERNELS="X Y"  the same plan, each step through make vm-run's
 #                    scripts/vm-run in a QEMU guest: this machine does not reboot.
-#   make test-campaign    a QEMU guest (TCG) of Debian's 6.1 cloud kernel kexecs into
-#                    6.12 and back, k=2, and into a kernel that panics (downloads two
+#   make test-campaign    a QEMU guest (TCG) kexecs through kernels that work, panic,
+#                    hang, never reach the hook and fall back (downloads two Debian
 #                    kernels: not in make test; tests/system/campaign_check.py).
 KERNELS  ?=
 ROUNDS   ?= 2
 DRY_RUN  ?=
 CAMPAIGN ?=
+STEP_DEADLINE ?=
+WATCHDOG ?=
 CAMPAIGN_BIN := $(BUILD)/bin/kbench-campaign
-CAMPAIGN_RUN_ARGS = $(if $(BUDGET),--budget $(BUDGET)) $(if $(ONLY),--only '$(ONLY)') $(RUN_ARGS)
-.PHONY: campaign campaign-stop campaign-status campaign-report vm-campaign test-campaign
+CAMPAIGN_OBJ := $(patsubst src/%.cpp,$(BUILD)/obj/%.o,$(wildcard src/campaign/*.cpp))
+CAMPAIGN_STATIC := build/static/bin/kbench-campaign
+# The installed hook's copy: stop and status work with it even when the tree is gone.
+CAMPAIGN_HOOK := /usr/local/sbin/kbench-campaign-hook
+# What the user typed goes to the program through the environment, never
+# through the shell's quoting: a KERNEL_ARGS or ONLY with a quote in it stays whole.
+CAMPAIGN_RUN_ARGS = $(if $(BUDGET),--budget $(BUDGET)) $(if $(ONLY),--only "$$KB_ONLY") $(RUN_ARGS)
+# ($(value X): a $ in them stays a $, as typed)
+campaign vm-campaign: export KB_KERNEL_ARGS := $(value KERNEL_ARGS)
+campaign vm-campaign: export KB_ONLY := $(value ONLY)
+campaign vm-campaign: export KB_LABEL := $(value LABEL)
+# Built by the user who ran sudo (SUDO_USER), so that sudo make campaign
+# leaves no root-owned file in the tree.
+campaign_as_user = if [ "$$(id -u)" = 0 ] && [ -n "$$SUDO_USER" ] && [ "$$SUDO_USER" != root ]; then \
+	  sudo -u "$$SUDO_USER" $(MAKE) --no-print-directory $(1); else $(MAKE) --no-print-directory $(1); fi
+.PHONY: campaign campaign-stop campaign-status campaign-report vm-campaign test-campaign campaign-build
 all: $(CAMPAIGN_BIN)
-$(CAMPAIGN_BIN): $(BUILD)/obj/campaign/main.o $(DRIVER_LIB) $(HARNESS_LIB)
+$(CAMPAIGN_BIN): $(CAMPAIGN_OBJ) $(DRIVER_LIB) $(HARNESS_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CXX) $(CXXFLAGS) $(LDFLAGS) $(KB_LDFLAGS) -o $@ $^
-campaign: all
-	$(CAMPAIGN_BIN) start --rounds '$(ROUNDS)' $(if $(LABEL),--label '$(LABEL)') $(if $(KERNEL_ARGS),--append '$(KERNEL_ARGS)') \
+campaign-build:
+	@$(call campaign_as_user,all) && $(call campaign_as_user,STATIC=1 $(CAMPAIGN_STATIC))
+campaign: campaign-build
+	$(CAMPAIGN_STATIC) start --rounds '$(ROUNDS)' --bin-dir '$(BUILD)/bin' --repo '$(CURDIR)' \
+	  $(if $(LABEL),--label "$$KB_LABEL") $(if $(KERNEL_ARGS),--append "$$KB_KERNEL_ARGS") \
+	  $(if $(STEP_DEADLINE),--step-deadline '$(STEP_DEADLINE)') $(if $(WATCHDOG),--watchdog '$(WATCHDOG)') \
 	  $(if $(DRY_RUN),--dry-run) --python '$(PYTHON)' $(KERNELS) -- $(CAMPAIGN_RUN_ARGS) $(SCALING)
-campaign-stop: $(CAMPAIGN_BIN)
-	$(CAMPAIGN_BIN) stop
-campaign-status: $(CAMPAIGN_BIN)
-	$(CAMPAIGN_BIN) status $(CAMPAIGN)
+campaign-stop:
+	@if [ -x $(CAMPAIGN_HOOK) ]; then echo "$(CAMPAIGN_HOOK) stop"; $(CAMPAIGN_HOOK) stop; \
+	 else $(call campaign_as_user,$(CAMPAIGN_BIN)) && echo "$(CAMPAIGN_BIN) stop" && $(CAMPAIGN_BIN) stop; fi
+campaign-status:
+	@$(call campaign_as_user,$(CAMPAIGN_BIN)) && $(CAMPAIGN_BIN) status $(CAMPAIGN)
 campaign-report: $(CAMPAIGN_BIN)
 	$(CAMPAIGN_BIN) report $(CAMPAIGN)
 vm-campaign: $(CAMPAIGN_BIN)
-	$(CAMPAIGN_BIN) start --vm --rounds '$(ROUNDS)' $(if $(LABEL),--label '$(LABEL)') $(if $(DRY_RUN),--dry-run) --python '$(PYTHON)' \
-	  --vm-arg --mem --vm-arg '$(MEM)' $(if $(CPUS),--vm-arg --cpus --vm-arg '$(CPUS)') $(if $(KERNEL_ARGS),--vm-arg --append --vm-arg '$(KERNEL_ARGS)') \
+	$(CAMPAIGN_BIN) start --vm --rounds '$(ROUNDS)' $(if $(LABEL),--label "$$KB_LABEL") $(if $(DRY_RUN),--dry-run) --python '$(PYTHON)' \
+	  $(if $(STEP_DEADLINE),--step-deadline '$(STEP_DEADLINE)') \
+	  --vm-arg --mem --vm-arg '$(MEM)' $(if $(CPUS),--vm-arg --cpus --vm-arg '$(CPUS)') $(if $(KERNEL_ARGS),--vm-arg --append --vm-arg "$$KB_KERNEL_ARGS") \
 	  $(KERNELS) -- $(CAMPAIGN_RUN_ARGS)
 test-campaign:
 	$(PYTHON) -m pytest -q -s -rs -p no:cacheprovider tests/system/campaign_check.py

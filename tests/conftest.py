@@ -249,6 +249,8 @@ MAY_SKIP = [
      _nobody_reaches_the_build),
     ("*test_quick.py::test_make_quick_on_a_cheap_case", "numpy for the summary (tests/ensure-deps.sh installs it)",
      _has_numpy),
+    ("*test_kb_page_width.py::*", "chromium (tests/ensure-deps.sh installs it where it can)",
+     lambda: bool(shutil.which("chromium") or shutil.which("chromium-browser"))),
 ]
 
 # {node id: (what happened, reason)}: skips of a test (at setup or in its

@@ -31,6 +31,12 @@ for mod in pytest:python3-pytest numpy:python3-numpy matplotlib:python3-matplotl
     missing="$missing $pkg"
   fi
 done
+# chromium: the page's width at 1280 px (tests/scripts/test_kb_page_width.py). Wanted, not
+# needed: where it cannot be installed, that test skips and says why.
+if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
+  "$(dirname "$0")/../scripts/install-packages.sh" ensure-deps chromium ||
+    echo "ensure-deps: chromium not installed: the page-width test will skip" >&2
+fi
 [ -z "$missing" ] && exit 0
 
 echo "ensure-deps: missing:$missing" >&2

@@ -16,11 +16,11 @@ import traceback
 from datetime import datetime, timezone
 from pathlib import Path
 
+from . import charts
 from .deps import missing_dependency
-from .model import compare, defaults, drift, explain, groups as groups_mod, history, load, prior, scaling
+from .model import compare, defaults, drift, explain, groups as groups_mod, history, load, prior
 from .model import series as series_mod, tables as tables_mod
 from .views import compare_text, explain_text, export, html, scaling_text, series_text, summary_text, trends
-from .views.strips import strip_figures
 
 PROG_DIR = Path(__file__).resolve().parent.parent
 ROOT = PROG_DIR.parent
@@ -119,15 +119,19 @@ def _add_stats_options(ap):
                     help="how p is adjusted for the number of cases: tables (default) = the cases behind each "
                          "summary table are a family of their own, every other case another; two = the cases "
                          "behind all the tables one family, the others another; one = all cases together")
+    _add_flag_alone(ap)
+    ap.add_argument("--estimator", choices=defaults.ESTIMATORS, default=defaults.DEFAULT_ESTIMATOR,
+                    help="a case's value over its reps: low = Harrell-Davis 20th percentile of the reps' "
+                         "times (default: noise only adds time), median = median of the rep medians")
+    _add_prior_options(ap)
+
+
+def _add_flag_alone(ap):
     ap.add_argument("--flag-alone", action="store_true",
                     help="call a case faster or slower even when it moved alone: by default a case outside the "
                          "summary tables that changed significantly with one run on a side, while no other case "
                          "of its binary changed the same way, is inconclusive ('moved alone': one run can jump "
                          "that far for the whole run, one case at a time)")
-    ap.add_argument("--estimator", choices=defaults.ESTIMATORS, default=defaults.DEFAULT_ESTIMATOR,
-                    help="a case's value over its reps: low = Harrell-Davis 20th percentile of the reps' "
-                         "times (default: noise only adds time), median = median of the rep medians")
-    _add_prior_options(ap)
 
 
 def _add_prior_options(ap):
@@ -203,11 +207,7 @@ def _summarize(argv):
                     "('-' for stdout)")
     ap.add_argument("--per-run", action="store_true", help="one table per run instead of per kernel")
     ap.add_argument("--cases", action="store_true", help="also list every case (reps, value, spread, mde)")
-    ap.add_argument("--flag-alone", action="store_true",
-                    help="call a case faster or slower even when it moved alone: by default a case outside the "
-                         "summary tables that changed significantly with one run on a side, while no other case "
-                         "of its binary changed the same way, is inconclusive ('moved alone': one run can jump "
-                         "that far for the whole run, one case at a time)")
+    _add_flag_alone(ap)
     ap.add_argument("--estimator", choices=defaults.ESTIMATORS, default=defaults.DEFAULT_ESTIMATOR,
                     help="the headline over reps: low = Harrell-Davis 20th percentile of the reps' times "
                          "(default), median = median of the rep medians")
@@ -453,11 +453,13 @@ def _pick_baseline(groups, spec):
         "no kernel found; there are: " + ", ".join(g.label for g in groups)))
 
 
-def _analyse(dirs, baseline_spec, opts, series_args=None):
+def _analyse(dirs, baseline_spec, opts, series_args=None, meanwhile=None):
     """Runs -> (groups, baseline, tables, comparisons, warnings, machine shifts,
-    the series or None).  series_args: the options of a series (--series,
-    --order): the groups in its order, the first one the baseline unless
-    --baseline says otherwise."""
+    the series or None, meanwhile's charts.Background or None).  series_args: the
+    options of a series (--series, --order): the groups in its order, the
+    first one the baseline unless --baseline says otherwise.  meanwhile:
+    fn(groups), started in a second process once the groups are read, while
+    this one compares them (what needs the runs alone)."""
     w = load.Warnings(_warn)
     runs = load.load_runs(dirs, w)
     if not runs:
@@ -477,6 +479,7 @@ def _analyse(dirs, baseline_spec, opts, series_args=None):
         groups = ordered + left_out
     baseline = _pick_baseline(groups, baseline_spec)
     groups = [baseline] + [g for g in groups if g is not baseline]
+    early = charts.Background(lambda: meanwhile(groups)) if meanwhile is not None else None
     tabs = tables_mod.build_tables(groups)
     sides = {g.key: compare.Side.from_group(g, w) for g in groups}
     # the run level: every kernel here with two runs or more measures its host's drift between runs
@@ -490,7 +493,7 @@ def _analyse(dirs, baseline_spec, opts, series_args=None):
     if series_args is not None:
         series = _series_of(ordered, series_args, opts, sides, tabs)
         series.left_out = left_out
-    return groups, baseline, tabs, comparisons, w.messages, shifts, series
+    return groups, baseline, tabs, comparisons, w.messages, shifts, series, early
 
 
 def _formats(text):
@@ -501,26 +504,6 @@ def _formats(text):
     return tuple(fmts)
 
 
-def _make_plots(groups, baseline, comparisons, out_dir, formats, strips=True, estimator=None):
-    """The charts, written to out_dir in each of formats; with out_dir None,
-    kept in memory for the page (bars and curves as SVG, the dense
-    raw-sample strips as PNG)."""
-    from .views import plot
-    out_dir = Path(out_dir) if out_dir is not None else None
-    vector = formats if out_dir is not None else ("svg",)
-    raster = formats if out_dir is not None else ("png",)
-    bars = plot.category_bars(baseline.label, [(g.label, comparisons[g.key][0]) for g in groups[1:]],
-                              out_dir, vector)
-    curves = plot.size_curves(groups, out_dir, vector, estimator)
-    if not strips:
-        strip = {}
-    elif out_dir is None:  # the page: its own small SVG, fast over many runs
-        strip = strip_figures(groups, estimator)
-    else:
-        strip = plot.strip_plots(groups, out_dir, raster, estimator)
-    return bars, curves, strip
-
-
 def _add_chart_options(ap):
     """What plot and report share: the runs, the baseline, the charts, and
     the statistics options."""
@@ -529,24 +512,29 @@ def _add_chart_options(ap):
                     "(default: the first in natural order)")
     ap.add_argument("--formats", type=_formats, default=("png", "svg"),
                     help="chart formats, comma-separated: png,svg,pdf (default png,svg)")
-    ap.add_argument("--no-samples", action="store_true", help="skip the raw-sample charts (the slow part)")
     _add_stats_options(ap)
 
 
 def _plot(argv):
     ap = _Parser(prog="plot", description=(
         "Charts of the runs under DIRs (default: results/): per category, bars of each kernel relative to "
-        "the baseline with confidence intervals; per bench and variant, every raw sample of every kernel; "
-        "every size-swept case that declares a curve, against size."))
+        "the baseline with confidence intervals; every size-swept case that declares a curve, against size; "
+        "the scaling curves; with --samples, per bench and variant, every raw sample of every kernel."))
     ap.add_argument("--out", default=str(ROOT / "plots"), help="directory for the charts (default plots/)")
+    ap.add_argument("--samples", action="store_true",
+                    help="also the raw-sample charts, one per bench and variant (many files, the slow part)")
+    ap.add_argument("--no-samples", action="store_true", help=argparse.SUPPRESS)   # the default since --samples
     _add_chart_options(ap)
     a = ap.parse_args(argv)
+    if a.samples and a.no_samples:
+        raise UsageError("--samples and --no-samples exclude each other")
     dirs = a.dirs or [str(ROOT / "results")]
-    groups, baseline, _, comparisons, _, _, _ = _analyse(dirs, a.baseline, _options(a))
-    bars, curves, strips = _make_plots(groups, baseline, comparisons, a.out, a.formats, not a.no_samples,
-                                       a.estimator)
-    from .views import plot
-    curves.update(plot.scaling_curves([(g, scaling.curves(g, a.estimator)) for g in groups], a.out, a.formats))
+    out = Path(a.out)
+    groups, baseline, _, comparisons, _, _, _, early = _analyse(
+        dirs, a.baseline, _options(a), meanwhile=lambda gs: charts.run_charts(gs, out, a.formats, a.samples,
+                                                                             a.estimator))
+    bars = charts.bars(groups, comparisons, out, a.formats)
+    curves, strips = early.result()
     n = sum(len(v) for v in bars.values()) + sum(len(v) for v in curves.values()) \
         + len({str(p) for p in strips.values()}) * len(a.formats)
     print(f"wrote {n} chart file(s) to {a.out}")
@@ -565,6 +553,7 @@ def _report(argv):
     ap.add_argument("--out", default=str(ROOT / "results" / "index.html"), help="the page (default results/index.html)")
     ap.add_argument("--plots", default=None, metavar="DIR", help="also write the charts as files (--formats) to DIR "
                     "(default: none; the page does not need them)")
+    ap.add_argument("--no-samples", action="store_true", help="leave the raw-sample charts out of the page")
     _add_series_options(ap, page=True)
     ap.add_argument("--bisect", action="append", default=[], metavar="LOG",
                     help="also show a bisection's steps from the log scripts/bisect-step wrote (repeatable)")
@@ -581,14 +570,15 @@ def _report(argv):
         if bad:
             _warn(f"--bisect {path}: {bad} line(s) that are not a step, skipped")
         bisect.append((path, steps))
-    groups, baseline, tabs, comparisons, warnings, shifts, series = _analyse(
-        dirs, a.baseline, opts, a if (a.series or a.order) else None)
     plots_dir = Path(a.plots) if a.plots else None
-    bars, curves, strips = _make_plots(groups, baseline, comparisons, plots_dir, a.formats, not a.no_samples,
-                                       opts.estimator)
+    groups, baseline, tabs, comparisons, warnings, shifts, series, early = _analyse(
+        dirs, a.baseline, opts, a if (a.series or a.order) else None,
+        meanwhile=lambda gs: charts.page_parts(gs, opts.estimator, not a.no_samples, plots_dir, a.formats))
+    curves, strips, scaling_html, traces = early.result()
+    bars = charts.bars(groups, comparisons, plots_dir, a.formats if plots_dir is not None else ("svg",))
     model = html.Model(groups=groups, baseline=baseline, tables=tabs, comparisons=comparisons, opts=opts,
                        bars=bars, strips=strips, curves=curves, warnings=warnings, shifts=shifts,
-                       series=series, bisect=bisect,
+                       series=series, bisect=bisect, scaling=scaling_html, traces=traces,
                        generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -604,7 +594,9 @@ def _report(argv):
         shift = shifts.get(g.key)
         note = (f"; MACHINE SHIFT: the control cases ran {shift.change_text} (no verdicts)"
                 if shift is not None and shift.shifted else "")
-        print(f"  {g.label}: {f} case(s) significantly faster, {s} significantly slower, of {len(rows)}{note}")
+        nj = "".join(f", {len(cases)} not judged ({reason})"
+                     for reason, cases in compare_text.not_judged_reasons(rows).items())
+        print(f"  {g.label}: {f} case(s) significantly faster, {s} significantly slower{nj}, of {len(rows)}{note}")
     if series is not None:
         print(f"series of {len(series.groups)} kernels: {len(series.changes)} change(s)"
               + "".join(f"\n  {ch.case}: {_change_line(ch, series)}" for ch in series.changes[:10]))
@@ -635,11 +627,7 @@ def _drift_prior(argv):
     ap.add_argument("--machine", default="", help="what the runs were made on, in words (kept in the file)")
     ap.add_argument("--inflate", type=float, default=drift.DEFAULT_INFLATE, metavar="X",
                     help=f"widen each case's variance by X (default {drift.DEFAULT_INFLATE:g}: conservative)")
-    ap.add_argument("--flag-alone", action="store_true",
-                    help="call a case faster or slower even when it moved alone: by default a case outside the "
-                         "summary tables that changed significantly with one run on a side, while no other case "
-                         "of its binary changed the same way, is inconclusive ('moved alone': one run can jump "
-                         "that far for the whole run, one case at a time)")
+    _add_flag_alone(ap)
     ap.add_argument("--estimator", choices=defaults.ESTIMATORS, default=defaults.DEFAULT_ESTIMATOR,
                     help=f"as compare's (default {defaults.DEFAULT_ESTIMATOR})")
     ap.add_argument("--at-least", metavar="FILE",

@@ -1,73 +1,70 @@
 // main.cpp — kbench-campaign: boot each kernel in turn, in a balanced order,
-// one kbench-run per step, and resume after every boot (issue 42).
+// one kbench-run per step, each on a kexec boot of its own, and resume
+// after every boot (issues 42 and 59).
 //
 //   kbench-campaign start [options] KERNEL KERNEL... [-- KBENCH-RUN-OPTIONS]
 //   kbench-campaign resume STATE      (what the boot hook runs)
+//   kbench-campaign home STATE        (what the hook's failure runs)
 //   kbench-campaign stop | status | report
 //
 // The plan, the state and its transitions are pure (driver/campaign.hpp,
-// unit-tested); this file does what touches the machine: kexec_file_load and
-// reboot, the boot hook (a systemd unit, else an init script), the state
-// file written atomically, kbench-run (or scripts/vm-run) for each step.
-// Linked statically with the suite (make STATIC=1), it needs nothing else
-// on the machine: no kexec-tools, no Python (the page and the comparison
-// at the end are made where Python is).
-#include <dirent.h>
-#include <fcntl.h>
-#include <linux/reboot.h>
+// campaign_boot.hpp, campaign_hook.hpp: unit-tested); this file drives them,
+// and files.cpp, machine.cpp, hook.cpp and run.cpp do what touches the
+// machine. Linked statically with the suite (make STATIC=1), it needs
+// nothing else on the machine: no kexec-tools, no Python (the page and the
+// comparison at the end are made where Python is).
 #include <signal.h>
-#include <sys/file.h>
-#include <sys/reboot.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/utsname.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cctype>
 #include <cerrno>
-#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dirent.h>
 #include <fstream>
-#include <optional>
 #include <sstream>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "campaign/evidence.hpp"
+#include "campaign/files.hpp"
+#include "campaign/hook.hpp"
+#include "campaign/machine.hpp"
+#include "campaign/run.hpp"
+#include "campaign/settle.hpp"
+#include "campaign/watchdog.hpp"
 #include "driver/campaign.hpp"
+#include "driver/campaign_boot.hpp"
+#include "driver/campaign_hook.hpp"
+#include "driver/sha256.hpp"
 #include "harness/internal/usage_error.hpp"
-
-#ifndef KEXEC_FILE_UNLOAD
-#define KEXEC_FILE_UNLOAD 0x00000001
-#endif
-#ifndef KEXEC_FILE_NO_INITRAMFS
-#define KEXEC_FILE_NO_INITRAMFS 0x00000004
-#endif
 
 namespace kc = kbench::campaign;
 using kbench::UsageError;
-using kbench::driver::json_dump;
-using kbench::driver::json_parse;
+using namespace kbench::campaign;
 
 namespace {
 
 const char kUsage[] =
     "usage: kbench-campaign start [options] KERNEL KERNEL... [-- KBENCH-RUN-OPTIONS...]\n"
     "       kbench-campaign resume STATE-FILE    (run by the boot hook; also after a Ctrl-C)\n"
-    "       kbench-campaign stop [--results DIR]\n"
+    "       kbench-campaign home [STATE-FILE]    (run when the hook fails: a test boot reboots home)\n"
+    "       kbench-campaign stop [--results DIR | STATE-FILE]\n"
     "       kbench-campaign status [--results DIR | STATE-FILE]\n"
     "       kbench-campaign report [--results DIR | STATE-FILE]\n"
     "\n"
     "Boots each KERNEL in turn with kexec_file_load, in a balanced order (A B B A A B ...),\n"
-    "one kbench-run per step, resuming after each boot through a hook it installs and\n"
-    "removes (a systemd unit where systemd runs, else /etc/init.d/S99kbench-campaign).\n"
-    "KERNEL: an image path or an installed kernel's release (/boot/vmlinuz-RELEASE and\n"
-    "/boot/initrd.img-RELEASE), optionally followed by ,initrd=FILE and ,label=NAME.\n"
+    "one kbench-run per step, each step on a kexec boot of its own, resuming after each\n"
+    "boot through a hook it installs and removes (a systemd unit where systemd runs, else\n"
+    "/etc/init.d/S99kbench-campaign; both run a copy of this program from /usr/local/sbin).\n"
+    "start checks, installs the hook and leaves the campaign to it at once.\n"
+    "KERNEL: an image path or an installed kernel's release (/boot/vmlinuz-RELEASE or the\n"
+    "systemd-boot layout; its initrd by Debian's, Fedora's or SUSE's name), optionally\n"
+    "followed by ,initrd=FILE (or ,initrd=none) and ,label=NAME. A kernel without an initrd\n"
+    "is refused unless ,initrd=none says so.\n"
     "\n"
     "start options:\n"
     "  --rounds K       rounds: each kernel runs K times (default 2)\n"
@@ -75,7 +72,13 @@ const char kUsage[] =
     "  --bin-dir DIR    where kbench-run is (default: this program's directory)\n"
     "  --append OPTS    extra kernel command-line options for every kexec'd kernel (the\n"
     "                   current command line is passed on without BOOT_IMAGE= and initrd=)\n"
-    "  --initrd FILE    initrd of the kernels given as image paths without ,initrd=\n"
+    "  --initrd FILE    initrd of the kernels given as image paths without ,initrd= (none: without\n"
+    "                   one; else the distribution's name beside the image or in /boot is taken)\n"
+    "  --step-deadline S  a step still running after S seconds is killed and failed, and the\n"
+    "                   machine goes home (default: 3 x --budget + 900, else 7200)\n"
+    "  --watchdog W     auto (default: /dev/watchdog0 when its driver is loaded), none, or the\n"
+    "                   module of a hardware watchdog to load at each boot (i6300esb, iTCO_wdt)\n"
+    "  --watchdog-timeout S  the margin of a boot: from the kexec to the hook (default 300)\n"
     "  --label NAME     a name for the campaign (in its ID)\n"
     "  --hook KIND      auto (default), systemd, initd\n"
     "  --vm             run each step in a QEMU guest (scripts/vm-run), no kexec, no reboot:\n"
@@ -87,482 +90,28 @@ const char kUsage[] =
     "  --dry-run        print the plan and the checks' outcome, change nothing\n"
     "  --help           this text\n"
     "\n"
-    "Exit status: 0 finished (or rebooting to go on), 1 a failure, 2 usage, 3 refused,\n"
-    "130 interrupted (nothing lost: resume goes on with the step that was cut).\n";
+    "Exit status: 0 finished, handed over to the hook, or rebooting to go on; 1 a failure;\n"
+    "2 usage; 3 refused; 130 interrupted (nothing lost: resume goes on with the step that\n"
+    "was cut).\n";
 
 constexpr int kRefused = 3;
 
-void say(const std::string& m) { std::fprintf(stderr, "kbench-campaign: %s\n", m.c_str()); std::fflush(stderr); }
-
-struct Refused { std::string message; };
-struct Failure { std::string message; };
-
-volatile sig_atomic_t g_signal = 0;
 void on_signal(int sig) { g_signal = sig; }
 
-std::string now_iso() {
-  time_t t = time(nullptr);
-  tm g;
-  gmtime_r(&t, &g);
-  char buf[32];
-  strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &g);
-  return buf;
+std::string step_label(const State& s, int step) {
+  return "step " + std::to_string(step + 1) + "/" + std::to_string(s.steps.size());
 }
 
-long iso_epoch(const std::string& s) {
-  tm g{};
-  if (s.empty() || !strptime(s.c_str(), "%Y-%m-%dT%H:%M:%SZ", &g)) return -1;
-  return static_cast<long>(timegm(&g));
-}
-
-std::optional<std::string> read_text(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return std::nullopt;
-  std::ostringstream o;
-  o << f.rdbuf();
-  return o.str();
-}
-
-std::string trim(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\r')) s.pop_back();
-  return s;
-}
-
-bool is_file(const std::string& p) {
-  struct stat st;
-  return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-bool is_dir(const std::string& p) {
-  struct stat st;
-  return stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-std::string absolute(const std::string& p) {
-  char buf[PATH_MAX];
-  if (realpath(p.c_str(), buf)) return buf;
-  if (!p.empty() && p[0] == '/') return p;
-  char cwd[PATH_MAX];
-  return getcwd(cwd, sizeof cwd) ? std::string(cwd) + "/" + p : p;
-}
-
-std::string self_dir() {
-  char buf[PATH_MAX];
-  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return ".";
-  std::string exe(buf, static_cast<std::size_t>(n));
-  return exe.substr(0, exe.rfind('/'));
-}
-
-// The kbench tree this program was built in: the first directory above it
-// holding scripts/report (build/bin/.. /.., build/static/bin/../../..).
-std::string find_repo() {
-  std::string d = self_dir();
-  for (int i = 0; i < 4 && !d.empty(); ++i) {
-    if (is_file(d + "/scripts/report")) return d;
-    d = d.substr(0, d.rfind('/'));
-  }
-  return "";
-}
-
-std::string self_exe() {
-  char buf[PATH_MAX];
-  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "kbench-campaign";
-}
-
-// ---- the machine, real or (tests only) fake ------------------------------
-
-// KBENCH_CAMPAIGN_FAKE_ROOT=DIR (the tests' alone): /proc and /sys are read
-// under DIR, the euid is DIR/euid, kexec's probe answers DIR/kexec_probe
-// (0, ENOSYS, EPERM); nothing is ever loaded, booted or installed.
-std::string fake_root() {
-  const char* f = std::getenv("KBENCH_CAMPAIGN_FAKE_ROOT");
-  return f ? f : "";
-}
-
-kc::Probe machine_probe() {
-  kc::Probe p;
-  const std::string fake = fake_root();
-  if (fake.empty()) {
-    p.euid = [] { return static_cast<unsigned>(geteuid()); };
-    p.read_file = [](const std::string& path) { return read_text(path); };
-    p.kexec_probe = [] {
-      // An image loaded already (kexec -l): kexec works, and the probe below would unload it.
-      if (trim(read_text("/sys/kernel/kexec_loaded").value_or("0")) == "1") return 0;
-      const long r = syscall(SYS_kexec_file_load, -1, -1, 0UL, nullptr, KEXEC_FILE_UNLOAD);
-      return r == 0 ? 0 : errno;
-    };
-  } else {
-    p.euid = [fake] {
-      auto t = read_text(fake + "/euid");
-      return t ? static_cast<unsigned>(std::atoi(t->c_str())) : 0u;
-    };
-    p.read_file = [fake](const std::string& path) { return read_text(fake + path); };
-    p.kexec_probe = [fake] {
-      const std::string t = trim(read_text(fake + "/kexec_probe").value_or("0"));
-      return t == "ENOSYS" ? ENOSYS : t == "EPERM" ? EPERM : t == "0" ? 0 : EINVAL;
-    };
-  }
-  p.is_file = is_file;
-  return p;
-}
-
-kc::Now machine_now() {
-  const std::string fake = fake_root();
-  kc::Now n;
-  utsname u;
-  uname(&u);
-  n.release = u.release;
-  n.boot_id = trim(read_text(fake + "/proc/sys/kernel/random/boot_id").value_or(""));
-  n.time = now_iso();
-  return n;
-}
-
-// ---- the state file ------------------------------------------------------
-
-void fsync_dir(const std::string& dir) {
-  const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-  if (fd >= 0) {
-    fsync(fd);
-    close(fd);
-  }
-}
-
-// Written to a temporary file beside it, flushed, then renamed over it: after
-// a crash the file is the old state or the new one, never half of either.
-void save(const kc::State& s) {
-  const std::string path = s.dir + "/campaign.json";
-  const std::string tmp = path + ".tmp";
-  const std::string text = json_dump(kc::state_to_json(s), true) + "\n";
-  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) throw Failure{"cannot write " + tmp + ": " + std::strerror(errno)};
-  std::size_t off = 0;
-  while (off < text.size()) {
-    const ssize_t w = write(fd, text.data() + off, text.size() - off);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      close(fd);
-      throw Failure{"cannot write " + tmp + ": " + std::strerror(errno)};
-    }
-    off += static_cast<std::size_t>(w);
-  }
-  if (fsync(fd) != 0 || close(fd) != 0) throw Failure{"cannot write " + tmp + ": " + std::strerror(errno)};
-  if (rename(tmp.c_str(), path.c_str()) != 0) throw Failure{"cannot rename " + tmp + ": " + std::strerror(errno)};
-  fsync_dir(s.dir);
-}
-
-kc::State load(const std::string& path) {
-  auto text = read_text(path);
-  if (!text) throw Failure{path + ": cannot read: " + std::strerror(errno)};
-  std::string err;
-  auto j = json_parse(*text, &err);
-  if (!j) throw Failure{path + ": not JSON (" + err + ")"};
-  try {
-    return kc::state_from_json(*j);
-  } catch (const std::exception& e) {
-    throw Failure{path + ": " + e.what()};
-  }
-}
-
-// The state files of the campaigns under RESULTS, oldest first.
-std::vector<std::string> campaigns(const std::string& results) {
-  std::vector<std::string> out;
-  if (DIR* d = opendir(results.c_str())) {
-    while (const dirent* e = readdir(d)) {
-      const std::string n = e->d_name;
-      if (n.rfind("campaign-", 0) == 0 && is_file(results + "/" + n + "/campaign.json"))
-        out.push_back(results + "/" + n + "/campaign.json");
-    }
-    closedir(d);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-std::string running_campaign(const std::string& results) {
-  for (const auto& f : campaigns(results)) {
-    try {
-      if (load(f).status == "running") return f;
-    } catch (const Failure&) {
-    }
-  }
-  return "";
-}
-
-// One process drives a campaign at a time: a lock on its directory.
-int lock_dir(const std::string& dir, bool wait) {
-  const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) throw Failure{"cannot open " + dir + ": " + std::strerror(errno)};
-  if (flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-// ---- the boot hook -------------------------------------------------------
-
-bool systemd_runs() { return is_dir("/run/systemd/system"); }
-
-void write_file(const std::string& path, const std::string& text, mode_t mode) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!(f << text)) throw Failure{"cannot write " + tmp};
-  }
-  chmod(tmp.c_str(), mode);
-  if (rename(tmp.c_str(), path.c_str()) != 0) throw Failure{"cannot write " + path + ": " + std::strerror(errno)};
-}
-
-void install_hook(kc::State& s, const std::string& kind) {
-  const std::string cmd = self_exe() + " resume " + s.dir + "/campaign.json";
-  s.hook_files.clear();
-  if (kind == "systemd") {
-    const std::string unit = "/etc/systemd/system/kbench-campaign.service";
-    write_file(unit,
-               "# Installed by kbench-campaign for campaign " + s.id + "; it removes this unit at the end.\n"
-               "[Unit]\nDescription=kbench campaign " + s.id + " (resumes after each boot)\n"
-               "After=local-fs.target network.target systemd-user-sessions.service\n\n"
-               "[Service]\nType=simple\nExecStart=" + cmd + "\nTimeoutStartSec=infinity\n"
-               "StandardOutput=journal+console\nStandardError=journal+console\n\n"
-               "[Install]\nWantedBy=multi-user.target\n",
-               0644);
-    mkdir("/etc/systemd/system/multi-user.target.wants", 0755);
-    const std::string link = "/etc/systemd/system/multi-user.target.wants/kbench-campaign.service";
-    unlink(link.c_str());
-    if (symlink(unit.c_str(), link.c_str()) != 0) throw Failure{"cannot link " + link + ": " + std::strerror(errno)};
-    s.hook_files = {link, unit};
-  } else {
-    const std::string script = "/etc/init.d/S99kbench-campaign";
-    mkdir("/etc/init.d", 0755);
-    write_file(script,
-               "#!/bin/sh\n# Installed by kbench-campaign for campaign " + s.id +
-                   "; it removes this script at the end.\ncase \"$1\" in stop) exit 0 ;; esac\n" + cmd + "\n",
-               0755);
-    s.hook_files = {script};
-    if (is_dir("/etc/rc2.d")) {  // sysvinit's runlevel links
-      const std::string link = "/etc/rc2.d/S99kbench-campaign";
-      unlink(link.c_str());
-      if (symlink(script.c_str(), link.c_str()) == 0) s.hook_files.insert(s.hook_files.begin(), link);
-    }
-  }
-  s.hook_kind = kind;
-}
-
-void remove_hook(kc::State& s) {
-  for (const auto& f : s.hook_files)
-    if (unlink(f.c_str()) != 0 && errno != ENOENT) say("warning: cannot remove " + f + ": " + std::strerror(errno));
-  s.hook_files.clear();
-  sync();
-}
-
-// ---- running a step ------------------------------------------------------
-
-struct Ran {
-  int status = -1;       // exit status, or 128+signal
-  std::string last_line; // the last line of stdout (the run directory)
-};
-
-// argv with stdout captured (the run directory), stderr to ours; the child
-// keeps our process group, so a terminal's Ctrl-C reaches it too.
-Ran run_child(const std::vector<std::string>& argv, const std::string& out_file = "") {
-  int pfd[2];
-  if (pipe(pfd) != 0) throw Failure{std::string("pipe: ") + std::strerror(errno)};
-  std::fflush(nullptr);
-  const pid_t pid = fork();
-  if (pid < 0) throw Failure{std::string("fork: ") + std::strerror(errno)};
-  if (pid == 0) {
-    if (!out_file.empty()) {
-      const int fd = open(out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (fd >= 0) dup2(fd, 1);
-    } else {
-      dup2(pfd[1], 1);
-    }
-    close(pfd[0]);
-    close(pfd[1]);
-    std::vector<char*> av;
-    for (const auto& a : argv) av.push_back(const_cast<char*>(a.c_str()));
-    av.push_back(nullptr);
-    execv(av[0], av.data());
-    std::fprintf(stderr, "kbench-campaign: cannot run %s: %s\n", av[0], std::strerror(errno));
-    _exit(127);
-  }
-  close(pfd[1]);
-  std::string out;
-  char buf[4096];
-  for (;;) {
-    const ssize_t n = read(pfd[0], buf, sizeof buf);
-    if (n > 0) out.append(buf, static_cast<std::size_t>(n));
-    else if (n < 0 && errno == EINTR) {
-      if (g_signal == SIGTERM) kill(pid, SIGTERM);  // campaign-stop signals us alone
-      continue;
-    } else break;
-  }
-  close(pfd[0]);
-  int st = 0;
-  while (waitpid(pid, &st, 0) < 0) {
-    if (errno != EINTR) break;
-    if (g_signal == SIGTERM) kill(pid, SIGTERM);
-  }
-  Ran r;
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  std::istringstream in(out);
-  std::string line;
-  while (std::getline(in, line))
-    if (!trim(line).empty()) r.last_line = trim(line);
-  return r;
-}
-
-// Each kernel's runs under their own root, DIR/A, DIR/B, ...: two kernels of
-// one release (a patched build) never share a kernel directory.
-std::string kernel_out(const kc::State& s, const kc::Kernel& k) {
-  for (std::size_t i = 0; i < s.kernels.size(); ++i)
-    if (&s.kernels[i] == &k) return s.dir + "/" + char('A' + i);
-  return s.dir;
-}
-
-std::vector<std::string> step_argv(const kc::State& s, const kc::Kernel& k) {
-  std::vector<std::string> a;
-  if (s.mode == "vm") {
-    a = {s.python, s.repo + "/scripts/vm-run", "--out", kernel_out(s, k)};
-    if (!k.label.empty()) a.insert(a.end(), {"--label", k.label});
-    a.insert(a.end(), s.vm_args.begin(), s.vm_args.end());
-    a.push_back(k.image);
-    a.push_back("--");
-  } else {
-    a = {s.bin_dir + "/kbench-run", "--out", kernel_out(s, k)};
-    if (!k.label.empty()) a.insert(a.end(), {"--label", k.label});
-  }
-  a.insert(a.end(), s.run_args.begin(), s.run_args.end());
-  return a;
-}
-
-std::string quoted(const std::vector<std::string>& argv) {
-  std::string out;
-  for (const auto& a : argv) {
-    bool plain = !a.empty();
-    for (char c : a)
-      if (!(std::isalnum(static_cast<unsigned char>(c)) || std::strchr("-_./=+:,@", c))) plain = false;
-    out += (out.empty() ? "" : " ") + (plain ? a : "'" + a + "'");
-  }
-  return out;
-}
-
-// ---- kexec ---------------------------------------------------------------
-
-// Loads the kernel for the next boot; "" or why not.
-std::string kexec_load(const kc::Kernel& k) {
-  if (!fake_root().empty()) return "";  // the tests' fake machine loads nothing
-  const int kfd = open(k.image.c_str(), O_RDONLY | O_CLOEXEC);
-  if (kfd < 0) return "cannot open " + k.image + ": " + std::strerror(errno);
-  int ifd = -1;
-  unsigned long flags = 0;
-  if (k.initrd.empty()) {
-    flags |= KEXEC_FILE_NO_INITRAMFS;
-  } else if ((ifd = open(k.initrd.c_str(), O_RDONLY | O_CLOEXEC)) < 0) {
-    const int e = errno;
-    close(kfd);
-    return "cannot open " + k.initrd + ": " + std::strerror(e);
-  }
-  const long r = syscall(SYS_kexec_file_load, kfd, ifd, k.cmdline.size() + 1, k.cmdline.c_str(), flags);
-  const int e = errno;
-  close(kfd);
-  if (ifd >= 0) close(ifd);
-  if (r != 0)
-    return std::string("kexec_file_load refused it: ") + std::strerror(e) +
-           (e == ENOEXEC ? " (not a kernel image this kernel can load)"
-                         : e == EKEYREJECTED || e == EBADMSG ? " (signature check: unsigned image under lockdown?)" : "");
-  return "";
-}
-
-[[noreturn]] void reboot_now(bool kexec) {
-  if (!fake_root().empty()) {  // the tests' fake machine never reboots
-    say(std::string("fake machine: would ") + (kexec ? "kexec" : "reboot") + " now");
-    std::exit(0);
-  }
-  sync();
-  if (systemd_runs() && fake_root().empty()) {
-    // a clean shutdown; systemd kexecs the image already loaded
-    const int rc = std::system(kexec ? "systemctl kexec" : "systemctl reboot");
-    if (rc == 0) {
-      for (;;) pause();
-    }
-    say("systemctl failed: rebooting directly");
-    sync();
-  }
-  reboot(kexec ? LINUX_REBOOT_CMD_KEXEC : LINUX_REBOOT_CMD_RESTART);
-  say(std::string("reboot failed: ") + std::strerror(errno));
-  std::exit(1);
-}
-
-// ---- the report at the end -----------------------------------------------
-
-void make_report(const kc::State& s) {
-  if (s.repo.empty() || !is_file(s.python) || !is_file(s.repo + "/scripts/report")) {
-    say("no Python or no kbench scripts here: make the page and the comparison where they are: "
-        "kbench-campaign report " + s.dir + "/campaign.json (or make campaign-report CAMPAIGN=" + s.dir + ")");
-    return;
-  }
-  std::vector<std::string> kdirs;  // each kernel's directory, the first kernel first
-  for (std::size_t i = 0; i < s.kernels.size(); ++i) {
-    std::string d;
-    for (const auto& p : s.steps)
-      if (p.kernel == int(i) && p.status == "done" && !p.run_dir.empty()) d = p.run_dir.substr(0, p.run_dir.rfind('/'));
-    if (!d.empty() && std::find(kdirs.begin(), kdirs.end(), d) == kdirs.end()) kdirs.push_back(d);
-    else if (d.empty()) say("kernel " + kc::kernel_name(s, int(i)) + ": no run to compare");
-  }
-  Ran r = run_child({s.python, s.repo + "/scripts/report", "--out", s.dir + "/index.html", s.dir});
-  if (r.status != 0) say("scripts/report failed (exit " + std::to_string(r.status) + ")");
-  else say("the page: " + s.dir + "/index.html");
-  if (kdirs.size() < 2 || kdirs[0] != [&] {
-        for (const auto& p : s.steps)
-          if (p.kernel == 0 && p.status == "done") return p.run_dir.substr(0, p.run_dir.rfind('/'));
-        return std::string();
-      }()) {
-    say("no comparison: the first kernel and at least one other need runs");
-    return;
-  }
-  std::vector<std::string> cmp = {s.python, s.repo + "/scripts/compare"};
-  cmp.insert(cmp.end(), kdirs.begin(), kdirs.end());
-  r = run_child(cmp, s.dir + "/comparison.txt");
-  if (r.status != 0) say("scripts/compare failed (exit " + std::to_string(r.status) + ")");
-  else say("the comparison against " + s.kernels[0].spec + ": " + s.dir + "/comparison.txt");
-}
-
-// ---- status --------------------------------------------------------------
-
-std::string describe(const kc::State& s) {
-  std::ostringstream o;
-  o << "campaign " << s.id << " (" << s.mode << "): " << s.status << "; steps " << kc::step_counts(s) << "\n";
-  for (std::size_t i = 0; i < s.kernels.size(); ++i) {
-    const auto& k = s.kernels[i];
-    o << "  kernel " << char('A' + i) << ": " << k.spec << (k.label.empty() ? "" : ", label " + k.label) << (k.release.empty() ? "" : " (" + k.release + ")")
-      << (k.status == "ok" ? "" : "  FAILED: " + k.reason) << "\n";
-  }
-  const long t0 = iso_epoch(s.created);
-  for (const auto& b : s.boots) {
-    const long t = iso_epoch(b.at);
-    o << "  boot  " << b.at << (t0 >= 0 && t >= 0 ? "  +" + std::to_string(t - t0) + " s" : "") << "  "
-      << (b.kernel >= 0 ? std::string(1, char('A' + b.kernel)) : std::string("default")) << " " << b.release << "  ("
-      << b.note << ")\n";
-  }
-  for (std::size_t i = 0; i < s.steps.size(); ++i) {
-    const auto& p = s.steps[i];
-    const long a = iso_epoch(p.started), b = iso_epoch(p.ended);
-    o << "  step " << i + 1 << "  " << char('A' + p.kernel) << "  " << p.status;
-    if (a >= 0 && b >= 0) o << "  " << (b - a) << " s" << (t0 >= 0 ? " (from +" + std::to_string(a - t0) + " s)" : "");
-    if (!p.run_dir.empty()) o << "  " << p.run_dir;
-    if (!p.reason.empty()) o << "  (" << p.reason << ")";
-    o << "\n";
-  }
-  const long c = iso_epoch(s.created), e = iso_epoch(s.ended);
-  if (c >= 0 && e >= 0) o << "  total " << (e - c) << " s\n";
-  return o.str();
+// Each step's kbench-run writes its messages here (DIR/logs/step-NN-K.log).
+std::string step_log(const State& s, int step) {
+  char name[64];
+  std::snprintf(name, sizeof name, "/logs/step-%02d-%c.log", step + 1, char('A' + s.steps.at(std::size_t(step)).kernel));
+  return s.dir + name;
 }
 
 // ---- the loop: from any state to the end ---------------------------------
 
-int drive(kc::State& s, bool interactive) {
+int drive(State& s, bool interactive) {
   struct sigaction sa{};
   sa.sa_handler = on_signal;
   sigaction(SIGINT, &sa, nullptr);
@@ -571,22 +120,40 @@ int drive(kc::State& s, bool interactive) {
   const int lock = lock_dir(s.dir, false);
   if (lock < 0) throw Refused{"another kbench-campaign process drives " + s.dir + " (pid " + std::to_string(s.pid) + ")"};
   s = load(s.dir + "/campaign.json");  // under the lock: the latest
+  log_to(s.dir + "/campaign.log");
   if (s.status != "running") {
     say("campaign " + s.id + " is " + s.status + ": nothing to do");
     return 0;
   }
   s.pid = getpid();
-  kc::Now now = machine_now();
-  for (const auto& line : kc::reconcile(s, now)) say(line);
+  Now now = machine_now();
+  std::vector<int> running;  // steps a crash may have cut: their boot's log is kept too
+  for (std::size_t i = 0; i < s.steps.size(); ++i)
+    if (s.steps[i].status == "running" && s.steps[i].boot_id != now.boot_id) running.push_back(int(i));
+  const Findings found = reconcile(s, now);
+  for (const auto& line : found.said) say(line);
   save(s);
+  if (s.mode == "host" && (found.failed_step >= 0 || !running.empty())) {
+    char name[64];
+    if (found.failed_step >= 0)
+      std::snprintf(name, sizeof name, "step-%02d-boot-%d", found.failed_step + 1, found.failed_attempt);
+    else
+      std::snprintf(name, sizeof name, "step-%02d-run-%d", running[0] + 1, s.steps[std::size_t(running[0])].runs);
+    const std::string kept = keep_evidence(s, name);
+    say(kept.empty() ? "the previous boot left no kernel log or pstore record here (no persistent journal, no pstore)"
+                     : "what the previous boot left: " + kept);
+  }
+  if (s.mode == "host" && s.watchdog_s > 0) say("watchdog: " + watchdog_take(s));
   for (;;) {
     now = machine_now();
-    const kc::Action a = kc::next_action(s, now);
-    if (a.kind == kc::ActionKind::finish) {
-      kc::mark_finished(s, "finished", now);
+    const Action a = next_action(s, now);
+    if (a.kind == ActionKind::finish) {
+      mark_finished(s, "finished", now);
       remove_hook(s);
+      watchdog_disarm();
+      let_logins_in();
       save(s);
-      std::fputs(describe(s).c_str(), stderr);
+      std::fputs(describe(s, iso_epoch(now.time)).c_str(), stderr);
       make_report(s);
       if (a.go_home) {
         say("back to the default kernel: rebooting");
@@ -595,43 +162,79 @@ int drive(kc::State& s, bool interactive) {
       return 0;
     }
     const auto& k = s.kernels[std::size_t(a.kernel)];
-    if (a.kind == kc::ActionKind::boot) {
-      say("step " + std::to_string(a.step + 1) + "/" + std::to_string(s.steps.size()) + ": kexec into " + kc::kernel_name(s, a.kernel) +
-          " (" + k.release + "), command line: " + k.cmdline);
-      const std::string why = kexec_load(k);
+    if (a.kind == ActionKind::boot) {
+      const int attempt = s.steps[std::size_t(a.step)].boots + 1;
+      const std::string marker = boot_marker(s, a.step, attempt);
+      const std::string cmdline = boot_cmdline(k, marker);
+      say(step_label(s, a.step) + ": kexec into " + kernel_name(s, a.kernel) + " (" + k.release +
+          (attempt > 1 ? ", boot " + std::to_string(attempt) : "") + "), command line: " + cmdline);
+      std::string why = image_change(k, kbench::driver::sha256_file(k.image).value_or(""),
+                                     k.initrd.empty() ? "" : kbench::driver::sha256_file(k.initrd).value_or(""));
+      if (why.empty()) why = kexec_load(k, cmdline);
       if (!why.empty()) {
-        say("kernel " + kc::kernel_name(s, a.kernel) + ": failed: " + why);
-        kc::mark_boot_failed(s, a.kernel, why);
+        say("kernel " + kernel_name(s, a.kernel) + ": failed: " + why);
+        mark_boot_failed(s, a.kernel, why);
         save(s);
         continue;
       }
-      kc::mark_boot_requested(s, a.kernel, now);
+      mark_boot_requested(s, a.step, marker, now);
       save(s);
+      sync();
+      if (k.watchdog) {
+        watchdog_arm(s.watchdog_s);
+      } else if (s.watchdog_s > 0) {
+        say("kernel " + kernel_name(s, a.kernel) + " has no driver for the watchdog: its boot goes without it");
+        watchdog_disarm();  // else it would reset that boot in the middle of its step
+      }
       reboot_now(true);
     }
     // run
-    const auto argv = step_argv(s, k);
-    say("step " + std::to_string(a.step + 1) + "/" + std::to_string(s.steps.size()) + ": " + kc::kernel_name(s, a.kernel) + ": " + quoted(argv));
-    kc::mark_step_running(s, a.step, now);
+    const auto argv = step_argv(s, a.kernel);
+    mkdir((s.dir + "/logs").c_str(), 0755);
+    if (s.mode == "host") {
+      keep_logins_off(s);
+      const std::string settled = settle(s);
+      say(step_label(s, a.step) + ": the boot settled: " + settled);
+      s.steps[std::size_t(a.step)].settle = settled;
+      now = machine_now();
+    }
+    say(step_label(s, a.step) + ": " + kernel_name(s, a.kernel) + ": " + quoted(argv) + " (its messages: " +
+        step_log(s, a.step) + ")");
+    mark_step_running(s, a.step, now);
     save(s);
-    Ran r = run_child(argv);
+    RunOptions o;
+    o.err_file = step_log(s, a.step);
+    o.deadline_s = s.deadline_s;
+    o.tick = watchdog_ping;
+    Ran r = run_child(argv, o);
     now = machine_now();
-    if (g_signal) {
-      kc::mark_step_interrupted(s, a.step);
+    if (g_signal && !r.timed_out) {
+      mark_step_interrupted(s, a.step);
       save(s);
       say(std::string("interrupted: the step runs again at the next resume (") +
           (interactive ? "kbench-campaign resume " + s.dir + "/campaign.json, or make campaign-stop" : "next boot") + ")");
       return 130;
     }
     std::string reason;
-    const bool made_run = !r.last_line.empty() && is_file(r.last_line + "/meta.json");
-    if (!made_run || (r.status != 0 && r.status != 1))
+    const bool made_run = !r.timed_out && !r.last_line.empty() && is_file(r.last_line + "/meta.json");
+    if (r.timed_out)
+      reason = "still running after its deadline of " + std::to_string(s.deadline_s) + " s: killed" +
+               (s.mode == "host" ? "; the machine went home" : "");
+    else if (!made_run || (r.status != 0 && r.status != 1))
       reason = (s.mode == "vm" ? "scripts/vm-run" : "kbench-run") + std::string(" exit status ") +
                std::to_string(r.status) + (made_run ? "" : ", no run directory");
-    kc::mark_step_ended(s, a.step, r.status, made_run ? r.last_line : "", reason, now);
-    if (s.mode == "vm" && r.status == 3) kc::mark_boot_failed(s, a.kernel, "no run came back from the guest (vm-run exit 3)");
-    say("step " + std::to_string(a.step + 1) + ": " + (reason.empty() ? "done: " + r.last_line : "failed: " + reason));
-    save(s);
+    sync();  // the run's files on the disk before the state says it is done
+    mark_step_ended(s, a.step, r.status, made_run ? r.last_line : "", reason, now);
+    if (s.mode == "vm" && r.status == 3) mark_boot_failed(s, a.kernel, "no run came back from the guest (vm-run exit 3)");
+    save(s);  // then said: a line "done" on the console means the state has it
+    say(step_label(s, a.step) + ": " + (reason.empty() ? "done: " + r.last_line : "failed: " + reason));
+    if (r.timed_out && s.mode == "host") {
+      // a step that never ends may be a kernel that hangs: the firmware's reboot, not a kexec
+      say("past the deadline: back to the default kernel, the campaign goes on from there");
+      kexec_unload();
+      watchdog_arm(s.watchdog_s);
+      reboot_now(false);
+    }
   }
 }
 
@@ -640,6 +243,9 @@ int drive(kc::State& s, bool interactive) {
 struct StartArgs {
   int rounds = 2;
   std::string results = "results", bin_dir, append, initrd, label, hook = "auto", repo, python = "/usr/bin/python3";
+  int deadline_s = 0;  // 0: from the budget (default_deadline_s)
+  std::string watchdog = "auto";
+  int watchdog_s = 300;
   bool vm = false, dry = false;
   std::vector<std::string> vm_args, kernels, run_args;
 };
@@ -661,7 +267,22 @@ StartArgs parse_start(const std::vector<std::string>& args) {
       const long n = std::strtol(v.c_str(), &end, 10);
       if (v.empty() || *end || n < 1 || n > 1000) throw UsageError{"--rounds: expected an integer in 1..1000, got '" + v + "'"};
       a.rounds = int(n);
-    } else if (o == "--results") a.results = value();
+    } else if (o == "--step-deadline") {
+      const std::string v = value();
+      char* end = nullptr;
+      const long n = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end || n < 1 || n > 7 * 86400)
+        throw UsageError{"--step-deadline: expected seconds in 1..604800, got '" + v + "'"};
+      a.deadline_s = int(n);
+    } else if (o == "--watchdog-timeout") {
+      const std::string v = value();
+      char* end = nullptr;
+      const long n = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end || n < 30 || n > 3600)
+        throw UsageError{"--watchdog-timeout: expected seconds in 30..3600, got '" + v + "'"};
+      a.watchdog_s = int(n);
+    } else if (o == "--watchdog") a.watchdog = value();
+    else if (o == "--results") a.results = value();
     else if (o == "--bin-dir") a.bin_dir = value();
     else if (o == "--append") a.append = value();
     else if (o == "--initrd") a.initrd = value();
@@ -689,7 +310,7 @@ StartArgs parse_start(const std::vector<std::string>& args) {
   return a;
 }
 
-void resolve(kc::Kernel& k, const StartArgs& a, const kc::Probe& probe) {
+void resolve(Kernel& k, const StartArgs& a, const Probe& probe) {
   if (a.vm) {  // vm-run's to check; a file by its absolute path (a resume may run elsewhere)
     k.image = is_file(k.spec) ? absolute(k.spec) : k.spec;
     return;
@@ -698,31 +319,48 @@ void resolve(kc::Kernel& k, const StartArgs& a, const kc::Probe& probe) {
   const bool path = k.spec.find('/') != std::string::npos || is_file(k.spec);
   if (path) {
     k.image = absolute(k.spec);
-    if (k.initrd.empty()) k.initrd = a.initrd;
-  } else {
-    k.image = "/boot/vmlinuz-" + k.spec;
-    if (k.initrd.empty() && is_file("/boot/initrd.img-" + k.spec)) k.initrd = "/boot/initrd.img-" + k.spec;
+    if (k.initrd.empty() && !k.no_initrd) {
+      if (a.initrd == "none") k.no_initrd = true;
+      else k.initrd = a.initrd;
+    }
+  } else {  // an installed release: where its distribution (or systemd-boot) keeps it
+    const auto candidates = image_candidates(k.spec, trim(probe.read_file("/etc/machine-id").value_or("")));
+    k.image = candidates.front();
+    for (const auto& c : candidates)
+      if (probe.is_file(c)) {
+        k.image = c;
+        break;
+      }
   }
-  if (!k.initrd.empty()) k.initrd = absolute(k.initrd);
   if (probe.is_file(k.image)) {
     std::ifstream f(k.image, std::ios::binary);
     std::string head(0x10000, '\0');
     f.read(&head[0], long(head.size()));
     head.resize(static_cast<std::size_t>(f.gcount()));
-    auto rel = kc::image_release_from_bytes(head);
+    auto rel = image_release_from_bytes(head);
     if (!rel) throw UsageError{"kernel " + k.spec + ": " + k.image + " is not an x86 kernel image (no boot header 'HdrS')"};
     k.release = *rel;
+    k.version = image_version_from_bytes(head).value_or("");
+    k.sha256 = kbench::driver::sha256_file(k.image).value_or("");
   }
+  if (k.initrd.empty() && !k.no_initrd)
+    for (const auto& c : initrd_candidates(k.image, k.release.empty() || path ? k.release : k.spec))
+      if (probe.is_file(c)) {
+        k.initrd = c;
+        break;
+      }
+  if (!k.initrd.empty()) k.initrd = absolute(k.initrd);
+  if (!k.initrd.empty() && probe.is_file(k.initrd)) k.initrd_sha256 = kbench::driver::sha256_file(k.initrd).value_or("");
 }
 
 int start(const std::vector<std::string>& args) {
   StartArgs a = parse_start(args);
-  const kc::Probe probe = machine_probe();
-  kc::State s;
+  const Probe probe = machine_probe();
+  State s;
   s.mode = a.vm ? "vm" : "host";
   s.rounds = a.rounds;
   for (const auto& spec : a.kernels) {
-    kc::Kernel k = kc::parse_kernel_spec(spec);
+    Kernel k = parse_kernel_spec(spec);
     resolve(k, a, probe);
     s.kernels.push_back(k);
   }
@@ -734,11 +372,47 @@ int start(const std::vector<std::string>& args) {
           throw UsageError{"kernels " + s.kernels[j].spec + " and " + s.kernels[i].spec + " are both release " +
                            s.kernels[i].release + ": give them different labels (,label=NAME) so that every "
                            "report tells them apart"};
-  const kc::Now now = machine_now();
+  const Now now = machine_now();
   const std::string cmdline = trim(probe.read_file("/proc/cmdline").value_or(""));
-  for (auto& k : s.kernels) if (!a.vm) k.cmdline = kc::kexec_cmdline(cmdline, a.append);
-  for (int k : kc::balanced_order(int(s.kernels.size()), a.rounds)) {
-    kc::Step p;
+  std::string watchdog_plan;
+  if (!a.vm) {
+    BootSafety safety;
+    if (a.watchdog != "none") {
+      const WatchdogSeen w = watchdog_seen(a.watchdog == "auto" ? "" : a.watchdog);
+      const std::string unfit = watchdog_unfit(w, a.watchdog_s);
+      if (unfit.empty()) {
+        s.watchdog = w.device.empty() ? "/dev/watchdog0" : w.device;
+        s.watchdog_module = w.module;
+        s.watchdog_s = a.watchdog_s;
+        safety.watchdog_open_s = a.watchdog_s;
+        watchdog_plan = s.watchdog + " (" + (w.identity.empty() ? "driver " + w.module : w.identity) +
+                        (w.module.empty() ? "" : ", module " + w.module) + "), armed across each kexec with " +
+                        std::to_string(a.watchdog_s) + " s: a boot that hangs before its hook is reset into the default kernel";
+        for (std::size_t i = 0; i < s.kernels.size(); ++i) {
+          auto& k = s.kernels[i];
+          const std::string mods = "/lib/modules/" + k.release + "/";
+          k.watchdog = w.module.empty() ||
+                       modules_have(probe.read_file(mods + "modules.dep").value_or(""),
+                                    probe.read_file(mods + "modules.builtin").value_or(""), w.module);
+          if (!k.watchdog)
+            watchdog_plan += "; not kernel " + std::string(1, char('A' + i)) + "'s boots: no " + w.module + " in " + mods;
+        }
+      } else if (a.watchdog != "auto") {
+        throw Refused{"--watchdog " + a.watchdog + ": " + unfit};
+      } else {
+        watchdog_plan = "none (" + unfit + "): a boot that hangs before its hook waits for a person; a hardware "
+                        "watchdog (iTCO, IPMI; i6300esb in a guest) is recommended";
+      }
+    } else {
+      watchdog_plan = "none (--watchdog none)";
+    }
+    // a serial console too, where the machine has a UART and the line names no console
+    if (!has_console(cmdline)) safety.serial = serial_console(probe.read_file("/proc/tty/driver/serial"));
+    s.safety = safety_args(safety);
+    for (auto& k : s.kernels) k.cmdline = kexec_cmdline(cmdline, s.safety, a.append);
+  }
+  for (int k : balanced_order(int(s.kernels.size()), a.rounds)) {
+    Step p;
     p.kernel = k;
     s.steps.push_back(p);
   }
@@ -748,7 +422,6 @@ int start(const std::vector<std::string>& args) {
   gmtime_r(&t, &g);
   strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &g);
   s.id = std::string(stamp) + (a.label.empty() ? "" : "-" + a.label);
-  mkdir(a.results.c_str(), 0755);
   const std::string results = absolute(a.results);
   s.dir = results + "/campaign-" + s.id;
   s.bin_dir = absolute(a.bin_dir.empty() ? self_dir() : a.bin_dir);
@@ -757,11 +430,12 @@ int start(const std::vector<std::string>& args) {
   s.run_args = a.run_args;
   s.vm_args = a.vm_args;
   s.append = a.append;
+  s.deadline_s = a.deadline_s > 0 ? a.deadline_s : default_deadline_s(a.run_args);
   s.created = now.time;
   s.home_release = now.release;
   s.home_boot_id = now.boot_id;
-  if (!a.vm) s.boots.push_back(kc::Boot{-1, now.release, now.boot_id, now.time, "the default kernel: the campaign began"});
-  const std::string hook = a.vm ? "" : a.hook == "auto" ? (systemd_runs() ? "systemd" : "initd") : a.hook;
+  if (!a.vm) s.boots.push_back(Boot{-1, now.release, now.boot_id, now.time, "the default kernel: the campaign began", -1, 0, ""});
+  const std::string hook = a.vm ? "" : a.hook == "auto" ? hook_kind_here() : a.hook;
 
   // the plan
   std::ostringstream plan;
@@ -771,48 +445,101 @@ int start(const std::vector<std::string>& args) {
     const auto& k = s.kernels[i];
     plan << "  " << char('A' + i) << " = " << k.spec;
     if (!a.vm) plan << "\n      image " << k.image << (k.release.empty() ? "" : " (release " + k.release + ")")
-                    << "\n      initrd " << (k.initrd.empty() ? "none" : k.initrd) << "\n      command line: " << k.cmdline;
+                    << "\n      initrd " << (k.initrd.empty() ? (k.no_initrd ? "none (initrd=none)" : "none found") : k.initrd)
+                    << "\n      command line: " << k.cmdline;
     if (!k.label.empty()) plan << "\n      label " << k.label;
     plan << "\n";
   }
   plan << "  order:";
-  int cur = a.vm ? -1 : kc::current_kernel(s, now), boots = 0;
-  for (const auto& p : s.steps) {
-    plan << " " << char('A' + p.kernel);
-    if (!a.vm && p.kernel != cur) ++boots;
-    cur = p.kernel;
+  for (const auto& p : s.steps) plan << " " << char('A' + p.kernel);
+  if (!a.vm) {
+    plan << "\n  kexec boots: " << s.steps.size()
+         << " (one per step, the first included; a boot that fails is tried once more), then a reboot into the "
+            "default kernel ("
+         << now.release << ")";
+    plan << "\n  every test boot gets: " << s.safety << " (then KERNEL_ARGS) and its marker kbench.campaign=" << s.id
+         << ":STEP:ATTEMPT, checked with /proc/cmdline and /proc/version";
   }
-  if (!a.vm) plan << "\n  kexec boots: " << boots << ", then " << (boots ? "a reboot into the default kernel (" + now.release + ")" : "none");
-  if (a.rounds % 2) plan << "\n  note: an odd number of rounds; a linear drift cancels over pairs of rounds only";
-  plan << "\n  each step: " << quoted(step_argv(s, s.kernels[0])) << "\n";
-  if (!a.vm) plan << "  boot hook: " << (hook == "systemd" ? "systemd unit /etc/systemd/system/kbench-campaign.service"
-                                                           : "init script /etc/init.d/S99kbench-campaign") << "\n";
+  plan << "\n  each step: " << quoted(step_argv(s, 0)) << "\n";
+  plan << "  deadline of a step: " << s.deadline_s << " s" << (a.vm ? "" : ", then the machine goes home") << "\n";
+  if (!a.vm) plan << "  watchdog: " << watchdog_plan << "\n";
+  if (a.rounds % 2) plan << "  note: an odd number of rounds; a linear drift cancels over pairs of rounds only\n";
+  if (!a.vm)
+    plan << "  boot hook: " << (hook == "systemd" ? std::string("systemd unit ") + kHookUnit + " (on failure " + kHomeUnit + ")"
+                                                  : std::string("init script ") + kInitScript)
+         << ", running " << kHookExe << "\n";
   plan << "  state: " << s.dir << "/campaign.json\n";
   std::fputs(plan.str().c_str(), stdout);
   std::fflush(stdout);
 
-  const std::string why = kc::start_refusal(probe, s, running_campaign(results));
+  for (const auto& w : start_warnings(probe, s)) say("warning: " + w);
+  Probe checks = probe;
+  if (!a.vm && fake_root().empty() && trim(read_text("/sys/kernel/kexec_loaded").value_or("0")) == "1") {
+    if (a.dry) {
+      say("an image is loaded for kexec already (kexec -l?): the dry run skips the trial loads, which would replace it");
+      checks.trial_load = [](const Kernel&) { return 0; };
+    } else {
+      say("warning: an image was loaded for kexec already (kexec -l?): the campaign's trial loads replace it");
+    }
+  }
+  std::string why = start_refusal(checks, s, running_campaign(results));
+  if (why.empty() && !a.vm && openrc_runs())
+    why = "this machine runs OpenRC, which never runs /etc/init.d/S99 scripts: the boot hook would not run "
+          "(a systemd, sysvinit or busybox machine can run a campaign; make vm-campaign runs anywhere)";
+  if (why.empty() && !a.vm && hook == "systemd" && !systemd_runs())
+    why = "--hook systemd: systemd does not run here";
   if (a.dry) {
     if (!why.empty()) say("it would be refused: " + why);
     return why.empty() ? 0 : kRefused;
   }
   if (!why.empty()) throw Refused{why};
-  if (!fake_root().empty()) {
-    say("fake machine (KBENCH_CAMPAIGN_FAKE_ROOT): the checks pass; nothing done");
-    return 0;
-  }
   if (a.vm && !is_file(s.repo + "/scripts/vm-run")) throw Refused{"no scripts/vm-run under " + s.repo + " (--repo)"};
   if (!a.vm && !is_file(s.bin_dir + "/kbench-run")) throw Refused{"no kbench-run in " + s.bin_dir + " (--bin-dir)"};
-  if (mkdir(s.dir.c_str(), 0755) != 0) throw Failure{"cannot create " + s.dir + ": " + std::strerror(errno)};
-  save(s);
-  if (!a.vm) {
-    install_hook(s, hook);
+  mkdir(results.c_str(), 0755);
+  if (a.vm) {
+    if (mkdir(s.dir.c_str(), 0755) != 0) throw Failure{"cannot create " + s.dir + ": " + std::strerror(errno)};
+    log_to(s.dir + "/campaign.log");
     save(s);
-    say("boot hook installed: " + s.hook_files.back());
+    return drive(s, true);
   }
-  return drive(s, true);
+  // From the first file written to the hand-over, neither a terminal that
+  // hangs up (an SSH session that drops) nor a Ctrl-C can leave a campaign
+  // half-installed, running with nothing to drive it.
+  signal(SIGHUP, SIG_IGN);
+  sigset_t hold, before;
+  sigemptyset(&hold);
+  sigaddset(&hold, SIGINT);
+  sigaddset(&hold, SIGTERM);
+  sigprocmask(SIG_BLOCK, &hold, &before);
+  if (mkdir(s.dir.c_str(), 0755) != 0) throw Failure{"cannot create " + s.dir + ": " + std::strerror(errno)};
+  log_to(s.dir + "/campaign.log");
+  save(s);
+  // the tests' fake machine: DIR/start_pause holds start here that long, so
+  // that a test can hang up its terminal in the middle of it
+  if (!fake_root().empty()) sleep(unsigned(std::atoi(read_text(fake_root() + "/start_pause").value_or("0").c_str())));
+  plan_hook(s, hook);
+  save(s);  // the hook's files recorded before any is written: a crash half-way leaves none unknown
+  try {
+    install_hook(s);
+  } catch (const Failure& e) {
+    say(e.message + ": the hook is removed again");
+    remove_hook(s);
+    mark_finished(s, "stopped", now);
+    save(s);
+    throw;
+  }
+  say("boot hook installed: " + s.hook_files[s.hook_files.size() - 2] + ", running " + kHookExe);
+  hand_over(s);
+  sigprocmask(SIG_SETMASK, &before, nullptr);
+  say("the campaign goes on by itself now, in its hook (this terminal may close): follow it with " +
+      std::string(hook == "systemd" ? "journalctl -u kbench-campaign -f, " : "") + "tail -f " + s.dir +
+      "/campaign.log, or make campaign-status");
+  return 0;
 }
 
+// The state file a command names: STATE-FILE or DIR, else the latest (or
+// the running) campaign under --results (default results), else the one
+// the installed boot hook names (a campaign started from another directory).
 std::string state_arg(const std::vector<std::string>& args, bool want_running) {
   std::string results = "results";
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -825,20 +552,45 @@ std::string state_arg(const std::vector<std::string>& args, bool want_running) {
       return is_dir(args[i]) ? args[i] + "/campaign.json" : args[i];
     }
   }
+  std::string hooked;
+  for (const char* f : {kHookUnit, kInitScript})
+    if (hooked.empty()) hooked = hook_state_path(read_text(fake_root() + f).value_or(""));
   if (want_running) {
     const std::string r = running_campaign(results);
-    if (r.empty()) throw Refused{"no campaign is running under " + results};
-    return r;
+    if (!r.empty()) return r;
+    if (!hooked.empty() && is_file(hooked)) return hooked;
+    throw Refused{"no campaign is running under " + results + (hooked.empty() ? ", and no boot hook is installed" : "")};
   }
   auto all = campaigns(results);
-  if (all.empty()) throw Refused{"no campaign under " + results};
+  if (all.empty()) {
+    if (!hooked.empty() && is_file(hooked)) return hooked;
+    throw Refused{"no campaign under " + results};
+  }
   return all.back();
+}
+
+// The processes of a campaign's steps still running (kbench-run writing
+// under its directory), found in /proc.
+std::vector<pid_t> step_processes(const State& s) {
+  std::vector<pid_t> out;
+  if (DIR* d = opendir("/proc")) {
+    while (const dirent* e = readdir(d)) {
+      const pid_t pid = std::atoi(e->d_name);
+      if (pid <= 0 || pid == getpid()) continue;
+      std::string cmd = read_text("/proc/" + std::string(e->d_name) + "/cmdline").value_or("");
+      for (auto& c : cmd)
+        if (c == '\0') c = ' ';
+      if (cmd.find("--out " + s.dir + "/") != std::string::npos) out.push_back(pid);
+    }
+    closedir(d);
+  }
+  return out;
 }
 
 int stop(const std::vector<std::string>& args) {
   const std::string path = state_arg(args, true);
-  kc::State s = load(path);
-  const kc::Probe probe = machine_probe();
+  State s = load(path);
+  const Probe probe = machine_probe();
   if (s.mode == "host" && probe.euid() != 0) throw Refused{"needs root: it removes the boot hook and reboots"};
   if (s.pid > 0 && s.pid != getpid() && kill(pid_t(s.pid), 0) == 0) {
     auto comm = read_text("/proc/" + std::to_string(s.pid) + "/comm");
@@ -847,26 +599,81 @@ int stop(const std::vector<std::string>& args) {
       kill(pid_t(s.pid), SIGTERM);
     }
   }
-  const int lock = lock_dir(s.dir, true);
-  (void)lock;
+  // it ends its step as interrupted and lets go; one stuck in the kernel is killed
+  int lock = -1;
+  for (int t = 0; t < 60 && (lock = lock_dir(s.dir, false)) < 0; ++t) sleep(1);
+  if (lock < 0) {
+    say("the campaign process did not end in 60 s: killing it and its steps");
+    if (s.pid > 0) kill(pid_t(s.pid), SIGKILL);
+    for (pid_t p : step_processes(s)) kill(p, SIGKILL);
+    for (int t = 0; t < 10 && (lock = lock_dir(s.dir, false)) < 0; ++t) sleep(1);
+    if (lock < 0) throw Failure{"another process still holds the lock on " + s.dir + "; the campaign is not stopped"};
+  }
   s = load(path);
-  kc::Now now = machine_now();
-  kc::reconcile(s, now);
+  log_to(s.dir + "/campaign.log");
+  Now now = machine_now();
+  reconcile(s, now);
   for (auto& p : s.steps)
-    if (p.status == "pending") p.reason = "not run: the campaign was stopped";
-  kc::mark_finished(s, "stopped", now);
+    if (p.status == "pending") p.reason = "not run: the campaign was stopped" + (p.reason.empty() ? "" : " (" + p.reason + ")");
+  mark_finished(s, "stopped", now);
   remove_hook(s);
-  if (s.mode == "host" && fake_root().empty()) syscall(SYS_kexec_file_load, -1, -1, 0UL, nullptr, KEXEC_FILE_UNLOAD);
+  if (s.mode == "host") {
+    watchdog_disarm();
+    let_logins_in();
+  }
+  if (s.mode == "host" && fake_root().empty()) kexec_unload();
   save(s);
-  std::fputs(describe(s).c_str(), stderr);
+  std::fputs(describe(s, iso_epoch(now.time)).c_str(), stderr);
   say("stopped; the boot hook is removed");
-  bool kexec_boot = false;
-  for (const auto& b : s.boots)
-    if (b.boot_id == now.boot_id && b.note == "kexec") kexec_boot = true;
-  if (s.mode == "host" && kexec_boot) {
+  if (s.mode == "host" && in_campaign_boot(s, now)) {
     say("back to the default kernel: rebooting");
     reboot_now(false);
   }
+  return 0;
+}
+
+// What the hook's failure runs (OnFailure=, the init script's ||): the
+// hook could not go on (a mount that never came, an unreadable state, a
+// full disk). In a test boot the machine goes home, where a person can
+// reach it; in the default kernel's boot it stays, and the hook with it,
+// so that the campaign goes on once the cause is mended.
+int home(const std::vector<std::string>& args) {
+  if (args.size() > 1) throw UsageError{"home: at most the campaign's state file"};
+  const Now now = machine_now();
+  std::optional<State> s;
+  if (!args.empty()) {
+    try {
+      s = load(args[0]);
+    } catch (const Failure& e) {
+      say(e.message);
+    }
+  }
+  if (s) {
+    log_to(s->dir + "/campaign.log");
+    const int lock = lock_dir(s->dir, false);
+    if (lock < 0) {
+      say("another kbench-campaign process drives " + s->dir + ": nothing to do");
+      return 0;
+    }
+    if (s->status != "running") {  // a hook left behind by a campaign that ended
+      say("campaign " + s->id + " is " + s->status + ": its hook is removed");
+      remove_hook(*s);
+      save(*s);
+      return 0;
+    }
+  }
+  watchdog_disarm();  // the next boot's hook may fail again: no watchdog to reset it over and over
+  bool test_boot = false;
+  std::istringstream words(now.cmdline);
+  for (std::string w; words >> w;) test_boot = test_boot || w.rfind("kbench.campaign=", 0) == 0;
+  if (test_boot) {
+    say("the campaign's hook failed in a test boot: back to the default kernel (the hook runs again there)");
+    kexec_unload();
+    reboot_now(false);
+  }
+  say("the campaign's hook failed in the default kernel's boot: the machine stays here, the hook too; mend the "
+      "cause (its messages above, or journalctl -u kbench-campaign), then kbench-campaign resume " +
+      (args.empty() ? std::string("STATE") : args[0]) + ", or end it: kbench-campaign stop");
   return 0;
 }
 
@@ -889,17 +696,18 @@ int main(int argc, char** argv) {
     if (cmd == "start") return start(args);
     if (cmd == "resume") {
       if (args.size() != 1) throw UsageError{"resume: give the campaign's state file (results/campaign-ID/campaign.json)"};
-      kc::State s = load(args[0]);
+      State s = load(args[0]);
       return drive(s, isatty(2));
     }
+    if (cmd == "home") return home(args);
     if (cmd == "stop") return stop(args);
     if (cmd == "status") {
-      std::fputs(describe(load(state_arg(args, false))).c_str(), stdout);
+      std::fputs(describe(load(state_arg(args, false)), time(nullptr)).c_str(), stdout);
       return 0;
     }
     if (cmd == "report") {
       const std::string path = absolute(state_arg(args, false));
-      kc::State s = load(path);
+      State s = load(path);
       // Copied from the machine it ran on (a guest, a lab box): its paths
       // moved with it; the scripts and Python are this machine's.
       const std::string here = path.substr(0, path.rfind('/'));
@@ -910,11 +718,11 @@ int main(int argc, char** argv) {
       }
       if (s.repo.empty() || !is_file(s.repo + "/scripts/report")) s.repo = find_repo();
       if (!is_file(s.python)) s.python = "/usr/bin/python3";
-      std::fputs(describe(s).c_str(), stdout);
+      std::fputs(describe(s, time(nullptr)).c_str(), stdout);
       make_report(s);
       return 0;
     }
-    throw UsageError{"unknown command '" + cmd + "' (start, resume, stop, status, report)"};
+    throw UsageError{"unknown command '" + cmd + "' (start, resume, home, stop, status, report)"};
   } catch (const UsageError& e) {
     say(e.message);
     std::fputs("(kbench-campaign --help: the options)\n", stderr);

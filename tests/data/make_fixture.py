@@ -308,3 +308,33 @@ def add_control(run_dir, factor, seed, variant="alu", ns=1.2):
                 "cpu": 0, "t_start_ns": 10_000_000_000 + rep * 1_000_000_000 + k}))
     with samples.open("a", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
+
+
+def add_scaling(run_dir, base, ns, seed, copies=(1, 2), disturbed_every=0):
+    """Append a scaling case to a run made by make_run: BASE xN for each N
+    of copies (kbench-run --scaling), every copy NS an operation with 1%
+    noise, three samples in each of the run's reps.  disturbed_every: every
+    so many samples is >10% stolen (steal_ns), so its rep counts as
+    disturbed (load._disturbed)."""
+    rng = np.random.default_rng(seed)
+    run_dir = pathlib.Path(run_dir)
+    samples = run_dir / "samples.jsonl"
+    reps = sorted({json.loads(x)["rep_idx"] for x in samples.read_text().splitlines() if x.strip()})
+    bench, variant = base.split()[:2]
+    lines = []
+    k = 0
+    for n in copies:
+        for rep in reps:
+            for s in range(3):
+                for c in range(n):
+                    el = int(ns * 1000 * math.exp(rng.normal(0, 0.01)))
+                    k += 1
+                    line = {"schema": 1, "run_id": run_dir.name, "bench": bench, "variant": variant, "params": "",
+                            "placement": "pinned", "case": f"{base} x{n}", "metric": "latency", "rep_idx": rep,
+                            "sample_idx": s, "iters": 1000, "elapsed_ns": el, "ns_per_op": el / 1000, "cpu": c,
+                            "copies": n, "copy_idx": c, "copy_mode": "processes"}
+                    if disturbed_every and k % disturbed_every == 0:
+                        line["steal_ns"] = el // 4
+                    lines.append(json.dumps(line))
+    with samples.open("a", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")

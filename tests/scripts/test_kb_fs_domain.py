@@ -141,10 +141,10 @@ def test_a_cache_control_beyond_what_runs_have_shown_leaves_memory_unjudged():
     assert rep.shift.judged_out("memory") and not rep.shift.judged_out("cpu") and not rep.shift.judged_out("fs")
     rows = {r.case: r.cmp for r in rep.rows}
     assert rows["lat_mem_rd random size_kb=16384"].verdict == stats.MACHINE
-    assert rows["lat_mem_rd random size_kb=16384"].not_judged.startswith("ctl_machine llc ran 70.0% faster")
+    assert rows["lat_mem_rd random size_kb=16384"].not_judged.startswith("memory shift: ctl_machine llc ran 70.0% faster")
     assert rows["lat_syscall null"].verdict != stats.MACHINE
     text = compare_text.format_report(rep, opts=opts)
-    assert "WARNING: MEMORY SHIFT. ctl_machine llc ran 70.0% faster against the CPU's speed, outside what" in text
+    assert "WARNING: MEMORY SHIFT. ctl_machine llc ran 70.0% faster against the CPU speed, beyond what" in text
     within = compare.run_compare(compare.Side("A", [_run("a", 130.0)]), compare.Side("B", [_run("b", 78.0)]), opts)
     assert not within.shift.memory_shifted
     assert not any(r.cmp.verdict == stats.MACHINE or r.cmp.significant for r in within.rows)

@@ -2,6 +2,7 @@
 are embedded, links to raw files only where they resolve; and its reading
 (scoreboard, ratio and interval in the cells, anchors, filter, wording)."""
 import base64
+import math
 import re
 import shutil
 from html.parser import HTMLParser
@@ -132,15 +133,15 @@ def test_reading_scoreboard_cells_anchors_filter_palette(pages):
     assert text.index("id='score'") < text.index("id='summary'")
     board = text[text.index("<table class='score'>"):]
     board = board[:board.index("</table>")]
-    for word in ("failed", "slower", "faster", "inconclusive", "no significant change", "not judged"):
+    for word in ("failed", "slower", "faster", "inconclusive", "no significant change", "not judged", "not tested"):
         assert f"<th>{word}</th>" in board
-    row = re.search(r"<tr><td class='k'>testhost/6.6.0-new</td>(.*?)</tr>", board).group(1)
+    row = re.search(r"<tr><td class='k'>testhost/<wbr>6.6.0-new</td>(.*?)</tr>", board).group(1)
     nums = [int(x) for x in re.findall(r"<td class='num[^']*'>(\d+)", row)]
-    assert len(nums) == 7 and sum(nums[:6]) == nums[6] and nums[1] > 0 and nums[2] > 0
+    assert len(nums) == 8 and sum(nums[:7]) == nums[7] and nums[1] > 0 and nums[2] > 0
     # summary cells: the verdict in words, the ratio and its interval without hovering, a link to the case
     cell = re.search(r"<td class='num s\d' data-v='[0-9.]+' title='lat_syscall stat; [^']*'>"
                      r"<a class='v' href='#([^']+)'>[^<]+</a><small class='w'>([^<]+)</small>"
-                     r"<small>ratio ([0-9.]+) \[([0-9.]+)–([0-9.]+)\]</small></td>", text)
+                     r"<small>ratio ([0-9.]+) <span class='ci'>\[([0-9.]+)–([0-9.]+)\]</span></small></td>", text)
     assert cell, "summary cell of lat_syscall stat"
     anchor, words, ratio, lo, hi = cell.groups()
     assert anchor in r.ids and words.endswith("× slower") and float(lo) <= float(ratio) <= float(hi)
@@ -189,6 +190,22 @@ def test_strips_over_many_runs_are_small_and_coloured_by_run(tmp_path):
     assert len(svg) < 4000
 
 
+def test_rep_quantiles_are_numpys_of_each_rep():
+    """The strips' quantiles of all reps at once equal np.quantile's of each
+    (linear interpolation), empty reps nan, whatever the reps' lengths."""
+    import numpy as np
+    from kbench.views.strips import rep_quantiles
+    reps = [np.array([3.0, 1.0, 2.0]), np.array([]), np.array([5.0]), np.array([4.0, 9.0, 1.0, 7.0, 2.0, 2.0])]
+    got = rep_quantiles(reps, (0.1, 0.5, 0.9))
+    for r, g in zip(reps, got):
+        if r.size:
+            assert g == pytest.approx(tuple(np.quantile(r, (0.1, 0.5, 0.9))), rel=1e-12)
+        else:
+            assert all(math.isnan(v) for v in g)
+    assert got[0] == pytest.approx((1.2, 2.0, 2.8)) and got[2] == (5.0, 5.0, 5.0)
+    assert rep_quantiles([], (0.5,)) == []
+
+
 def test_memory_levels_guessed_from_the_curve_and_a_too_wide_interval(tmp_path, gen, capsys):
     """Issue 30 item 6, two kernels on a VM that reports no caches: the
     memory-latency table's L1/L2/L3 come from the curve's plateaus and a
@@ -209,7 +226,7 @@ def test_memory_levels_guessed_from_the_curve_and_a_too_wide_interval(tmp_path, 
     assert ("<p class='note'>h/6.1.0, h/6.6.0: meta.cache records no cache sizes for these runs (the machine "
             "reported none): L1, L2 and L3 are sizes on the first three plateaus") in table
     assert "L1 guessed from the latency curve (plateau 1 KB..16 KB), not meta.cache" in table
-    row = re.search(r"<tr><td class='k'>h/6\.6\.0</td>(.*?)</tr>", table).group(1)
+    row = re.search(r"<tr><td class='k'>h/<wbr>6\.6\.0</td>(.*?)</tr>", table).group(1)
     cells = re.findall(r"<td class='num ([a-z0-9]*)'[^>]*title='([^']*)'>(.*?)</td>", row)
     assert len(cells) == 4                                   # L1, L2, L3, main mem
     cls, title, inner = cells[3]

@@ -181,11 +181,11 @@ def test_a_step_beyond_what_the_runs_have_shown_is_a_machine_shift(factor):
     rep = _report(lambda n: 1.0, lambda n: factor, prior=drift.load_prior())
     assert rep.shift.shifted
     assert all(r.cmp.verdict == S.MACHINE for r in rep.rows if r.cmp.comparable)
-    assert all(r.cmp.not_judged.startswith("the CPU controls ran") for r in rep.rows if r.cmp.comparable)
+    assert all(r.cmp.not_judged.startswith("machine shift: the CPU controls ran") for r in rep.rows if r.cmp.comparable)
     assert all(r.case not in CONTROLS for r in rep.rows)  # never in the case rows
     text = compare_text.format_report(rep)
     word = "slower" if factor > 1 else "faster"
-    assert "WARNING: MACHINE SHIFT. The CPU controls ran" in text and f"% {word}, outside what this host's" in text
+    assert "WARNING: MACHINE SHIFT. The CPU controls ran" in text and f"% {word}, beyond what the runs of this host" in text
     assert f"significantly {word}" not in text.split("Summary")[1]
 
 

@@ -144,11 +144,11 @@ def test_the_quick_key_is_not_a_difference_between_sides(base_run, tmp_path):
 def test_report_leaves_out_kernels_with_only_quick_runs_when_there_are_full_ones(base_run, gen, capsys):
     results = base_run.parents[2]
     q = quick_run(gen, results / "quick", "6.9.0-quick", 83, "20250102T000000Z-quickd")
-    groups, baseline, _, _, warnings, _, _ = _analyse([results], None, compare.Options(n_boot=100))
+    groups, baseline, _, _, warnings, _, _, _ = _analyse([results], None, compare.Options(n_boot=100))
     assert [g.label for g in groups] == ["testhost/6.1.0-base"]
     assert len([w for w in warnings if "quick" in w]) == 1 and q.name in warnings[0]
     # Only quick runs: reported, with the note.
-    groups, _, _, _, warnings, _, _ = _analyse([results / "quick"], None, compare.Options(n_boot=100))
+    groups, _, _, _, warnings, _, _, _ = _analyse([results / "quick"], None, compare.Options(n_boot=100))
     assert [g.label for g in groups] == ["testhost/6.9.0-quick"] and groups[0].quick
     assert any("is a quick run" in w for w in warnings)
     capsys.readouterr()

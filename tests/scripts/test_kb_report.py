@@ -181,9 +181,17 @@ def test_entry_point_bad_input_says_what_is_wrong(tmp_path):
 
 
 def test_plot_cli(tmp_path, fixture_runs, capsys):
-    rc = plot_main([str(fixture_runs[0].parent), "--out", str(tmp_path), "--no-samples", "--formats", "svg",
-                    "--boot", "200"])
+    """By default the charts a person looks at (bars per category, the
+    curves); the raw-sample charts only with --samples."""
+    rc = plot_main([str(fixture_runs[0].parent), "--out", str(tmp_path / "a"), "--formats", "svg", "--boot", "200"])
     assert rc == 0 and "chart file(s)" in capsys.readouterr().out
-    svgs = list(tmp_path.glob("*.svg"))
-    assert len(svgs) >= 8 and not list(tmp_path.glob("*.png"))
+    svgs = {p.name for p in (tmp_path / "a").glob("*.svg")}
+    assert len(svgs) >= 8 and not list((tmp_path / "a").glob("*.png"))
+    assert any(n.startswith("bars_") for n in svgs) and any(n.startswith("curve_") for n in svgs)
+    assert not any(n.startswith("samples_") for n in svgs)
+    assert plot_main([str(fixture_runs[0].parent), "--out", str(tmp_path / "b"), "--formats", "png", "--boot", "200",
+                      "--samples"]) == 0
+    pngs = {p.name for p in (tmp_path / "b").glob("*.png")}
+    assert any(n.startswith("samples_lat_syscall_null") for n in pngs) and svgs <= {n[:-3] + "svg" for n in pngs}
     assert plot_main(["--formats", "gif"]) == 2
+    assert plot_main([str(fixture_runs[0].parent), "--samples", "--no-samples"]) == 2

@@ -169,4 +169,4 @@ def test_a_short_run_cannot_hide_a_shift(tmp_path):
     assert {"lat_syscall null", "lat_syscall stat", "bw_mem rd size_kb=262144"} <= set(rows)
     assert not any(c.significant for c in rows.values())
     assert rep.shift.shifted and all(c.verdict == stats.MACHINE for c in rows.values() if c.comparable)
-    assert all(c.not_judged.startswith("the CPU controls ran 20.0% slower") for c in rows.values() if c.comparable)
+    assert all(c.not_judged.startswith("machine shift: the CPU controls ran 20.0% slower") for c in rows.values() if c.comparable)

@@ -341,16 +341,17 @@ def test_inconclusive_when_the_minimum_effect_was_out_of_reach():
     assert weak[0].verdict == S.SAME
 
 
-def test_machine_shift_leaves_every_case_of_its_domain_unjudged():
-    """A control moved outside what the runs have shown: its cases are not
-    judged, the one that moved and the one that did not alike (neither
-    "faster" nor "no significant change" can be said of them); the cases
-    it does not touch are judged."""
-    cs = [_cmp(1.2, 1.1, 1.3, 0.0001), _cmp(1.0, 0.99, 1.01, 0.9), _cmp(1.2, 1.1, 1.3, 0.0001)]
-    S.decide(cs, machine_shift=[True, True, False])
-    assert cs[0].verdict == S.MACHINE and not cs[0].significant
-    assert cs[1].verdict == S.MACHINE
-    assert cs[2].verdict == S.SLOWER
+def test_machine_shift_suppresses_faster_and_slower():
+    cs = [_cmp(1.2, 1.1, 1.3, 0.0001), _cmp(1.0, 0.99, 1.01, 0.9)]
+    S.decide(cs, machine_shift=True)
+    # every case under the shift is not judged, the significant one and the flat one alike, with a reason
+    assert [c.verdict for c in cs] == [S.NOT_JUDGED] * 2 and not cs[0].significant
+    assert [c.not_judged for c in cs] == ["machine shift"] * 2
+    # a guard's own words, per case; a case it leaves alone is judged as usual
+    S.decide(cs, machine_shift=["memory shift: ctl_machine llc ran 9.1% slower", ""])
+    assert cs[0].verdict == S.NOT_JUDGED and cs[0].not_judged_kind == "memory shift"
+    assert cs[0].not_judged == "memory shift: ctl_machine llc ran 9.1% slower"
+    assert cs[1].verdict == S.SAME and cs[1].not_judged == "" and cs[1].not_judged_kind == ""
 
 
 def test_cases_under_a_machine_shift_count_but_never_as_discoveries():
@@ -365,7 +366,7 @@ def test_cases_under_a_machine_shift_count_but_never_as_discoveries():
     cs = judged() + moved
     S.decide(cs, machine_shift=[False] * 20 + [True] * 20)
     assert cs[0].q == pytest.approx(0.16) and cs[0].verdict != S.SLOWER
-    assert all(c.verdict == S.MACHINE and c.q == pytest.approx(2e-6) for c in moved)
+    assert all(c.verdict == S.NOT_JUDGED and c.q == pytest.approx(2e-6) for c in moved)
     unmoved = judged() + [_cmp(1.0, 0.95, 1.05, 1.0) for _ in range(20)]
     S.decide(unmoved)
     assert unmoved[0].q == pytest.approx(cs[0].q)

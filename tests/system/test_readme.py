@@ -62,7 +62,8 @@ def test_every_option_in_the_readme_exists(readme, bin_dir, driver, root):
     # options of other tools the README quotes (chromium, pytest, perf, apt-get, LAVA)
     foreign = {"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--print-to-pdf",
                "--no-install-recommends", "--result", "--measurement", "--units",  # apt-get, lava-test-case
-               "--add-architecture"}                                              # dpkg
+               "--add-architecture",                                              # dpkg
+               "--no-block", "--wait"}                                            # systemctl
     unknown = _opts(readme) - known - foreign
     assert not unknown, f"the documentation mentions options no kbench program accepts: {sorted(unknown)}"
 

@@ -12,11 +12,12 @@ import math
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from . import decl, defaults, groups as groups_mod, judge, load, stats, tables as tables_mod
+from . import decl, defaults, groups as groups_mod, guards, judge, load, stats, tables as tables_mod
 from .conditions import (COMPARED_CONDITIONS, KERNEL_IDENTITY, RUN_ONLY_KEYS, flatten_meta,  # noqa: F401
                          how_cases_ran, meta_differences)
 from .decl import case_sort_key, category_of
 from .groups import pool_cases
+from .guards import control_moved
 from .load import failures
 from .runs import merged_meta, most_waiting
 
@@ -45,16 +46,21 @@ class Side:
     counts a comparison shows); the model itself works on each run's own
     estimates (judge.run_estimates, once per run)."""
 
-    def __init__(self, label, runs, warn=None):
+    def __init__(self, label, runs, warn=None, cases=None):
         self.label = label
         self.runs = list(runs)
-        self.cases = pool_cases(self.runs, warn)
+        # cases: already pooled (a group's); one run's own are its pool, not copied
+        self.cases = cases if cases is not None else \
+            self.runs[0].cases if len(self.runs) == 1 else pool_cases(self.runs, warn)
+        # Seeds the side's bootstrap stream (a kernel's own interval): the
+        # label too, so that two sides built from copies of one run (same run
+        # ids) still resample independently instead of in lockstep.
         self.id = label + "|" + ",".join(sorted(r.run_id for r in self.runs))
         self._boot = {}
 
     @classmethod
     def from_group(cls, group, warn=None):
-        return cls(group.label, group.runs, warn)
+        return cls(group.label, group.runs, warn, cases=group.cases or None)
 
     @property
     def quick(self):
@@ -224,17 +230,24 @@ class MachineShift:
         return self.shifted or (domain == "memory" and self.memory_shifted)
 
     def reason(self, domain):
-        """Why a case of this domain was not judged, in words ('' when it was)."""
+        """Why a case of this domain was not judged, in words ('' when it
+        was): the guard's name, a colon, the control that moved and how
+        far (guards.reason)."""
         if self.shifted:
-            return (f"the CPU controls ran {self.speed_change_text}, outside what this host's runs have shown "
-                    f"(up to {self.limit_text(0)})")
+            return (f"machine shift: the CPU controls ran {self.speed_change_text}, beyond what the runs of this "
+                    f"host have shown (up to {self.limit_text(0)})")
         if domain == "memory" and self.memory_shifted:
             i = next(i for i in range(1, len(self.dx)) if abs(self.dx[i]) > self.limit[i])
             name = self.memory_names[i - 1]
             ch = stats.change_text(stats.speed_change(math.exp(self.dx[i]), "latency"))
-            return f"{name} ran {ch} against the CPU's speed, outside what this host's runs have shown " \
-                   f"(up to {self.limit_text(i)})"
+            return f"memory shift: {name} ran {ch} against the CPU speed, beyond what the runs of this host " \
+                   f"have shown (up to {self.limit_text(i)})"
         return ""
+
+    def why(self, domain):
+        """reason() without the guard's name: the control and how far."""
+        r = self.reason(domain)
+        return r.split(": ", 1)[1] if r else ""
 
     def limit_text(self, i):
         return f"{math.expm1(self.limit[i]) * 100:.0f}%" if i < len(self.limit) else "-"
@@ -320,12 +333,6 @@ def compare_controls(base, other, opts=None):
             sh.shifted = sh.cpu_moved = 0 in g.guarded
             sh.memory_shifted = any(i > 0 for i in g.guarded)
     return sh
-
-
-def control_moved(cmp):
-    """A control's comparison counts as a move of the machine: significant
-    and by the minimum effect."""
-    return cmp.significant
 
 
 def primary_names(base, other):
@@ -417,9 +424,7 @@ def compare_sides(base, other, opts=None, extra=None, shift=None, extra_cases=No
             [family_of(key, primary, opts.families) for key, _, _ in extra]
     domains += extra_domains
     judged = [r.cmp for r in rows] + extra_cmps
-    shifted = [bool(shift and shift.judged_out(d)) for d in domains]
-    for c, d, out in zip(judged, domains, shifted):
-        c.not_judged = shift.reason(d) if out else ""
+    shifted = [guards.reason(shift, d) for d in domains]
     groups = None
     if opts.alone:
         # a case's group: its binary (the cases of one binary share a path

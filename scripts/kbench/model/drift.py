@@ -59,7 +59,7 @@ def run_spreads(groups):
     for runs in groups:
         if len(runs) < 2:
             continue
-        for k in set().union(*runs):
+        for k in sorted(set().union(*runs)):
             vals = [r[k][:2] for r in runs if k in r and not (math.isnan(r[k][0]) or math.isnan(r[k][1]))]
             if len(vals) < 2:
                 continue

@@ -92,7 +92,7 @@ class Point:
         keys = sorted(reps, key=lambda k: (str(k[0]), k[1]))
         # higher is better: the aggregate is a rate, read as a bandwidth
         self.series = stats.Series.single([np.asarray(reps[k], dtype=float) for k in keys], "bandwidth",
-                                          f"{case} [aggregate]", units=[k[0] for k in keys], estimator=estimator)
+                                          f"{case.name} [aggregate]", units=[k[0] for k in keys], estimator=estimator)
         self.unit = "MB/s" if metric == "bandwidth" else "ops/s"
         self.latency = (stats.Series.single(case.rep_arrays(), case.metric, case.name, units=case.rep_units(),
                                             estimator=estimator) if case.reps else None)

@@ -26,7 +26,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from . import compare, judge, stats, tables as tables_mod
+from . import compare, guards, judge, stats, tables as tables_mod
 from .decl import natural_key
 
 _VERSION = re.compile(r"(\d+(?:\.\d+)*)")
@@ -157,7 +157,7 @@ def analyse(groups, opts, sides=None, tabs=None, warn=None):
         sh = shifts[i]
         cmp = compare.compare_series(a, b, case, a.series(case), b.series(case), opts, sh, compare.domain_of(c))
         stats.decide([cmp], min_effect=opts.min_effect, level=opts.level, adjust=opts.adjust,
-                     machine_shift=bool(sh and c is not None and sh.judged_out(compare.domain_of(c))))
+                     machine_shift=guards.reason(sh, compare.domain_of(c)) if c is not None else "")
         compare.mark_failures([compare.Row(case, "", cmp.metric, cmp)], a, b)
         return cmp
 
@@ -177,7 +177,7 @@ def analyse(groups, opts, sides=None, tabs=None, warn=None):
                 elif nxt is not None and _went_back(r.cmp, nxt):
                     ch.stayed, ch.back = "back", nxt
                     taken.add((r.case, i + 1))
-                elif ch.stay_cmp.verdict == stats.MACHINE:
+                elif ch.stay_cmp.verdict == stats.NOT_JUDGED:
                     # the control cases moved between the kernel before and the kernel after: the look
                     # that would tell judged nothing, which is no evidence that the change went away
                     ch.stayed, ch.stay_shift = "unjudged", shifts[i]

@@ -38,8 +38,8 @@ SLOWER = "significantly slower"
 SAME = "no significant change"
 FEW = "too few reps"
 INCONCLUSIVE = "inconclusive"          # not significant, and could not have seen min_effect
-MACHINE = "not judged: machine shift"  # the controls moved: the change may be the machine's
-MOVED = "moved, not significant"       # a memory control's move of at least the threshold its reps cannot confirm
+NOT_JUDGED = "not judged"              # a guard put the case out of judgement: Comparison.not_judged says why
+MACHINE = NOT_JUDGED                   # its name from when a machine shift was the only guard
 MISSING = "missing"
 UNDEFINED = "not comparable"
 FAILED = "FAILED"                      # an invocation failed, timed out or crashed on a side
@@ -297,7 +297,7 @@ class Comparison:
     alone: bool = False            # significant, but it moved alone (decide's groups): INCONCLUSIVE
     mid_ratio: float = math.nan    # other / base of the median rep (the middle of the reps, not the estimator)
     modes: bool = False            # significant, but the middle of the reps did not follow (decide): INCONCLUSIVE
-    not_judged: str = ""           # MACHINE: why, in words (a control moved outside what the host's runs have shown)
+    not_judged: str = ""           # NOT_JUDGED: why, in words ("memory shift: ctl_machine llc ran 9.1% slower")
 
     @property
     def significant(self):
@@ -314,6 +314,12 @@ class Comparison:
     @property
     def comparable(self):
         return self.verdict not in (MISSING, UNDEFINED, FEW)
+
+    @property
+    def not_judged_kind(self):
+        """What put the case out of judgement, in a few words: the reason up
+        to its first colon ("memory shift"); "" when it was judged."""
+        return self.not_judged.split(":", 1)[0].strip() if self.verdict == NOT_JUDGED else ""
 
     @property
     def change_text(self):
@@ -517,11 +523,12 @@ def decide(comparisons, *, min_effect=DEFAULT_MIN_EFFECT, level=LEVEL, adjust=Tr
     a slow mode (two threads on one CPU), a run that drew no
     fast rep moves the low quantile by the modes' distance while the bulk
     of its reps stays put; a kernel change moves both.
-    machine_shift: True, or one bool per comparison (a control its domain
-    follows moved outside what the host's runs have shown): such a case is
-    not judged, it gets MACHINE, and for the judged cases of its family it
-    counts as a case with p = 1 (its small p, the machine's doing, would
-    lower every judged case's bar in the step-up).  Adjusting keeps an
+    machine_shift: True, a reason, or one per comparison (a reason in
+    words, or True, when a control its domain follows moved beyond what
+    the host's runs have shown; "" or False when not): such a case is NOT_JUDGED, whatever its
+    p, with the reason in `not_judged`, and for the judged cases of its
+    family it counts as a case with p = 1 (its small p, the machine's
+    doing, would lower every judged case's bar in the step-up).  Adjusting keeps an
     A/A comparison of a few hundred cases free of false alarms;
     adjust=False judges each case on its own.
 
@@ -545,6 +552,7 @@ def decide(comparisons, *, min_effect=DEFAULT_MIN_EFFECT, level=LEVEL, adjust=Tr
         raise ValueError("decide: groups needs one entry per comparison")
     for c in comparisons:
         c.alone = c.modes = False
+        c.not_judged = ""
     for c, f in zip(comparisons, fams):
         c.family = f
     live = [(c, s, f) for c, s, f in zip(comparisons, shifts, fams) if c.verdict not in (MISSING, UNDEFINED, FEW)]
@@ -566,8 +574,8 @@ def decide(comparisons, *, min_effect=DEFAULT_MIN_EFFECT, level=LEVEL, adjust=Tr
         big = abs(c.ratio - 1.0) >= min_effect
         c.unresolved = False
         if shifted:
-            # the machine moved outside what its runs have shown: not judged, whatever the case did
-            c.verdict = MACHINE
+            c.verdict = NOT_JUDGED
+            c.not_judged = shifted if isinstance(shifted, str) else "machine shift"
         elif significant and big and _modes(c):
             c.verdict = INCONCLUSIVE
             c.modes = True

@@ -5,7 +5,7 @@ with summarize and the page (they import them from here)."""
 import math
 
 from ..model import defaults, stats
-from ..model.compare import Options, control_moved, noise_of
+from ..model.compare import Options, noise_of
 from ..model.counters import changes as counter_changes
 from ..model.decl import in_order
 from .text import table
@@ -96,7 +96,8 @@ def row_cells(row, waiting=None):
         "p": _p_text(c.q if not math.isnan(c.q) else c.p),
         "mde": c.mde_text,
         "reps": f"{c.base_reps}/{c.other_reps}",
-        "verdict": c.verdict + (" (?)" if c.unresolved else "") + (" (alone)" if c.alone else "")
+        "verdict": c.verdict + (f" ({c.not_judged_kind})" if c.not_judged_kind else "")
+        + (" (?)" if c.unresolved else "") + (" (alone)" if c.alone else "")
         + (" (modes)" if c.modes else "")
         + (f" {c.failure}" if c.failure else "")
         + (f" (waiting {waiting * 100:.0f}%)" if waiting is not None else ""),
@@ -117,7 +118,7 @@ def shift_lines(rep, opts):
                 "whole machine between the runs cannot be told from a change of the kernel."]
     out = []
     if sh.relative:
-        mem = (f", the memory controls {_or_na(sh.memory_change_text)} (against the CPU's speed: "
+        mem = (f", the memory controls {_or_na(sh.memory_change_text)} (against the CPU speed: "
                + ", ".join(f"{n} {stats.change_text(stats.speed_change(math.exp(v), 'latency'))}"
                            for n, v in zip(sh.memory_names, sh.dx[1:])) + ")") if sh.memory_names else ""
         ran = sh.speed_change_text
@@ -126,18 +127,19 @@ def shift_lines(rep, opts):
         out.append(f"Machine state: the CPU controls ran {ran}{mem}. The CPU- and memory-bound cases are judged relative to "
                    f"them (each case as far as the host's runs show it follows them; the values shown at "
                    f"{rep.base.label}'s state; --as-measured judges them as measured); a move beyond what this "
-                   f"host's runs have shown (the CPU's speed {sh.limit_text(0)}) is a machine shift.")
+                   f"host's runs have shown (the CPU speed {sh.limit_text(0)}) is a machine shift.")
     else:
         out.append(f"Machine check: the CPU controls ran {_or_na(sh.change_text)}, the memory controls "
                    f"{_or_na(sh.memory_change_text)} during {rep.other.label} than during {rep.base.label}; every "
                    f"case is judged as measured (--as-measured).")
     if sh.shifted:
-        out.append(f"WARNING: MACHINE SHIFT. {sh.reason('cpu')[0].upper()}{sh.reason('cpu')[1:]}: the machine "
-                   f"changed more than its speed between the sides, and no case is called faster or slower on "
-                   f"this evidence. Run both kernels again, interleaved, on a quieter machine.")
+        why = sh.why("cpu")
+        out.append(f"WARNING: MACHINE SHIFT. {why[0].upper()}{why[1:]}: the machine changed more than its speed "
+                   f"between the sides, and no case is called faster or slower on this evidence. Run both "
+                   f"kernels again, interleaved, on a quieter machine.")
     elif sh.memory_shifted:
-        out.append(f"WARNING: MEMORY SHIFT. {sh.reason('memory')}: the memory-bound cases (those their binaries "
-                   f"declare so) are not judged; the others are.")
+        out.append(f"WARNING: MEMORY SHIFT. {sh.why('memory')}: the memory-bound cases "
+                   f"(those their binaries declare so) are not judged; the others are.")
     cells = [row_cells(r) for r in sh.rows + sh.memory_rows]
     keys = ["case", "base", "other", "unit", "change", "ci", "p", "reps", "verdict"]
     out.append(table(["control", "base", "other", "unit", "change", f"{opts.level * 100:.0f}% CI", "p", "reps",
@@ -354,7 +356,7 @@ def format_report(rep, changed_only=False, opts=None):
         for r in rows:
             counts[r.cmp.verdict] = counts.get(r.cmp.verdict, 0) + 1
         if changed_only:
-            rows = [r for r in rows if r.cmp.flagged or r.cmp.verdict == stats.MACHINE]
+            rows = [r for r in rows if r.cmp.flagged]
         if not rows:
             continue
         lat = {r.metric for r in rows}
@@ -375,7 +377,7 @@ def format_report(rep, changed_only=False, opts=None):
                    "counts: counters explain it)")
         out.append(table(["case", "counter", "base", "other", "change"], crows, right={2, 3}))
     out.append("")
-    order = [stats.FAILED, stats.FASTER, stats.SLOWER, stats.MACHINE, stats.SAME, stats.INCONCLUSIVE, stats.FEW, stats.MISSING,
+    order = [stats.FAILED, stats.FASTER, stats.SLOWER, stats.NOT_JUDGED, stats.SAME, stats.INCONCLUSIVE, stats.FEW, stats.MISSING,
              stats.UNDEFINED]
     out.append("Summary: " + ", ".join(f"{counts[v]} {v}" for v in order if counts.get(v)))
     live = [r.cmp for r in rep.rows if r.cmp.comparable and not math.isnan(r.cmp.mde)]
@@ -387,6 +389,7 @@ def format_report(rep, changed_only=False, opts=None):
                    f"{opts.min_effect * 100:g}% change.")
     if changed_only and not any(r.cmp.flagged for r in rep.rows):
         out.append("No case changed significantly.")
+    out += not_judged_lines(rep.rows, changed_only)
     n_unres = sum(r.cmp.unresolved for r in rep.rows)
     if n_unres:
         out.append(f"(?) {n_unres} case(s): p < {1 - opts.level:.2g} and the change is large enough, but not "
@@ -407,6 +410,29 @@ def format_report(rep, changed_only=False, opts=None):
                              f"More runs of each side would tell.",
                    lambda c: f"median rep {stats.change_text(stats.speed_change(c.mid_ratio, c.metric))}")
     return "\n".join(out)
+
+
+def not_judged_reasons(rows):
+    """{reason: [case names]} of the rows not judged, in the order met."""
+    out = {}
+    for r in rows:
+        if r.cmp.verdict == stats.NOT_JUDGED:
+            out.setdefault(r.cmp.not_judged, []).append(r.case)
+    return out
+
+
+def not_judged_lines(rows, listed=False):
+    """The footnote of the cases not judged: how many, and why (each reason
+    once); listed: also every case's name (compare --changed, whose tables
+    leave them out)."""
+    out = []
+    for reason, cases in not_judged_reasons(rows).items():
+        out.append(f"(not judged) {len(cases)} case(s) not judged ({reason}): a change of these cases may be the "
+                   f"machine's as well as the kernel's, so none is called faster or slower, and more reps cannot "
+                   f"tell them apart (run both kernels again, interleaved).")
+        if listed:
+            out += [f"    {c}" for c in cases]
+    return out
 
 
 def _listed(rows, head, detail):

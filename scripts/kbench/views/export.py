@@ -12,7 +12,7 @@ from .explain_text import to_json as explanation_json
 CSV_FIELDS = ["base", "other", "category", "case", "metric", "base_value", "other_value", "unit",
               "ratio", "ci_low", "ci_high", "p_t", "p_adjusted", "p_rank", "change_pct", "change", "verdict",
               "unresolved", "alone", "modes", "family", "mde_pct", "runs_for_min_effect", "waiting_pct", "estimator",
-              "base_reps", "other_reps", "base_samples", "other_samples"]
+              "base_reps", "other_reps", "base_samples", "other_samples", "not_judged"]
 
 
 def csv_rows(rep):
@@ -35,6 +35,7 @@ def csv_rows(rep):
             "waiting_pct": _num(waiting[r.case] * 100) if r.case in waiting else "", "estimator": c.estimator,
             "base_reps": c.base_reps, "other_reps": c.other_reps, "base_samples": c.base_samples,
             "other_samples": c.other_samples,
+            "not_judged": c.not_judged if c.verdict == stats.NOT_JUDGED else "",
         }
 
 
@@ -75,8 +76,8 @@ def write_json(reports, f):
             "base": rep.base.label, "other": rep.other.label,
             "machine_shift": bool(rep.shift and rep.shift.shifted),
             "memory_shift": bool(rep.shift and rep.shift.memory_shifted),
-            # the CPU controls moved by the shift threshold: judged relative to the speed, only the
-            # file-system- and memory-bound cases are out of judgement
+            # kept for readers of older comparisons: the same as machine_shift since the run-level
+            # model (the CPU controls beyond what the host's runs have shown)
             "machine_moved": bool(rep.shift and rep.shift.cpu_moved),
             "relative": bool(rep.shift and rep.shift.relative),
             "speed_ratio": _json_num(rep.shift.speed_ratio) if rep.shift and rep.shift.relative else None,

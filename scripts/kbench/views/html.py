@@ -14,10 +14,10 @@ from ..model.runs import most_waiting
 from ..model.summary import problems
 from ..model.tables import CURVE_NOTE
 from . import scaling_text, trends
-from .compare_text import drift_basis, run_level_source
+from .compare_text import drift_basis, not_judged_reasons, run_level_source
 from .explain_text import html_section as explain_section
 from .page import (CSS, JS, WIDE_CI, Model, _beside, _by_chart, _chart_name, _val, cell_words, cmp_title, esc,  # noqa: F401
-                   fig_id, figures, speed_words, verdict_class)
+                   fig_id, figures, label_html, speed_words, verdict_class)
 from .units import COUNTER_LABELS, column_unit, counter_fmt, counter_fmt_change, unit_for
 
 
@@ -33,7 +33,8 @@ def _summary_tables(m, ids):
            "<span class='f3'>faster &ge;30%</span><span class='s1'>slower</span><span class='s2'>slower "
            "&ge;10%</span><span class='s3'>slower &ge;30%</span><span class='fail'>FAILED</span>"
            "<span>no significant change</span><span class='few'>too few reps</span>"
-           "<span class='unres'>not resolved</span><span class='wide'>too wide to judge</span></span>.  "
+           "<span class='unres'>not resolved</span><span class='nj'>not judged (a machine or memory "
+           "shift)</span><span class='wide'>too wide to judge</span></span>.  "
            f"Too wide: an interval whose ends are more than {WIDE_CI:g} times apart.  Under each value: the verdict (a change as the "
            "factor of speed, the same for times and throughputs: 1.25× slower = 1.25 times the time or 1/1.25 "
            f"of the MB/s), then the ratio to the baseline (time for latency, MB/s for bandwidth) and its "
@@ -55,10 +56,10 @@ def _summary_tables(m, ids):
             note = f"{col.note}, {unit}" if col.note else unit
             heads.append(f"<th>{esc(col.label)}<small>{esc(note)}</small></th>")
         out.append(f"<h3>{esc(t.title)} <small class='note'>({stats.direction_text(t.metric)})</small></h3>")
-        out.append("<table class='sort'><thead><tr><th>kernel</th>" + "".join(heads) + "</tr></thead><tbody>")
+        out.append("<table class='sort summary'><thead><tr><th>kernel</th>" + "".join(heads) + "</tr></thead><tbody>")
         for g in m.groups:
             is_base = g.key == m.baseline.key
-            cells = [f"<td class='k'>{esc(g.label)}{' <small>baseline</small>' if is_base else ''}</td>"]
+            cells = [f"<td class='k'>{label_html(g.label)}{' <small>baseline</small>' if is_base else ''}</td>"]
             cmps = None if is_base else m.comparisons.get(g.key, (None, {}))[1]
             for ci, col in enumerate(t.columns):
                 unit, div = units[ci]
@@ -189,7 +190,7 @@ def _all_cases(m, out_dir, ids):
                    if any(r.case == c.name and r.cmp.flagged for r in m.comparisons.get(g.key, ([], {}))[0])}
         hidden = "" if flagged else " nochg"
         out.append(f"<h3 class='cat{hidden}'>{esc(cat)} <small class='note'>({direction})</small></h3>")
-        out.append(f"<table class='sort cases{hidden}'><thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in head)
+        out.append(f"<div class='scroll{hidden}'><table class='sort cases{hidden}'><thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in head)
                    + "</tr></thead><tbody>")
         for c in cases:
             base_case = m.baseline.cases.get(c.name)
@@ -222,6 +223,7 @@ def _all_cases(m, out_dir, ids):
                 row.append(f"<td class='num' data-v='{_dv(cmp.mde)}'>{esc(cmp.mde_text)}</td>")
                 w = most_waiting([base_case, g.cases.get(c.name)])
                 row.append(f"<td class='{cls}'>{esc(cmp.verdict)}"
+                           + (f" <small>({esc(cmp.not_judged)})</small>" if cmp.not_judged_kind else "")
                            + (" <small>(not resolved: more reps needed)</small>" if cmp.unresolved else "")
                            + (" <small>(moved alone: measure that side again)</small>"
                               if getattr(cmp, "alone", False) else "")
@@ -232,13 +234,13 @@ def _all_cases(m, out_dir, ids):
                               f"(waiting {w * 100:.0f}%)</small>" if w is not None else "")
                            + "</td>")
             out.append(f"<tr{row_attr}>" + "".join(row) + "</tr>")
-        out.append("</tbody></table>")
+        out.append("</tbody></table></div>")
     return out
 
 
 SCORE = [("failed", (stats.FAILED,), "fail"), ("slower", (stats.SLOWER,), "s2"), ("faster", (stats.FASTER,), "f2"),
          ("inconclusive", (stats.INCONCLUSIVE,), ""), ("no significant change", (stats.SAME,), ""),
-         ("not judged", (stats.MACHINE, stats.FEW, stats.MISSING, stats.UNDEFINED), "few")]
+         ("not judged", (stats.NOT_JUDGED,), "nj"), ("not tested", (stats.FEW, stats.MISSING, stats.UNDEFINED), "few")]
 
 
 def _scoreboard(m):
@@ -249,7 +251,9 @@ def _scoreboard(m):
     out = ["<h2 id='score'>Scoreboard</h2>",
            f"<p class='note'>Cases of each kernel against the baseline <b>{esc(m.baseline.label)}</b>; faster "
            f"and slower = {_significance_text(m)}, by at least {m.opts.min_effect * 100:g}%.  "
-           "<i>Not judged</i>: a machine shift, too few reps, missing on a side, not comparable.  The "
+           "<i>Not judged</i>: the machine's controls moved for that case's domain (a machine or memory shift: "
+           "the reason is under the number and in each case's verdict); more reps cannot tell such a change "
+           "from the machine's.  <i>Not tested</i>: too few reps, missing on a side, not comparable.  The "
            "<a href='#cases'>every case</a> tables list them; the filter above them shows only the changed "
            "ones.</p>",
            "<table class='score'><thead><tr><th>kernel</th>"
@@ -267,8 +271,11 @@ def _scoreboard(m):
                 extra = (f"<small>{u} not resolved (more reps)</small>" if u else "") + \
                     (f"<small>{a} moved alone (one run: measure again)</small>" if a else "") + \
                     (f"<small>{mo} fast reps only (a mix of modes)</small>" if mo else "")
+            elif name == "not judged":
+                extra = "".join(f"<small>{len(cases)} {esc(reason)}</small>"
+                                for reason, cases in not_judged_reasons(rows).items())
             cells.append(f"<td class='num {cls if n else ''}'>{n}{extra}</td>")
-        out.append(f"<tr><td class='k'>{esc(g.label)}</td>" + "".join(cells) + f"<td class='num'>{len(rows)}</td></tr>")
+        out.append(f"<tr><td class='k'>{label_html(g.label)}</td>" + "".join(cells) + f"<td class='num'>{len(rows)}</td></tr>")
     out.append("</tbody></table>")
     return out
 
@@ -367,8 +374,8 @@ def _machine(m):
         rows = "".join(f"<tr><td>{esc(r.case)}</td><td class='num'>{r.cmp.ratio:.3f}</td>"
                        f"<td class='num'>{esc(r.cmp.ci_text)}</td><td>{esc(r.cmp.change_text)}</td>"
                        f"<td>{_moved_word(r.cmp)}</td></tr>" for r in sh.all_rows)
-        verdict = (f"<span class='s2'>machine shift: {esc(sh.reason('cpu'))}; no verdicts</span>" if sh.shifted else
-                   f"<span class='s2'>memory shift: {esc(sh.reason('memory'))}; the memory-bound cases are not "
+        verdict = (f"<span class='s2'>machine shift: {esc(sh.why('cpu'))}; no verdicts</span>" if sh.shifted else
+                   f"<span class='s2'>memory shift: {esc(sh.why('memory'))}; the memory-bound cases are not "
                    "judged</span>" if sh.memory_shifted else
                    f"the CPU- and memory-bound cases are judged relative to the controls (the CPU's speed: "
                    f"{esc(sh.speed_change_text)})" if sh.relative else "every case judged as measured")
@@ -376,11 +383,22 @@ def _machine(m):
                    "<table><thead><tr><th>control</th><th>ratio</th><th>95% CI</th><th>change</th>"
                    f"<th>moved?</th></tr></thead><tbody>{rows}</tbody></table>")
     out.append("<h3>Control speed over each run</h3>")
-    for g, r in runs:
-        svg = trace_svg(r)
-        lines = controls.describe(r)
-        note = esc(lines[-1].strip()) if lines else ""
-        out.append(f"<figure>{svg}<figcaption>{esc(g.label)}, run {esc(r.run_id)}: {note}</figcaption></figure>")
+    figs = m.traces if m.traces is not None else run_traces(m.groups)
+    out += [f"<figure>{svg}<figcaption>{esc(g.label)}, run {esc(r.run_id)}: {esc(note)}</figcaption></figure>"
+            for g, r in runs for svg, note in [figs[(g.key, r.run_id)]]]
+    return out
+
+
+def run_traces(groups):
+    """{(group key, run id): (the SVG of the run's control trace, its last
+    line of words)} of every run with control cases (made beforehand by the
+    page's second process, or here)."""
+    out = {}
+    for g in groups:
+        for r in g.runs:
+            if any(c.control for c in r.cases.values()):
+                lines = controls.describe(r)
+                out[(g.key, r.run_id)] = (trace_svg(r), lines[-1].strip() if lines else "")
     return out
 
 
@@ -404,13 +422,13 @@ def _meta_table(m):
            "joined with |).  <span style='background:#fff3c4'>Highlighted</span>: conditions other than the "
            "kernel that differ between the kernels compared &mdash; they may explain a difference as well as "
            "the kernel does.</p>",
-           "<table><thead><tr><th>key</th>" + "".join(f"<th>{esc(g.label)}</th>" for g in m.groups)
+           "<div class='scroll'><table><thead><tr><th>key</th>" + "".join(f"<th>{esc(g.label)}</th>" for g in m.groups)
            + "</tr></thead><tbody>"]
     for k in keys:
         vals = [fm.get(k, "(absent)") for fm in metas]
         cls = " class='diff'" if k in differs else ""
         out.append(f"<tr{cls}><td>{esc(k)}</td>" + "".join(f"<td>{esc(v)}</td>" for v in vals) + "</tr>")
-    out.append("</tbody></table>")
+    out.append("</tbody></table></div>")
     return out
 
 
@@ -542,11 +560,11 @@ def render(m, out_path):
         sh = m.shifts.get(g.key)
         if sh is not None and sh.shifted:
             parts.append(f"<div class='alarm'>Machine shift during {esc(g.label)} against {esc(m.baseline.label)}: "
-                         f"{esc(sh.reason('cpu'))}.  The verdicts for that kernel are not about the kernel: none is "
+                         f"{esc(sh.why('cpu'))}.  The verdicts for that kernel are not about the kernel: none is "
                          "called faster or slower (see <a href='#machine'>the machine</a>).</div>")
         elif sh is not None and sh.memory_shifted:
             parts.append(f"<div class='warn'>Memory shift during {esc(g.label)} against {esc(m.baseline.label)}: "
-                         f"{esc(sh.reason('memory'))}.  Its memory-bound cases are not judged; the others are (see "
+                         f"{esc(sh.why('memory'))}.  Its memory-bound cases are not judged; the others are (see "
                          "<a href='#machine'>the machine</a>).</div>")
     if m.warnings:
         parts.append("<details><summary>Warnings while reading the results "

@@ -18,6 +18,12 @@ def esc(s):
     return _html.escape(str(s), quote=True)
 
 
+def label_html(label):
+    """A kernel's label, escaped, that may break after its host's '/' and
+    before its '[label]' (a summary table's first column stays narrow)."""
+    return esc(label).replace("/", "/<wbr>").replace("[", "<wbr>[")
+
+
 @dataclass
 class Model:
     groups: list                 # load.Group, in display order
@@ -33,6 +39,9 @@ class Model:
     shifts: dict = field(default_factory=dict)   # other group key -> compare.MachineShift or None
     series: object = None                        # series.Result (report --series) or None
     bisect: list = field(default_factory=list)   # [(log path, [step dict])] (report --bisect)
+    # made beforehand from the runs alone (None: made while rendering): html.run_traces, scaling_text.html_kernels
+    traces: dict = None
+    scaling: list = None
 
 
 CSS = """
@@ -44,17 +53,17 @@ table{border-collapse:collapse;margin:.4em 0 1em;font-size:.88em}
 th,td{border:1px solid #d0d0d0;padding:.25em .5em;vertical-align:top}
 th{background:#f1f1f1;text-align:left;font-weight:600}
 th small,td small{display:block;font-weight:normal;color:#555;font-size:.8em}
-td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-td.k{white-space:nowrap;font-weight:600}
+td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}td.num small{white-space:normal}span.ci{white-space:nowrap}
+td.k{font-weight:600}
 .f1{background:#deebf7}.f2{background:#9ecae1}.f3{background:#4a98d3}
 .s1{background:#fee6ce}.s2{background:#fdae6b}.s3{background:#f2711c}
 .fail{background:#7f2704;color:#fff;font-weight:600}.fail small{color:#fff}
 .few{color:#777;font-style:italic}.unres{outline:2px dotted #6a3d9a;outline-offset:-3px}.miss{color:#999;text-align:center}
-.wide{color:#777;background:repeating-linear-gradient(135deg,#fff 0 5px,#ececec 5px 10px)}
+.nj{color:#555;background:#ececec}.wide{color:#777;background:repeating-linear-gradient(135deg,#fff 0 5px,#ececec 5px 10px)}
 td small.w{font-weight:600;color:inherit}td a.v{color:inherit;text-decoration:none}td a.v:hover{text-decoration:underline}
 table.score td.num{min-width:3.5em}tr.zero td{color:#999}
 body.changed-only table.cases tbody tr:not(.chg){display:none}
-body.changed-only .nochg{display:none}
+body.changed-only .nochg{display:none}div.scroll{overflow-x:auto;max-width:100%}
 #filter{position:sticky;top:0;background:#fff;padding:.3em 0;z-index:1}
 .base{background:#f6f6fb}
 tr.diff td{background:#fff3c4}tr.diff td:first-child{font-weight:600}
@@ -125,6 +134,8 @@ def verdict_class(cmp):
         return "few"
     if cmp.verdict == stats.MISSING:
         return "miss"
+    if cmp.verdict == stats.NOT_JUDGED:
+        return "nj"
     if too_wide(cmp):
         return "wide"
     if not cmp.significant:
@@ -152,9 +163,8 @@ def speed_words(ratio, metric):
 
 
 VERDICT_WORD = {stats.FASTER: "faster", stats.SLOWER: "slower", stats.SAME: "no sig. change",
-                stats.INCONCLUSIVE: "inconclusive", stats.FEW: "too few reps", stats.MACHINE: "not judged",
-                stats.MISSING: "missing", stats.UNDEFINED: "not comparable", stats.FAILED: "FAILED",
-                stats.MOVED: "moved, not sig."}
+                stats.INCONCLUSIVE: "inconclusive", stats.FEW: "too few reps", stats.NOT_JUDGED: "not judged",
+                stats.MISSING: "missing", stats.UNDEFINED: "not comparable", stats.FAILED: "FAILED"}
 
 
 def cell_words(cmp):
@@ -169,13 +179,16 @@ def cell_words(cmp):
         word = "moved alone"
     if getattr(cmp, "modes", False):
         word = "fast reps only"
-    if too_wide(cmp):
+    if too_wide(cmp) and cmp.verdict != stats.NOT_JUDGED:
         word = "too wide to judge"
+    if cmp.verdict == stats.NOT_JUDGED:
+        word = f"not judged: {cmp.not_judged_kind}"
     if cmp.significant:
         word = speed_words(cmp.ratio, cmp.metric)[0]
     out = f"<small class='w'>{esc(word)}</small>"
     if not math.isnan(cmp.ratio):
-        ci = f" [{cmp.lo:.3f}–{cmp.hi:.3f}]" if not (math.isnan(cmp.lo) or math.isnan(cmp.hi)) else ""
+        ci = (f" <span class='ci'>[{cmp.lo:.3f}–{cmp.hi:.3f}]</span>"    # wraps as one word: a narrow column
+              if not (math.isnan(cmp.lo) or math.isnan(cmp.hi)) else "")
         out += f"<small>ratio {cmp.ratio:.3f}{ci}</small>"
     return out
 
@@ -191,8 +204,8 @@ def cmp_title(cmp, desc="", note="", unit="", div=1.0, adjusted=True):
             parts.append(f"ratio to baseline {cmp.ratio:.3f}"
                          + (f", {cmp.ci_text.replace('..', ' to ')} (95% CI)" if cmp.ci_text != "-" else ""))
             words, pct = speed_words(cmp.ratio, cmp.metric)
-            parts.append(f"{words} ({pct}): {cmp.verdict}")
-            if too_wide(cmp):
+            parts.append(f"{words} ({pct}): {cmp.verdict}" + (f", {cmp.not_judged}" if cmp.not_judged_kind else ""))
+            if too_wide(cmp) and not cmp.not_judged_kind:
                 parts.append(f"the interval's ends are more than {WIDE_CI:g} times apart: too wide to judge the "
                              "change either way (more runs, or fewer disturbances, would narrow it)")
             if cmp.unresolved:
@@ -206,7 +219,7 @@ def cmp_title(cmp, desc="", note="", unit="", div=1.0, adjusted=True):
                              "reps fall into a fast and a slow mode and the sides drew a different mix; more runs "
                              "of each side would tell")
         else:
-            parts.append(cmp.verdict)
+            parts.append(cmp.verdict + (f", {cmp.not_judged}" if cmp.not_judged_kind else ""))
         if not math.isnan(cmp.q):
             fam = f" of its family, {cmp.family}" if getattr(cmp, "family", "") else ""
             parts.append(f"p = {cmp.q:.3g} ({'adjusted for the number of cases' + fam if adjusted else 'not adjusted'})")

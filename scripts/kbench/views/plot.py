@@ -121,11 +121,28 @@ def category_bars(base_label, comparisons, out_dir, formats=("png", "svg")):
     return out
 
 
+def _margins(fig, left, right, bottom, top, **space):
+    """Fixed margins, in inches: tight_layout measures every label by
+    drawing it, most of a chart's cost."""
+    w, h = fig.get_size_inches()
+    fig.subplots_adjust(left=left / w, right=1 - right / w, bottom=bottom / h, top=1 - top / h, **space)
+
+
+TICK_PT = 7          # the size of the bar charts' case names, rotated 60 degrees
+CHAR_EM = 0.56       # a case name's character, on average, in ems (DejaVu Sans; names are mostly lower case)
+
+
 def _bars(names, comparisons, metric, title):
     k = len(comparisons)
     width = 0.8 / k
     fig_w = min(18, max(8, 0.32 * len(names) * max(1, k) + 2))  # 8: room for the title
-    fig, ax = plt.subplots(figsize=(fig_w, 4.2))
+    # the rotated names below the axes: their height, and how far the first reaches left
+    longest = max(len(n) for n in names) * TICK_PT * CHAR_EM / 72
+    bottom = longest * math.sin(math.radians(60)) + 0.2
+    fig, ax = plt.subplots(figsize=(fig_w, 2.6 + bottom + 0.4))
+    first = len(names[0]) * TICK_PT * CHAR_EM / 72 * 0.5
+    left = max(0.95, first + 0.15 - 0.5 * (fig_w - 1.1) / len(names))
+    _margins(fig, left, 0.15, bottom, 0.4)
     x = np.arange(len(names))
     for i, (label, rows) in enumerate(comparisons):
         by = {r.case: r.cmp for r in rows}
@@ -138,15 +155,19 @@ def _bars(names, comparisons, metric, title):
             hi.append(c.hi - c.ratio if ok and not math.isnan(c.hi) else 0.0)
         pos = x - 0.4 + width * (i + 0.5)
         color = COLORS[(i + 1) % len(COLORS)]
-        ax.bar(pos, np.nan_to_num(np.array(h) - 1.0), width * 0.9, bottom=1.0, color=color, alpha=0.85,
-               label=label)
+        bars = ax.bar(pos, np.nan_to_num(np.array(h) - 1.0), width * 0.9, bottom=1.0, color=color, alpha=0.85,
+                      label=label)
+        for b, n in zip(bars, names):   # not judged: hatched, and marked below
+            if by.get(n) is not None and by[n].verdict == stats.NOT_JUDGED:
+                b.set_hatch("////")
+                b.set_alpha(0.35)
         ax.errorbar(pos, h, yerr=[np.maximum(lo, 0), np.maximum(hi, 0)], fmt="none", ecolor="black",
                     elinewidth=0.8, capsize=2)
         for p, v, c in zip(pos, h, [by.get(n) for n in names]):
             if c is None or math.isnan(v):
                 ax.text(p, 1.0, "missing", rotation=90, ha="center", va="bottom", fontsize=6, color="#777")
-            elif c.significant or c.unresolved or getattr(c, "alone", False) or getattr(c, "modes", False):
-                mark = "*" if c.significant else "?"
+            elif c.significant or c.unresolved or c.alone or c.modes or c.verdict == stats.NOT_JUDGED:
+                mark = "*" if c.significant else "n" if c.verdict == stats.NOT_JUDGED else "?"
                 if v >= 1:
                     top = c.hi if not math.isnan(c.hi) else v
                     ax.text(p, max(v, top), mark, ha="center", va="bottom", fontsize=9)
@@ -164,14 +185,16 @@ def _bars(names, comparisons, metric, title):
     ax.yaxis.set_minor_locator(NullLocator())
     ax.yaxis.set_major_formatter(FormatStrFormatter("%.2g"))
     ax.set_xticks(x)
-    ax.set_xticklabels(names, rotation=60, ha="right", fontsize=7)
+    ax.set_xticklabels(names, rotation=60, ha="right", fontsize=TICK_PT)
     what = "time" if metric == "latency" else "bandwidth"
     ax.set_ylabel(f"{what} / baseline {what}\n({stats.direction_text(metric)})")
     ax.set_title(title)
     ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize=7, loc="best", title="* significant change\n? not resolved (more reps)",
-              title_fontsize=7)
-    fig.tight_layout()
+    reasons = sorted({r.cmp.not_judged for _, rows in comparisons for r in rows
+                      if r.case in set(names) and r.cmp.verdict == stats.NOT_JUDGED})
+    key = ["* significant change", "? inconclusive: significant before the adjustment, moved alone, "
+           "or fast reps only"] + [f"n, hatched: not judged, {why}" for why in reasons]
+    ax.legend(fontsize=7, loc="best", title="\n".join(key), title_fontsize=7)
     return fig
 
 
@@ -372,7 +395,7 @@ def size_curves(groups, out_dir, formats=("png", "svg"), estimator=None):
             ax.set_visible(False)
         if not single:
             fig.suptitle(ch["title"], fontsize=10)
-        fig.tight_layout()
+        _margins(fig, 0.8, 0.15, 0.65, 0.35 if single else 0.6, wspace=0.3 * 4.2 / 3.0, hspace=0.55)
         out[chart] = _save(fig, out_dir, "curve_" + slug(chart), formats)
     return out
 
@@ -418,6 +441,6 @@ def scaling_curves(per_group, out_dir=None, formats=("png", "svg")):
         ax.set_title(f"{base}: scaling")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
-        fig.tight_layout()
+        _margins(fig, 0.85, 0.15, 0.55, 0.35)
         out[f"scaling {base}"] = _save(fig, out_dir, "scaling_" + slug(base), formats)
     return out

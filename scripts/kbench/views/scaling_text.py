@@ -99,9 +99,21 @@ def machine_note(base_side, other_side, estimator=None):
 
 def html_section(m):
     """The page's scaling section: per base case a chart (aggregate against
-    copies, a line per kernel and its ideal), and a table per kernel.  []
-    when no kernel has scaling cases."""
-    per_group = [(g, curves(g, m.opts.estimator)) for g in m.groups]
+    copies, a line per kernel and its ideal), a table per kernel, and each
+    kernel against the baseline.  [] when no kernel has scaling cases.
+    m.scaling, when set, is html_kernels' part, made beforehand (the page
+    makes it in a second process while the comparisons are made)."""
+    kernels = m.scaling if getattr(m, "scaling", None) is not None else html_kernels(m.groups, m.opts.estimator)
+    if not kernels:
+        return []
+    return kernels + html_against(m)
+
+
+def html_kernels(groups, estimator=None):
+    """The part of the scaling section that needs the kernels' runs alone:
+    the heading, the charts and each kernel's table ([] without scaling
+    cases)."""
+    per_group = [(g, curves(g, estimator)) for g in groups]
     if not any(cv for _, cv in per_group):
         return []
     out = ["<h2 id='scaling'>Scaling: N copies at once</h2>",
@@ -121,7 +133,7 @@ def html_section(m):
     for g, cv in per_group:
         if not cv:
             continue
-        rows = summary_rows(g, m.opts.estimator)
+        rows = summary_rows(g, estimator)
         with_machine = any(r[5] for r in rows)
         out.append(f"<h3>{esc(g.label)}</h3><table class='scaling'><tr><th>case</th><th>copies</th>"
                    "<th>aggregate</th><th>per copy</th><th>efficiency</th>"
@@ -134,8 +146,16 @@ def html_section(m):
                        + f"<td class='num'>{s.n_reps}</td><td class='num'>"
                        f"{esc(stats.mde_text(s.mde))}</td></tr>")
         out.append("</table>")
+    return out
+
+
+def html_against(m):
+    """The part of the scaling section that compares: each kernel's
+    aggregates against the baseline's (compare's statistics, the run level
+    of m.opts)."""
+    out = []
     base_side = Side.from_group(m.baseline)
-    for g, cv in per_group:
+    for g in m.groups:
         if g is m.baseline:
             continue
         rows = compare_rows(base_side, Side.from_group(g), m.opts)

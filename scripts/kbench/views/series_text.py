@@ -3,9 +3,10 @@ compare --series)."""
 import csv
 import json
 import math
+import textwrap
 
 from ..model import compare, stats
-from .compare_text import run_level_source
+from .compare_text import not_judged_reasons, run_level_source
 from .text import table
 
 
@@ -31,7 +32,7 @@ def stayed_words(ch, result):
         return f"went back at {after} ({ch.back.change_text}); {told}"
     if ch.stayed == "unjudged":
         sh = ch.stay_shift
-        ran = (f"the control cases ran {sh.change_text}" if sh.shifted or sh.cpu_moved else
+        ran = (f"the control cases ran {sh.change_text}" if sh.shifted else
                f"the memory control ran {sh.memory_change_text}")
         return (f"cannot tell: {ran} on {after} than on {before}, a machine shift "
                 f"({after} against {before}: {s.change_text}, {s.ci_text}, not judged)")
@@ -78,12 +79,8 @@ def format_series(result, opts):
     out.append(f"Run level ({kind}): {text}.")
     for st in result.steps:
         if st.shift is not None and st.shift.shifted:
-            out.append(f"WARNING: MACHINE SHIFT between {st.base.label} and {st.other.label}: the control cases "
-                       f"ran {st.shift.change_text}; no case is called faster or slower at that step.")
-        elif st.shift is not None and st.shift.cpu_moved:
-            out.append(f"WARNING: MACHINE MOVED between {st.base.label} and {st.other.label}: the CPU controls ran "
-                       f"{st.shift.change_text}; the CPU-bound cases are judged relative to that speed, the "
-                       f"file-system- and memory-bound cases are not judged at that step.")
+            out.append(f"WARNING: MACHINE SHIFT between {st.base.label} and {st.other.label}: "
+                       f"{st.shift.why('cpu')}; no case is called faster or slower at that step.")
         elif st.shift is not None and st.shift.memory_shifted:
             out.append(f"WARNING: MEMORY SHIFT between {st.base.label} and {st.other.label}: the memory-bound "
                        f"cases are not judged at that step.")
@@ -97,9 +94,14 @@ def format_series(result, opts):
         srows.append([st.base.label, st.other.label, str(counts.get(stats.SLOWER, 0)),
                       str(counts.get(stats.FASTER, 0)), str(counts.get(stats.FAILED, 0)),
                       str(counts.get(stats.SAME, 0)), str(counts.get(stats.INCONCLUSIVE, 0)),
-                      str(counts.get(stats.MACHINE, 0))])
+                      str(counts.get(stats.NOT_JUDGED, 0))])
     out.append(table(["from", "to", "slower", "faster", "failed", "same", "inconclusive", "not judged"], srows,
                      right={2, 3, 4, 5, 6, 7}))
+    for st in result.steps:
+        for reason, cases in not_judged_reasons(st.rows).items():
+            out.append(textwrap.fill(f"Not judged at {st.base.label} -> {st.other.label}, {reason} "
+                                     f"({len(cases)} cases):", 100, subsequent_indent="    "))
+            out += _names_wrapped(cases)
     out.append("")
     if not result.changes:
         out.append("Where it changed: nowhere. No case changed significantly at any step.")
@@ -112,6 +114,20 @@ def format_series(result, opts):
     out.append(table(["case", "changed at", "from", "change", "ratio", f"{opts.level * 100:.0f}% CI", "stayed?"],
                      rows, right={4}))
     return "\n".join(out)
+
+
+def _names_wrapped(names, width=100, indent="    "):
+    """Case names, comma-separated, on lines of at most width columns, a
+    name never split (names hold spaces)."""
+    lines, line = [], ""
+    for i, n in enumerate(names):
+        item = n + ("," if i < len(names) - 1 else "")
+        if line and len(indent) + len(line) + 1 + len(item) > width:
+            lines.append(indent + line)
+            line = item
+        else:
+            line = f"{line} {item}" if line else item
+    return lines + ([indent + line] if line else [])
 
 
 CSV_FIELDS = ["case", "category", "metric", "kernel", "previous", "position", "change", "change_pct", "ratio",
@@ -157,7 +173,9 @@ def write_json(result, f):
                    "machine_shift": bool(st.shift and st.shift.shifted),
                    "memory_shift": bool(st.shift and st.shift.memory_shifted),
                    "machine_moved": bool(st.shift and st.shift.cpu_moved),
-                   "verdicts": _counts(st.rows)} for st in result.steps],
+                   "verdicts": _counts(st.rows),
+                   "not_judged": [{"case": r.case, "reason": r.cmp.not_judged} for r in st.rows
+                                  if r.cmp.verdict == stats.NOT_JUDGED]} for st in result.steps],
         "changes": list(change_rows(result)),
     }
     json.dump(doc, f, indent=1, ensure_ascii=False)

@@ -74,6 +74,8 @@ def trend_svg(title, metric, unit, div, points, labels):
         tip = f"{labels[i]}: {_fmt(v / div)} {unit}" + (
             f" ({_fmt(lo / div)}..{_fmt(hi / div)})" if not (math.isnan(lo) or math.isnan(hi)) else "")
         colour = None
+        if step is not None and step.verdict == stats.NOT_JUDGED:
+            tip += f"; from {labels[i - 1]}: not judged, {step.not_judged}"
         if step is not None and (step.significant or step.verdict == stats.FAILED):
             colour = FAILED_COLOUR if step.verdict == stats.FAILED else \
                 SLOWER_COLOUR if step.verdict == stats.SLOWER else FASTER_COLOUR
@@ -128,6 +130,11 @@ def changes_section(res, opts, ids):
             out.append(f"<div class='alarm'>Machine shift between {esc(st.base.label)} and {esc(st.other.label)}: "
                        f"the control cases ran {esc(st.shift.change_text)}; no case is called faster or slower at "
                        "that step.</div>")
+        for reason, cases in series_text.not_judged_reasons(st.rows).items():
+            out.append(f"<details class='nj'><summary>Not judged between {esc(st.base.label)} and "
+                       f"{esc(st.other.label)}: {len(cases)} case(s), {esc(reason)}</summary><p>"
+                       + ", ".join(f"<a href='#{esc(ids[c])}'>{esc(c)}</a>" if c in ids else esc(c) for c in cases)
+                       + "</p></details>")
     if not res.changes:
         out.append("<p><b>Nowhere</b>: no case changed significantly at any step.</p>")
         return out
