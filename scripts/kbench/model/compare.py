@@ -177,8 +177,6 @@ class Row:
     cmp: stats.Comparison
 
 
-# The words of a domain, and which covariate's guard puts it out of judgement.
-GUARDED_BY = {"cpu": ("cpu",), "memory": ("cpu", "memory"), "fs": ("cpu",)}
 
 
 @dataclass
@@ -260,15 +258,19 @@ def domain_of(case):
 
 def scale_group(case):
     """The group a case's drift is scaled with (runmodel.fit): its domain,
-    or "cross" for a CPU-bound case whose two parties run on two CPUs
-    (@cross, or @unpinned: wherever the scheduler puts them): those wait
-    on the other CPU's wakeup, which on a VM the hypervisor does, and
-    drift in bursts of their own (tests/validation/README.md, "Cases
-    across CPUs")."""
+    or for a CPU-bound case whose two parties run on two CPUs (@cross, or
+    @unpinned: wherever the scheduler puts them) "cross", and on one CPU
+    (@same) "same".  Those wait on a wakeup the hypervisor does (across
+    CPUs) or on the vCPU's scheduling of two processes (on one), and drift
+    in bursts of their own: on the kept A/A series a pipe's or a socket's
+    round trip @same moved 17-29% between two runs where the system calls
+    held within 2% (tests/validation/README.md, "The run-level model")."""
     d = domain_of(case)
-    if d == "cpu" and case is not None and not case.control and case.placement in ("cross", "unpinned") \
-            and " @" in case.name:
-        return "cross"
+    if d == "cpu" and case is not None and not case.control and " @" in case.name:
+        if case.placement in ("cross", "unpinned"):
+            return "cross"
+        if case.name.split(" @", 1)[1].split()[0] == "same":
+            return "same"
     return d
 
 

@@ -58,7 +58,7 @@ from .pvalues import _inverse_trigamma, digamma, t_quantile, trigamma
 # side (t with D0 degrees of freedom).  Measured on the kept A/A series, the
 # differences scaled by the bulk of their cases: t with 4-6 degrees of freedom
 # (tests/validation/README.md, "The run-level model").
-D0 = 6.0
+D0 = float(__import__("os").environ.get("KBENCH_D0", "6.0"))
 # The priors of beta: (mean, sd) per domain and covariate.  CPU-bound and
 # memory-bound cases follow the CPU's speed with beta near 1 (the median case
 # of the kept series: 1.0-2.1).  A memory-bound case follows a memory control
@@ -80,7 +80,7 @@ BETA_MEMORY_SD = (0.05, 1.0)
 # and 0.15 / 0.23 / 0.12 on another: the larger.  A comparison adds it for
 # the sessions its sides do not share (none when they alternate in one
 # session), so it never shrinks with more runs of one session.
-SESSION_SHARE = {"cpu": 0.6, "cross": 0.6, "memory": 1.2, "fs": 0.55, "control": 0.6}
+SESSION_SHARE = {"cpu": 0.6, "cross": 0.6, "same": 0.6, "memory": 1.2, "fs": 0.55, "control": 0.6}
 SESSION_GAP_S = 3600.0
 # A control that moved more than this many of its own standard deviations
 # between the sides is outside what the host's runs have seen.
@@ -209,7 +209,7 @@ def beta_prior(domains, ncov, relative=True, tau2=None, x_tau2=None):
         return m, v
     lo, hi = BETA_MEMORY_SD
     for j, d in enumerate(domains):
-        if d in ("cpu", "cross", "memory"):
+        if d in ("cpu", "cross", "same", "memory"):
             m[j, 0], v[j, 0] = BETA_CPU[0], BETA_CPU[1] ** 2
         if d == "memory":
             for i in range(1, ncov):

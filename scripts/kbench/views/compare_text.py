@@ -32,8 +32,8 @@ def run_level_source(noise):
                          f"or more{on_boots} (no built-in prior: --no-prior)")
 
 
-DOMAIN_WORDS = {"cpu": "CPU-bound", "cross": "cross-CPU", "memory": "memory-bound", "fs": "file-system-bound",
-                "control": "control"}
+DOMAIN_WORDS = {"cpu": "CPU-bound", "cross": "cross-CPU", "same": "same-CPU two-party", "memory": "memory-bound",
+                "fs": "file-system-bound", "control": "control"}
 SCALE_SOURCE = {"runs": "the runs of each kernel with two", "comparison": "the bulk of this comparison's cases",
                 "prior": "the prior as it is"}
 
