@@ -405,6 +405,117 @@ def criteria(results, today=None):
     return out
 
 
+def _runs_and_estimates(dirs, names):
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from kbench.model import compare, judge, load
+    opts = compare.Options()
+    runs = {n: load.load_run(dirs[n], load.Warnings()) for n in names}
+    est = {n: judge.run_estimates(r, opts) for n, r in runs.items()}
+    return runs, est
+
+
+def blocks(dirs, index):
+    """Is a run's block drift a fair predictor of the drift to the next
+    run?  Per consecutive pair of A/A runs: the scale a of the pair's own
+    differences (as the model fits one run a side: runmodel.fit_t, the
+    CPU-bound cases, relative to the CPU speed) against the mean of the
+    two runs' block scales (each case's reps in two halves by time, the
+    halves' mean log times apart, fitted the same way with the halves'
+    own noise).  Printed: per domain, the correlation of their logs and the
+    sd of the log ratio, beside the sd of the pair scales themselves."""
+    import numpy as np
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from kbench.model import compare, drift, judge, runmodel, stats
+    prior = drift.load_prior()
+    series = series_of(index)
+    names = [n for rs in series.values() for n in rs]
+    runs, est = _runs_and_estimates(dirs, names)
+
+    def speed(n):
+        cpu, _ = judge.control_names([runs[n]])
+        return judge.covariates(est[n], cpu, [])[0]
+
+    def half_scale(n, dom):
+        d2, w, t2 = [], [], []
+        for name, c in runs[n].cases.items():
+            if c.control or compare.domain_of(c) != dom:
+                continue
+            keys = sorted(c.rep_keys(), key=lambda k: c.rep_start.get(k, 0))
+            y = stats.Series.single([np.asarray(c.reps[k], dtype=float) for k in keys], c.metric).log_times()
+            y = y[np.isfinite(y)]
+            if len(y) < 4:
+                continue
+            a, b = y[: len(y) // 2], y[len(y) // 2:]
+            d2.append((a.mean() - b.mean()) ** 2)
+            w.append(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b))
+            t2.append(prior.get(name)[0])
+        got = runmodel.fit_t(np.array(d2), np.array(w), np.array(t2))
+        return got[0] if got else math.nan
+
+    out = {}
+    for dom in ("cpu", "memory"):
+        pts = []
+        for rs in series.values():
+            for x, y in zip(rs, rs[1:]):
+                keys = [k for k in est[x] if k in est[y] and not k.startswith("cell:") and k in runs[x].cases
+                        and not runs[x].cases[k].control and compare.domain_of(runs[x].cases[k]) == dom]
+                dd = np.array([est[y][k][0] - est[x][k][0] - (speed(y) - speed(x)) for k in keys])
+                w = np.array([(est[x][k][1] ** 2 + est[y][k][1] ** 2) / 2 for k in keys])
+                t2 = np.array([prior.get(k)[0] for k in keys])
+                got = runmodel.fit_t(dd * dd / 2, w, t2)
+                hb = (half_scale(x, dom) + half_scale(y, dom)) / 2
+                if got and got[0] > 0 and hb > 0:
+                    pts.append((math.log(got[0]), math.log(hb)))
+        a, b = np.array([p[0] for p in pts]), np.array([p[1] for p in pts])
+        out[dom] = (len(pts), float(np.corrcoef(a, b)[0, 1]), float(np.std(a - b, ddof=1)), float(np.std(a, ddof=1)))
+    for dom, (n, r, sd_ratio, sd_pair) in out.items():
+        print(f"{dom}: {n} pairs of runs; correlation of log(pair scale) and log(block scale) {r:.2f}; sd of "
+              f"their log ratio {sd_ratio:.2f}, of the pair scale itself {sd_pair:.2f}")
+    return 0
+
+
+def sessions(dirs, index):
+    """What the runs of one session share: per boot, each case's variance
+    of its series' means (A/A series hours apart) beyond what its runs'
+    own variance explains, over that variance (the model's SESSION_SHARE),
+    the median over the cases of each domain (CPU-bound relative to the
+    CPU speed)."""
+    import statistics as st
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from kbench.model import compare, judge
+    series = series_of(index)
+    names = [n for rs in series.values() for n in rs]
+    runs, est = _runs_and_estimates(dirs, names)
+    boots = collections.OrderedDict()
+    for name, rs in series.items():
+        if len(rs) >= 6:
+            boots.setdefault(boot_of(runs[rs[0]].meta), []).append(rs)
+    for boot, group in boots.items():
+        if len(group) < 2:
+            continue
+        cpu, _ = judge.control_names([runs[n] for rs in group for n in rs])
+        spd = {n: judge.covariates(est[n], cpu, [])[0] for rs in group for n in rs}
+        cases = [k for k, c in runs[group[0][0]].cases.items() if not c.control]
+        by = collections.defaultdict(list)
+        for k in cases:
+            dom = compare.domain_of(runs[group[0][0]].cases[k])
+            ms, vs, ns = [], [], []
+            for rs in group:
+                y = [est[n][k][0] - (spd[n] if dom != "fs" else 0.0) for n in rs if k in est[n]]
+                if len(y) < 3:
+                    break
+                ms.append(st.mean(y))
+                vs.append(st.variance(y))
+                ns.append(len(y))
+            else:
+                v = st.mean(vs)
+                if v > 0:
+                    by[dom].append((st.variance(ms) - st.mean(x / m for x, m in zip(vs, ns))) / v)
+        print(f"boot {boot[:8]} ({len(group)} series): " + ", ".join(
+            f"{d} {st.median(r):.2f} over {len(r)} cases" for d, r in sorted(by.items())))
+    return 0
+
+
 MARK_BEGIN = "<!-- run_level.py: begin -->"
 MARK_END = "<!-- run_level.py: end -->"
 README = HERE / "README.md"
@@ -481,13 +592,25 @@ def main(argv=None):
     ap.add_argument("--k", type=int, action="append", help="only these runs a side")
     ap.add_argument("--limit", type=int, help="only the first N comparisons (a check of the script)")
     ap.add_argument("--cache", metavar="DIR", help="unpack the kept runs here (kept for the next call)")
+    ap.add_argument("--from-json", metavar="FILE", help="print the figures of an earlier --json, judging nothing")
+    ap.add_argument("--blocks", action="store_true", help="does a run's block drift predict the next run's?")
+    ap.add_argument("--sessions", action="store_true", help="what the runs of one session share")
     args = ap.parse_args(argv)
+    if args.from_json:
+        results = json.loads(Path(args.from_json).read_text())
+        today = json.loads(Path(args.today).read_text()) if args.today else None
+        print("\n".join(markdown(results, today, args.history)))
+        return 0
     index = read_index()
     names = [n for _, n in index]
     tmpdir = tempfile.mkdtemp(prefix="kbench-run-level-")
     try:
         dirs = unpack(names, Path(args.cache) if args.cache else Path(tmpdir) / "runs")
         metas = {n: json.loads((dirs[n] / "meta.json").read_text()) for n in names}
+        if args.blocks:
+            return blocks(dirs, index)
+        if args.sessions:
+            return sessions(dirs, index)
         cmps = [c for c in protocol(index, metas, args.history) if (not args.only or c["kind"] in args.only)
                 and (not args.k or c["k"] in args.k)][:args.limit]
         domains = domains_of(dirs, names[:1] + [n for n in names if metas[n].get("cpu_model", "").startswith("Intel")][:1])
