@@ -220,7 +220,7 @@ RunState start_new_run(const Options& o, const Discovery& found, const std::vect
   RunState run;
   run.seed = o.seed ? *o.seed : (random_u64() & 0xFFFFFFFFu);  // 32 bits: exact in any JSON reader
   const HostIds ids = host_ids();
-  const RunDir d = create_run_dir(o.out, ids.host, ids.kernel_release);
+  const RunDir d = create_run_dir(o.out, ids.host, ids.kernel_release, o.label);
   run.dir = d.path;
   run.id = d.run_id;
   lock_run_dir(run.dir);

@@ -529,8 +529,9 @@ def load_run(path, warn):
             warn(f"{path / META}: no usable '{key}'; using {fb!r} from the directory name")
     kernel = _str_field(meta, "kernel_release", fb_kernel)
     label = meta.get("label")
-    if isinstance(label, str) and label.strip():
-        kernel += f"[{label.strip()}]"   # make run LABEL=...: a kernel of its own
+    if isinstance(label, str) and label.strip() and not kernel.endswith(f"[{label.strip()}]"):
+        kernel += f"[{label.strip()}]"   # make run LABEL=...: a kernel of its own (the fallback, the
+        #                                  directory's name RELEASE[LABEL], has it already)
     run = Run(
         path=path,
         meta=meta,
