@@ -340,6 +340,25 @@ def _two_party(obj):
 _COUNTER_SET = frozenset(COUNTER_KEYS)
 
 
+def _known_identity(obj, identities):
+    """case_identity(obj) (a tuple, or an error string), worked out once for
+    the lines that name their case alike: `identities` keeps the answers."""
+    get = obj.get
+    # Values that compare equal give case_identity the same answer when
+    # it accepts them (it reads them as strings or as "not a string").
+    ikey = (get("bench"), get("variant"), get("params", ""), get("placement", ""), get("case"),
+            get("partner_cpu") is not None)
+    try:
+        ident = identities.get(ikey)
+    except TypeError:       # an array or an object where a string belongs
+        ikey, ident = None, None
+    if ident is None:
+        ident = case_identity(obj)
+        if ikey is not None and not isinstance(ident, str):
+            identities[ikey] = ident
+    return ident
+
+
 def read_samples(path, run_id, warn):
     """Cases of one samples.jsonl: {case name: Case}, and the bad-line count.
 
@@ -357,21 +376,10 @@ def read_samples(path, run_id, warn):
             warn(f"{path}:{lineno}: schema {schema} is newer than this script knows "
                  f"({SUPPORTED_SCHEMA}); reading the keys it knows")
             schema_warned = True
-        # Values that compare equal give case_identity the same answer when
-        # it accepts them (it reads them as strings or as "not a string").
-        ikey = (get("bench"), get("variant"), get("params", ""), get("placement", ""), get("case"),
-                get("partner_cpu") is not None)
-        try:
-            ident = identities.get(ikey)
-        except TypeError:       # an array or an object where a string belongs
-            ikey, ident = None, None
-        if ident is None:
-            ident = case_identity(obj)
-            if isinstance(ident, str):
-                bad_line(lineno, ident)
-                continue
-            if ikey is not None:
-                identities[ikey] = ident
+        ident = _known_identity(obj, identities)
+        if isinstance(ident, str):
+            bad_line(lineno, ident)
+            continue
         name, bench, variant, params, placement = ident
         rep = get("rep_idx")
         if type(rep) is not int or rep < 0:     # JSON's integers are int, its booleans bool
@@ -379,7 +387,12 @@ def read_samples(path, run_id, warn):
             continue
         metric = get("metric")
         value = get("ns_per_op")
-        if not (metric == "latency" and type(value) is float and 0.0 < value < math.inf):
+        if metric == "latency" and type(value) is float and 0.0 < value < math.inf:
+            pass
+        elif (metric == "bandwidth" and type(value) is float and 0.0 < value < math.inf
+              and type(b := get("bytes_per_op")) is int and b > 0):
+            value = b / value * 1000.0      # _sample_value's MB/s
+        else:
             value, err = _sample_value(obj)
             if err:
                 bad_line(lineno, err)
@@ -441,8 +454,9 @@ def read_invocations(path, warn):
     out = []
     if not Path(path).is_file():
         return out
+    identities = {}
     for lineno, obj, bad_line in iter_jsonl(path, warn):
-        ident = case_identity(obj)
+        ident = _known_identity(obj, identities)
         if isinstance(ident, str):
             bad_line(lineno, ident)
             continue
