@@ -27,7 +27,6 @@ one.
 """
 import argparse
 import heapq
-import json
 import math
 import statistics
 import sys
@@ -68,14 +67,13 @@ def _reports(args):
 
 def _cost(run):
     """{case: mean seconds per rep} of a run directory's non-control reps."""
+    from kbench.model import load
     tot, n = {}, {}
-    with open(Path(run) / "runs.jsonl") as f:
-        for line in f:
-            r = json.loads(line)
-            if r.get("control") or r.get("duration_ms") is None:
-                continue
-            tot[r["case"]] = tot.get(r["case"], 0.0) + r["duration_ms"] / 1000
-            n[r["case"]] = n.get(r["case"], 0) + 1
+    for _, r, _ in load.iter_jsonl(load.run_file(run, load.RUNS), lambda msg: None):   # plain or .gz
+        if r.get("control") or r.get("duration_ms") is None:
+            continue
+        tot[r["case"]] = tot.get(r["case"], 0.0) + r["duration_ms"] / 1000
+        n[r["case"]] = n.get(r["case"], 0) + 1
     return {c: tot[c] / n[c] for c in tot}
 
 
@@ -174,7 +172,7 @@ def main(argv=None):
         if not w > 0:           # nan too
             ap.error(f"--weight {w:g}: a weight is above 0")
     for p in args.history + [args.base, args.other]:
-        if not (Path(p) / "runs.jsonl").is_file():
+        if not any((Path(p) / f).is_file() for f in ("runs.jsonl", "runs.jsonl.gz")):
             ap.error(f"{p}: not a run directory (no runs.jsonl)")
     from kbench.model import compare, load
     reports = _reports(args)

@@ -1,7 +1,9 @@
 """Find and read run directories.
 
 A run directory holds meta.json and samples.jsonl (and usually runs.jsonl);
-see src/reference/formats.md.  Reading is deliberately forgiving: a damaged line is
+see src/reference/formats.md.  kbench-run compresses a finished run's
+samples.jsonl and runs.jsonl (gzip: FILE.gz); either form is read, FILE
+when both exist (see run_file).  Reading is deliberately forgiving: a damaged line is
 reported (file and line number) and skipped, a damaged run is reported and
 left out, and everything else is still read.  Nothing here raises on bad
 data except `InputError`, whose message names the file.
@@ -9,6 +11,7 @@ data except `InputError`, whose message names the file.
 import json
 import math
 import os
+import zlib
 from pathlib import Path
 
 from .defaults import SUPPORTED_SCHEMA
@@ -18,6 +21,7 @@ from .runs import COUNTER_KEYS, EVENT_KEYS, METRICS, Case, Group, Run  # noqa: F
 META = "meta.json"
 SAMPLES = "samples.jsonl"
 RUNS = "runs.jsonl"
+GZ = ".gz"
 
 # Bad lines of one file reported one by one before a summary line.
 MAX_LINE_WARNINGS = 5
@@ -43,9 +47,27 @@ class Warnings:
 # ---------------------------------------------------------------- finding
 
 
+def run_file(run_dir, name):
+    """The path of a run directory's file NAME: NAME when it exists, else
+    NAME.gz when that does, else NAME (missing).  kbench-run writes NAME
+    and, once the run has ended, compresses it into NAME.gz and then
+    removes NAME: when both exist (a crash between the two steps, or a
+    --resume making NAME again), they hold the same lines or NAME is the
+    one appended to."""
+    plain = Path(run_dir) / name
+    if plain.is_file():
+        return plain
+    gz = plain.with_name(name + GZ)
+    return gz if gz.is_file() else plain
+
+
+def _has(run_dir, name):
+    return run_file(run_dir, name).is_file()
+
+
 def is_run_dir(path):
     p = Path(path)
-    return (p / META).is_file() and (p / SAMPLES).is_file()
+    return (p / META).is_file() and _has(p, SAMPLES)
 
 
 def find_run_dirs(paths, warn):
@@ -62,7 +84,7 @@ def find_run_dirs(paths, warn):
             warn(f"{given}: no such file or directory")
             continue
         if p.is_file():
-            if p.name in (META, SAMPLES, RUNS):
+            if p.name in (META, SAMPLES, RUNS, SAMPLES + GZ, RUNS + GZ):
                 p = p.parent
             else:
                 warn(f"{given}: not a directory (give a run directory or a directory above runs)")
@@ -83,7 +105,7 @@ def _walk(top, warn):
         yield top
         return
     has_meta = (top / META).is_file()
-    has_samples = (top / SAMPLES).is_file()
+    has_samples = _has(top, SAMPLES)
     if has_meta != has_samples:
         missing = SAMPLES if has_meta else META
         warn(f"{top}: incomplete run directory (no {missing}); skipped")
@@ -181,6 +203,34 @@ def _lines(f, path):
         raise InputError(f"{path}: cannot read: {e.strerror or e}") from None
 
 
+def _gz_lines(f, path, warn):
+    """The lines of an open gzip file, each with its newline (the last may
+    lack it): all its data holds, up to where it is cut off or damaged,
+    which is said through `warn` (the lines before it are kept).  zlib
+    itself, not the gzip module, whose reader drops the last lines it has
+    decompressed when the stream ends early."""
+    d = zlib.decompressobj(31)
+    rest = b""
+    for chunk in iter(lambda: f.read(1 << 16), b""):
+        try:
+            data = d.decompress(chunk)
+            while d.eof and d.unused_data:      # members one after the other (cat a.gz b.gz)
+                tail, d = d.unused_data, zlib.decompressobj(31)
+                data += d.decompress(tail)
+        except zlib.error as e:
+            warn(f"{path}: damaged compressed data ({e}); the lines before it are read")
+            break
+        lines = (rest + data).split(b"\n")
+        rest = lines.pop()
+        for line in lines:
+            yield line + b"\n"
+    else:
+        if not d.eof:
+            warn(f"{path}: the compressed data is cut off; the lines before the cut are read")
+    if rest:
+        yield rest
+
+
 def iter_jsonl(path, warn, counter=None, wanted=None):
     """Yield (line_number, object, bad_line) for each JSON object line.
 
@@ -197,6 +247,7 @@ def iter_jsonl(path, warn, counter=None, wanted=None):
         f = open(path, "rb", buffering=1 << 16)
     except OSError as e:
         raise InputError(f"{path}: cannot read: {e.strerror or e}") from None
+    gz = str(path).endswith(GZ)
     reported = 0
     scan = _DECODER.scan_once
 
@@ -210,7 +261,7 @@ def iter_jsonl(path, warn, counter=None, wanted=None):
     # Line by line through a buffer: reading a whole file of several MB at
     # once costs more in fresh memory (page faults, in a VM) than the rest.
     with f:
-        lines = _lines(f, path)
+        lines = _lines(_gz_lines(f, path, warn) if gz else f, path)
         for i, raw in enumerate(lines, start=1):
             truncated = not raw.endswith(b"\n")      # only the last line can lack it
             if not truncated:
@@ -554,10 +605,10 @@ def load_run(path, warn):
         kernel=kernel,
         status=_str_field(meta, "status", "unknown"),
     )
-    cases, bad = read_samples(path / SAMPLES, run.run_id, warn)
+    cases, bad = read_samples(run_file(path, SAMPLES), run.run_id, warn)
     run.cases = cases
     run.bad_lines = bad
-    run.invocations = read_invocations(path / RUNS, warn)
+    run.invocations = read_invocations(run_file(path, RUNS), warn)
     _drop_failed_reps(run, warn)
     try:
         recorded = decl_mod.read_declarations(path, warn, iter_jsonl)

@@ -54,7 +54,7 @@ def read_run(run):
     if key in _RUNS:
         return _RUNS[key]
     parts = {}
-    path = Path(run.path) / load.SAMPLES
+    path = load.run_file(run.path, load.SAMPLES)
     if path.exists():
         for _, obj, _bad in load.iter_jsonl(path, lambda msg: None, wanted=_may_be_a_copy):
             n, idx, iters, el = obj.get("copies"), obj.get("copy_idx"), obj.get("iters"), obj.get("elapsed_ns")
@@ -134,7 +134,7 @@ def machine_bases(side):
     machine give at best (two vCPUs of a VM may give much less than twice one)."""
     out = set()
     for run in side.runs:
-        p = Path(run.path) / "cases.jsonl"
+        p = load.run_file(run.path, "cases.jsonl")
         if not p.exists():
             continue
         for _, obj, _bad in load.iter_jsonl(p, lambda msg: None):
