@@ -363,7 +363,7 @@ def test_driver_sigkill_leaves_no_temp_dir(driver, bin_dir, tmp_path):
             proc.kill()
             proc.wait(timeout=60)
     assert list(tmp.iterdir()) == []
-    runs = [json.loads(l) for p in out.rglob("runs.jsonl") for l in p.read_text().splitlines()]
+    runs = [r for p in out.rglob("meta.json") for r in driver_runner.run_lines(p.parent, "runs.jsonl")]
     killed = [r for r in runs if r["signal"] == signal.SIGKILL]
     assert killed and killed[0]["temp_left_behind"] >= 1
 
