@@ -390,6 +390,11 @@ def _two_party(obj):
 
 _COUNTER_SET = frozenset(COUNTER_KEYS)
 
+# What scaling.read_run reads of a --copies sample line: kept as it goes by
+# (read_samples), so that the file is not read twice.
+COPY_KEYS = ("case", "run_id", "rep_idx", "sample_idx", "copies", "copy_idx", "iters", "elapsed_ns", "metric",
+             "bytes_per_op")
+
 
 def _known_identity(obj, identities):
     """case_identity(obj) (a tuple, or an error string), worked out once for
@@ -410,8 +415,9 @@ def _known_identity(obj, identities):
     return ident
 
 
-def read_samples(path, run_id, warn):
-    """Cases of one samples.jsonl: {case name: Case}, and the bad-line count.
+def read_samples(path, run_id, warn, copies=None):
+    """Cases of one samples.jsonl: {case name: Case}, and the bad-line count;
+    `copies` (a list) gets the COPY_KEYS of every line with a "copies" key.
 
     Every line gets the checks of case_identity, _sample_value, _disturbed
     and blocked_share (written out here: a full run has over 10 000 lines), and a
@@ -422,6 +428,8 @@ def read_samples(path, run_id, warn):
     identities = {}     # what case_identity reads of a line -> its answer (the good ones)
     for lineno, obj, bad_line in iter_jsonl(path, warn, counter):
         get = obj.get
+        if copies is not None and "copies" in obj:
+            copies.append(tuple(get(k) for k in COPY_KEYS))
         schema = get("schema", SUPPORTED_SCHEMA)
         if type(schema) is int and schema > SUPPORTED_SCHEMA and not schema_warned:
             warn(f"{path}:{lineno}: schema {schema} is newer than this script knows "
@@ -605,7 +613,8 @@ def load_run(path, warn):
         kernel=kernel,
         status=_str_field(meta, "status", "unknown"),
     )
-    cases, bad = read_samples(run_file(path, SAMPLES), run.run_id, warn)
+    run.copy_samples = []
+    cases, bad = read_samples(run_file(path, SAMPLES), run.run_id, warn, run.copy_samples)
     run.cases = cases
     run.bad_lines = bad
     run.invocations = read_invocations(run_file(path, RUNS), warn)
