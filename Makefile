@@ -135,7 +135,7 @@ DRIVER_OBJ  := $(patsubst src/%.cpp,$(BUILD)/obj/%.o,$(DRIVER_SRC))
 DRIVER_BIN  := $(if $(DRIVER_SRC),$(BUILD)/bin/kbench-run)
 # the driver without its main(): the unit tests (its plan) and the fuzz replays link it
 DRIVER_LIB  := $(BUILD)/lib/libkbench-driver.a
-HELPER_BIN  := $(BUILD)/libexec/kbench-exec-helper
+HELPER_BIN  := $(BUILD)/libexec/kbench-exec-helper $(BUILD)/libexec/kbench-fork-helper
 UNIT_SRC    := $(wildcard tests/harness/unit/*.cpp)
 UNIT_OBJ    := $(patsubst tests/%.cpp,$(BUILD)/obj/tests/%.o,$(UNIT_SRC))
 UNIT_BIN    := $(BUILD)/tests/unit_tests
@@ -254,9 +254,15 @@ $(BUILD)/bin/kbench-run: $(DRIVER_OBJ) $(HARNESS_LIB)
 
 # The exec target of lat_proc: always static and tiny, so that `exec`
 # measures the kernel's execve, not the dynamic loader.
-$(HELPER_BIN): src/helper/exec_helper.c
+$(BUILD)/libexec/kbench-exec-helper: src/helper/exec_helper.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -static -o $@ $<
+
+# The process lat_proc's fork, exec and shell fork from: static and small,
+# so that fork copies a parent as small as a hand-written loop's.
+$(BUILD)/libexec/kbench-fork-helper: src/helper/fork_helper.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -Wall -Wextra -Werror -static -o $@ $<
 
 $(UNIT_BIN): $(UNIT_OBJ) $(DRIVER_LIB) $(HARNESS_LIB)
 	@mkdir -p $(@D)
@@ -563,8 +569,8 @@ install: all
 #   make fuzz        libFuzzer (clang) on each tests/fuzz/fuzz_*.cpp for
 #                    FUZZ_SECONDS s; new inputs go to build/fuzz/corpus,
 #                    `make fuzz-merge` folds them into tests/fuzz/corpus.
-# ASan and -static do not mix: these builds ignore STATIC. The exec helper
-# stays the plain static C program in every build.
+# ASan and -static do not mix: these builds ignore STATIC. The two helpers
+# stay plain static C programs in every build.
 ASAN_BUILD    ?= build/asan
 TSAN_BUILD    ?= build/tsan
 FUZZ_BUILD    ?= build/fuzz

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from . import charts
 from .deps import missing_dependency
-from .model import compare, defaults, drift, explain, groups as groups_mod, history, load, prior
+from .model import compare, defaults, drift, explain, groups as groups_mod, history, load, named, prior
 from .model import series as series_mod, tables as tables_mod
 from .views import compare_text, explain_text, export, html, scaling_text, series_text, summary_text, trends
 
@@ -185,13 +185,6 @@ def _write_csv(path, write, items):
         write(items, f)
 
 
-def _resolve(path_text, results):
-    """A directory argument: as given, else under the results root."""
-    p = Path(path_text)
-    alt = Path(results) / path_text if results is not None else None
-    return alt if not p.exists() and alt is not None and alt.exists() else p
-
-
 # ------------------------------------------------------------ summarize
 
 def _summarize(argv):
@@ -216,7 +209,7 @@ def _summarize(argv):
     _add_history_options(ap)
     _add_prior_options(ap)
     a = ap.parse_args(argv)
-    runs = load.load_runs([_resolve(d, a.results) for d in a.dirs], _warn)
+    runs = named.load_args(a.dirs, a.results, _warn)
     if not runs:
         raise Failure("no usable run found in " + ", ".join(a.dirs))
     opts = compare.Options(estimator=a.estimator, prior=_prior(a), relative=not a.as_measured)
@@ -288,8 +281,7 @@ def summarize_main(argv=None):
 
 def _sides_of(path_text, results, role):
     """Sides (one per (host, kernel)) of the runs under one argument."""
-    p = _resolve(path_text, results)
-    runs = load.load_runs([p], _warn)
+    runs = named.load_args([path_text], results, _warn)
     if not runs:
         raise Failure(f"{role} {path_text}: no usable run found")
     groups = groups_mod.group_runs(runs, _warn)
@@ -333,9 +325,14 @@ def _compare(argv):
     if not a.others:
         raise UsageError("give an OTHER kernel to compare with BASE (or --series for a series of kernels)")
     bases = _sides_of(a.base, a.results, "BASE")
+    if len(bases) > 1 and (own := named.named_after(bases, a.base, a.results)) is not None:
+        _warn(f"BASE {a.base} holds runs of {len(bases)} kernels: taking {own.label}; the others by their names: "
+              + ", ".join(s.label for s in bases if s is not own))
+        bases = [own]
     if len(bases) > 1:
-        raise UsageError(f"BASE {a.base} holds runs of several kernels ("
-                         + ", ".join(s.label for s in bases) + "); give the directory of one kernel")
+        raise UsageError(f"BASE {a.base} holds runs of several kernels (" + ", ".join(s.label for s in bases)
+                         + f"); give the directory of one kernel, or its name as the tables print it (looked up "
+                         f"under --results): e.g. scripts/compare '{bases[0].label}' '{bases[1].label}'")
     base = bases[0]
     only = _regex(a.only)
     if only is not None:
@@ -381,7 +378,7 @@ def _compare(argv):
 
 def _compare_series(a, opts):
     """compare --series: every kernel under BASE and the OTHERs, a series."""
-    runs = load.load_runs([_resolve(d, a.results) for d in [a.base] + a.others], _warn)
+    runs = named.load_args([a.base] + a.others, a.results, _warn)
     if not runs:
         raise Failure("no usable run found in " + ", ".join([a.base] + a.others))
     groups = groups_mod.drop_quick_groups(groups_mod.group_runs(runs, _warn), _warn)
@@ -453,7 +450,7 @@ def _pick_baseline(groups, spec):
         "no kernel found; there are: " + ", ".join(g.label for g in groups)))
 
 
-def _analyse(dirs, baseline_spec, opts, series_args=None, meanwhile=None):
+def _analyse(dirs, baseline_spec, opts, series_args=None, meanwhile=None, results=None):
     """Runs -> (groups, baseline, tables, comparisons, warnings, machine shifts,
     the series or None, meanwhile's charts.Background or None).  series_args: the
     options of a series (--series, --order): the groups in its order, the
@@ -461,7 +458,7 @@ def _analyse(dirs, baseline_spec, opts, series_args=None, meanwhile=None):
     fn(groups), started in a second process once the groups are read, while
     this one compares them (what needs the runs alone)."""
     w = load.Warnings(_warn)
-    runs = load.load_runs(dirs, w)
+    runs = named.load_args(dirs, results, w)    # directories, or HOST/KERNEL under `results`
     if not runs:
         raise Failure("no usable run found in " + ", ".join(str(d) for d in dirs))
     groups = groups_mod.drop_quick_groups(groups_mod.group_runs(runs, w), w)
@@ -507,7 +504,10 @@ def _formats(text):
 def _add_chart_options(ap):
     """What plot and report share: the runs, the baseline, the charts, and
     the statistics options."""
-    ap.add_argument("dirs", nargs="*", metavar="DIR")
+    ap.add_argument("dirs", nargs="*", metavar="DIR", help="run directories, directories above runs, or kernels "
+                    "by the name the tables print (HOST/KERNEL, looked up under --results)")
+    ap.add_argument("--results", default=str(ROOT / "results"),
+                    help="where HOST/KERNEL arguments are looked up (default: the repository's results/)")
     ap.add_argument("--baseline", metavar="HOST/KERNEL", help="the kernel the others are compared with "
                     "(default: the first in natural order)")
     ap.add_argument("--formats", type=_formats, default=("png", "svg"),
@@ -528,11 +528,11 @@ def _plot(argv):
     a = ap.parse_args(argv)
     if a.samples and a.no_samples:
         raise UsageError("--samples and --no-samples exclude each other")
-    dirs = a.dirs or [str(ROOT / "results")]
+    dirs = a.dirs or [a.results]
     out = Path(a.out)
     groups, baseline, _, comparisons, _, _, _, early = _analyse(
         dirs, a.baseline, _options(a), meanwhile=lambda gs: charts.run_charts(gs, out, a.formats, a.samples,
-                                                                             a.estimator))
+                                                                             a.estimator), results=a.results)
     bars = charts.bars(groups, comparisons, out, a.formats)
     curves, strips = early.result()
     n = sum(len(v) for v in bars.values()) + sum(len(v) for v in curves.values()) \
@@ -559,7 +559,7 @@ def _report(argv):
                     help="also show a bisection's steps from the log scripts/bisect-step wrote (repeatable)")
     _add_chart_options(ap)
     a = ap.parse_args(argv)
-    dirs = a.dirs or [str(ROOT / "results")]
+    dirs = a.dirs or [a.results]
     opts = _options(a)
     bisect = []
     for path in a.bisect:
@@ -573,7 +573,8 @@ def _report(argv):
     plots_dir = Path(a.plots) if a.plots else None
     groups, baseline, tabs, comparisons, warnings, shifts, series, early = _analyse(
         dirs, a.baseline, opts, a if (a.series or a.order) else None,
-        meanwhile=lambda gs: charts.page_parts(gs, opts.estimator, not a.no_samples, plots_dir, a.formats))
+        meanwhile=lambda gs: charts.page_parts(gs, opts.estimator, not a.no_samples, plots_dir, a.formats),
+        results=a.results)
     curves, strips, scaling_html, traces = early.result()
     bars = charts.bars(groups, comparisons, plots_dir, a.formats if plots_dir is not None else ("svg",))
     model = html.Model(groups=groups, baseline=baseline, tables=tabs, comparisons=comparisons, opts=opts,

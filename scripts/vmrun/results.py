@@ -4,6 +4,7 @@ place only when complete; why nothing came back when nothing did; what
 the run's invocations say."""
 import base64
 import collections
+import gzip
 import hashlib
 import io
 import json
@@ -47,7 +48,7 @@ def unpack_run(raw, staging, run_rel):
         raise Failure(f"the guest's archive cannot be unpacked: {e}", 3)
     run = staging / run_rel
     meta = run / "meta.json"
-    if not run_rel or not meta.is_file() or not (run / "samples.jsonl").is_file():
+    if not run_rel or not meta.is_file() or not _run_file(run, "samples.jsonl").is_file():
         raise Failure("the guest sent no run directory (kbench-run did not start or wrote nothing)", 3)
     try:
         status = json.loads(meta.read_text()).get("status")
@@ -70,8 +71,20 @@ def place_run(run, staging, out):
     return dest
 
 
+def _run_file(run_dir, name):
+    """A run's NAME, or NAME.gz where kbench-run compressed it at the end of the run."""
+    plain = run_dir / name
+    return plain if plain.is_file() or not plain.with_name(name + ".gz").is_file() else plain.with_name(name + ".gz")
+
+
+def _run_lines(run_dir, name):
+    p = _run_file(run_dir, name)
+    data = p.read_bytes()
+    return (gzip.decompress(data) if p.name.endswith(".gz") else data).decode("utf-8", "replace").splitlines()
+
+
 def invocation_lines(run_dir):
-    runs = [json.loads(l) for l in (run_dir / "runs.jsonl").read_text().splitlines() if l.strip()]
+    runs = [json.loads(l) for l in _run_lines(run_dir, "runs.jsonl") if l.strip()]
     n = collections.Counter(r["status"] for r in runs)
     lines = [f"invocations: {len(runs)}: " + ", ".join(f"{v} {k}" for k, v in sorted(n.items()))]
     reasons = collections.Counter((r["status"], r["case"], r.get("reason") or "") for r in runs
@@ -79,7 +92,7 @@ def invocation_lines(run_dir):
     lines += [f"  {s}: {c}: {why}" + (f" (x{k})" if k > 1 else "") for (s, c, why), k in sorted(reasons.items())]
     # An optional kernel feature a case ran without (a sample key "unavailable").
     without = collections.Counter()
-    for line in (run_dir / "samples.jsonl").read_text().splitlines():
+    for line in _run_lines(run_dir, "samples.jsonl"):
         if '"unavailable"' in line:
             s = json.loads(line)
             without.update((s.get("case"), k) for k, v in s.items() if v == "unavailable")

@@ -8,7 +8,9 @@
 //   1. meta.json (status "running") and cases.jsonl (the --list line of
 //      every discovered case, verbatim) before the first invocation;
 //   2. per invocation: its samples, then its runs.jsonl record;
-//   3. meta.json rewritten at the end: "complete" or "interrupted".
+//   3. meta.json rewritten at the end: "complete" or "interrupted";
+//   4. samples.jsonl and runs.jsonl compressed into .gz (compress.hpp), and
+//      made plain again by --resume before it appends.
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -25,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "driver/compress.hpp"
 #include "driver/discover.hpp"
 #include "driver/scaling.hpp"
 #include "harness/internal/affinity.hpp"
@@ -220,7 +223,7 @@ RunState start_new_run(const Options& o, const Discovery& found, const std::vect
   RunState run;
   run.seed = o.seed ? *o.seed : (random_u64() & 0xFFFFFFFFu);  // 32 bits: exact in any JSON reader
   const HostIds ids = host_ids();
-  const RunDir d = create_run_dir(o.out, ids.host, ids.kernel_release);
+  const RunDir d = create_run_dir(o.out, ids.host, ids.kernel_release, o.label);
   run.dir = d.path;
   run.id = d.run_id;
   lock_run_dir(run.dir);
@@ -228,9 +231,11 @@ RunState start_new_run(const Options& o, const Discovery& found, const std::vect
   return run;
 }
 
-// A resumed run: locked, "running" again, the time of this resume recorded.
+// A resumed run: locked, its JSON Lines plain again to append to, "running"
+// again, the time of this resume recorded.
 void restart_resumed(RunState& run) {
   lock_run_dir(run.dir);
+  for (const std::string& path : {run.samples_path(), run.runs_path()}) restore_file(path);
   run.meta.set("status", JsonValue::string("running"));
   JsonValue* resumed = run.meta.find("resumed_utc");
   if (!resumed || !resumed->is_array()) resumed = &run.meta.set("resumed_utc", JsonValue::array());
@@ -473,6 +478,16 @@ bool print_outcome(const Options& o, const RunState& run, const Discovery& found
   return n_failed > 0 || list_failed > 0;
 }
 
+// The run's JSON Lines files gzip-compressed (to about a tenth), or left as
+// they are, with a warning, where that fails.
+void compress_run_files(const RunState& run) {
+  for (const std::string& path : {run.samples_path(), run.runs_path()}) {
+    std::string why;
+    if (access(path.c_str(), F_OK) == 0 && !compress_file(path, &why))
+      say("warning: " + path + " left uncompressed: " + why);
+  }
+}
+
 // After an interrupt: how far the run got and how to finish it.
 void print_interrupted(int sig, int ran, int to_run, const std::string& run_dir) {
   // Budget rounds come after the first pass: "N of M" only within it.
@@ -516,6 +531,7 @@ int run_invocations(const Options& o, const std::vector<Case>& cases, const Disc
                                                             run.samples_path()),
                                                stdout)) +
         " test cases reported");
+  compress_run_files(run);
   say("results in " + run.dir);
   std::printf("%s\n", run.dir.c_str());
   std::fflush(stdout);

@@ -98,10 +98,11 @@ std::string make_run_id() {
 }
 
 RunDir create_run_dir(const std::string& out, const std::string& host,
-                      const std::string& kernel_release) {
+                      const std::string& kernel_release, const std::string& label) {
   std::string parent = out;
   while (parent.size() > 1 && parent.back() == '/') parent.pop_back();
   parent += "/" + path_component(host) + "/" + path_component(kernel_release);
+  if (!label.empty()) parent += "[" + path_component(label) + "]";
   mkdirs(parent);
   for (int attempt = 0; attempt < 100; ++attempt) {
     RunDir d;

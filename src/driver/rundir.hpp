@@ -23,9 +23,12 @@ struct RunDir {
   std::string run_id;
 };
 
-// Creates OUT/<host>/<kernel_release>/<run-id>/. Throws std::runtime_error.
+// Creates OUT/<host>/<kernel_release>/<run-id>/, or with a label
+// OUT/<host>/<kernel_release>[<label>]/<run-id>/: the kernel's name in every
+// table, so that each kernel has a directory of its own (runs of one release
+// with different labels are different kernels). Throws std::runtime_error.
 RunDir create_run_dir(const std::string& out, const std::string& host,
-                      const std::string& kernel_release);
+                      const std::string& kernel_release, const std::string& label = "");
 
 // Writes via a temporary file and rename(), so a reader never sees half a
 // meta.json, and a crash leaves the old one. Throws std::runtime_error.

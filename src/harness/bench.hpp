@@ -86,6 +86,13 @@ class Context {
   std::uint64_t probe_iters_ = 1;
 };
 
+// CPU time and counts of work run() had done by a process the harness does
+// not see: a helper program the fixture drives (lat_proc's forking helper),
+// with the children it reaped. The harness adds them to the sample's own.
+struct OutsideUsage {
+  std::int64_t utime_ns = 0, stime_ns = 0, nvcsw = 0, nivcsw = 0, minflt = 0, majflt = 0;
+};
+
 // After setup() the harness runs the setup probe, untimed and once:
 // before_sample(n), run(n), after_sample() with n = ctx.probe_iters(). It
 // proves the path (an op that fails, fails before any sample) and touches
@@ -99,6 +106,9 @@ class Fixture {
   virtual void run(std::uint64_t iters) = 0;
   virtual void after_sample() {}
   virtual void teardown() {}
+  // What a helper process used for the last run(), asked after
+  // after_sample() (which may ask the helper): see OutsideUsage.
+  virtual OutsideUsage outside_usage() const { return {}; }
 };
 
 // ---- Declaring cases ----------------------------------------------------------
@@ -364,6 +374,14 @@ Partner spawn_partner(Context& ctx, const std::function<void()>& body);
 // Waits for the partner to exit by itself; a non-zero exit or a signal is a
 // failure of the benchmark. Returns nothing: it either exited 0 or we die.
 void wait_partner(Partner& p);
+
+// A helper program the fixture started (fork and exec in setup) that must
+// not outlive the benchmark: killed and reaped on exit, failure or signal,
+// as partners are, but not counted as one (no partner_cpu_ns; the fixture
+// reports its work through Fixture::outside_usage). release_helper once
+// the fixture has reaped it itself.
+void adopt_helper(pid_t pid);
+void release_helper(pid_t pid);
 
 // In --iters mode only (deterministic counts, for the tests to check), prints
 // "<bench>: <what> <n> <unit>" on stderr and flushes it, e.g. a partner's

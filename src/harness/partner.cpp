@@ -49,6 +49,9 @@ Partner spawn_partner(Context& ctx, const std::function<void()>& body) {
   return Partner{pid};
 }
 
+void adopt_helper(pid_t pid) { register_helper(pid); }
+void release_helper(pid_t pid) { unregister_helper(pid); }
+
 void report_count(const Context& ctx, const std::string& what, std::uint64_t n, const std::string& unit) {
   if (!ctx.fixed_iters()) return;
   std::fprintf(stderr, "%s: %s %" PRIu64 " %s\n", ctx.bench().c_str(), what.c_str(), n, unit.c_str());

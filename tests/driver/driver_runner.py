@@ -1,6 +1,8 @@
 """The one way the tests run the driver (the driver and system layers share
 it): kbench-run with its output captured, on the fake benchmarks unless told
 otherwise."""
+import gzip
+import json
 import os
 import pathlib
 import subprocess
@@ -21,3 +23,19 @@ def run_dir_of(proc):
     lines = proc.stdout.splitlines()
     assert len(lines) == 1, f"stdout should be the run dir only: {proc.stdout!r} {proc.stderr}"
     return pathlib.Path(lines[0])
+
+
+def run_text(run_dir, name):
+    """The text of a run directory's NAME (samples.jsonl, runs.jsonl): the
+    file itself, else NAME.gz decompressed (kbench-run compresses both once
+    a run has ended), else ""."""
+    plain = pathlib.Path(run_dir) / name
+    if plain.exists():
+        return plain.read_text()
+    gz = plain.with_name(name + ".gz")
+    return gzip.decompress(gz.read_bytes()).decode() if gz.exists() else ""
+
+
+def run_lines(run_dir, name):
+    """The JSON objects of a run directory's NAME, plain or compressed."""
+    return [json.loads(line) for line in run_text(run_dir, name).splitlines() if line.strip()]

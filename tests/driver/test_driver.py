@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from driver_runner import FAKES, run_dir_of, run_driver
+from driver_runner import FAKES, run_dir_of, run_driver, run_lines
 
 
 META_KEYS = [
@@ -36,17 +36,10 @@ ALL_CASES = {"fake_good a", "fake_good b size=64", "fake_fail open", "fake_skip 
              "fake_hang pipe @same", "fake_crash null"}
 
 
-def read_jsonl(path):
-    if not path.exists():
-        return []
-    with open(path) as f:
-        return [json.loads(line) for line in f]
-
-
 def load_run(run_dir):
     run_dir = pathlib.Path(run_dir)
     meta = json.loads((run_dir / "meta.json").read_text())
-    return meta, read_jsonl(run_dir / "runs.jsonl"), read_jsonl(run_dir / "samples.jsonl")
+    return meta, run_lines(run_dir, "runs.jsonl"), run_lines(run_dir, "samples.jsonl")
 
 
 def order_by_rep(runs):
@@ -76,7 +69,7 @@ def test_layout_and_meta(full_run):
     host, kernel, run_id = rel.parts
     assert host == os.uname().nodename and kernel == os.uname().release
     assert re.fullmatch(r"\d{8}T\d{6}Z-[0-9a-f]{6}", run_id)
-    assert sorted(p.name for p in run_dir.iterdir()) == ["cases.jsonl", "meta.json", "runs.jsonl", "samples.jsonl"]
+    assert sorted(p.name for p in run_dir.iterdir()) == ["cases.jsonl", "meta.json", "runs.jsonl.gz", "samples.jsonl.gz"]
     meta, _, _ = load_run(run_dir)
     for key in META_KEYS:
         assert key in meta, key
@@ -365,6 +358,9 @@ def test_resume_after_sigint(driver, tmp_path):
     assert proc.returncode == 130, err
     assert pathlib.Path(stdout.strip()) == run_dir
     assert "--resume " + str(run_dir) in err
+    # Interrupted or not, the run's JSON Lines end compressed, nothing half-done beside them.
+    compressed = ["cases.jsonl", "meta.json", "runs.jsonl.gz", "samples.jsonl.gz"]
+    assert sorted(p.name for p in run_dir.iterdir()) == compressed
     meta, runs, samples = load_run(run_dir)
     assert meta["status"] == "interrupted" and meta["ended_utc"]
     finished_before = {(r["case"], r["rep_idx"]) for r in runs if r["status"] != "interrupted"}
@@ -380,6 +376,7 @@ def test_resume_after_sigint(driver, tmp_path):
     proc2 = run_driver(driver, "--resume", run_dir, bin_dir=None)  # no blocking now
     assert proc2.returncode == 0, proc2.stderr
     assert run_dir_of(proc2) == run_dir
+    assert sorted(p.name for p in run_dir.iterdir()) == compressed
     meta, runs, samples = load_run(run_dir)
     assert meta["status"] == "complete" and len(meta["resumed_utc"]) == 1
     done = [(r["case"], r["rep_idx"]) for r in runs if r["status"] != "interrupted"]

@@ -9,7 +9,7 @@ simulated_missing in src/harness/sys.hpp), one CPU with an affinity mask. Nothin
 import json
 import os
 
-from driver_runner import FAKES, run_dir_of, run_driver
+from driver_runner import FAKES, run_dir_of, run_driver, run_lines
 
 
 def said(proc):
@@ -78,7 +78,7 @@ def test_one_cpu_guest_cross_cases_skip_with_the_reason(driver, bin_dir, tmp_pat
                       bin_dir=bin_dir, env={"TMPDIR": str(tmp_path)},
                       preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
     assert proc.returncode == 0, proc.stderr
-    runs = [json.loads(ln) for ln in (run_dir_of(proc) / "runs.jsonl").read_text().splitlines()]
+    runs = run_lines(run_dir_of(proc), "runs.jsonl")
     by_case = {}
     for r in runs:
         by_case.setdefault(r["case"], set()).add(r["status"])
@@ -106,5 +106,5 @@ def test_without_proc_and_sys_meta_is_null_and_the_run_completes(driver, bin_dir
     assert meta["thp"] == {"enabled": None, "defrag": None}
     assert meta["virtualization"]["vm"] is None
     assert meta["kernel_release"] and meta["host"]          # uname needs neither
-    samples = [json.loads(ln) for ln in (run_dir / "samples.jsonl").read_text().splitlines()]
+    samples = run_lines(run_dir, "samples.jsonl")
     assert samples and all(s["run_delay_ns"] is None and s["migrations"] is None for s in samples)

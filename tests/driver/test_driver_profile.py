@@ -11,7 +11,7 @@ import os
 import pathlib
 import re
 
-from driver_runner import FAKES, run_dir_of, run_driver
+from driver_runner import FAKES, run_dir_of, run_driver, run_lines
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
 FAKE_PERF = ROOT / "tests" / "fake_perf"
@@ -101,7 +101,7 @@ def test_measured_reps_are_never_profiled(driver, tmp_path):
     proc = _profile_run(driver, tmp_path)
     assert proc.returncode == 0, proc.stderr
     run_dir = run_dir_of(proc)
-    records = [json.loads(x) for x in (run_dir / "runs.jsonl").read_text().splitlines()]
+    records = run_lines(run_dir, "runs.jsonl")
     assert len(records) == 2 and all(r["args"][0] == "a" for r in records)
     records_calls = [c for c in _perf_calls(tmp_path) if c.startswith("record")]
     # the probe (`-- true`), then the profiled invocations only: no --rep
@@ -110,7 +110,7 @@ def test_measured_reps_are_never_profiled(driver, tmp_path):
     assert profiled and all("--rep" not in c.split() for c in profiled)
     assert all(re.search(r" -g .*-N .*-o \S+/kbench-profile-\w+/perf\.data -- \S+/fake_good a ", c) for c in profiled)
     # samples of the profiled invocation are not measurements
-    samples = [json.loads(x) for x in (run_dir / "samples.jsonl").read_text().splitlines()]
+    samples = run_lines(run_dir, "samples.jsonl")
     assert {s["rep_idx"] for s in samples} == {0, 1} and len(samples) == 2 * 3
 
 

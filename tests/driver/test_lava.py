@@ -180,4 +180,4 @@ def test_a_quick_subset_of_the_suite(driver, tmp_path):
         "lat_udp.rt.family-ipv4.size-1.same": ("lat_udp", "pass", "ns/op"),
     }
     assert reasons == {}
-    assert os.path.isfile(run_dir / "samples.jsonl")
+    assert os.path.isfile(run_dir / "samples.jsonl.gz")

@@ -13,14 +13,14 @@ import subprocess
 
 import pytest
 
-from driver_runner import FAKES, run_dir_of, run_driver
+from driver_runner import FAKES, run_dir_of, run_driver, run_lines
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
 
 
 def load_run(run_dir):
     meta = json.loads((run_dir / "meta.json").read_text())
-    runs = [json.loads(ln) for ln in (run_dir / "runs.jsonl").read_text().splitlines()]
+    runs = run_lines(run_dir, "runs.jsonl")
     return meta, runs, None
 
 

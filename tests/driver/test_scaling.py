@@ -5,7 +5,7 @@ import json
 import os
 
 from bench_runner import check_sample_invariants
-from driver_runner import run_dir_of, run_driver
+from driver_runner import run_dir_of, run_driver, run_lines
 
 CPUS = len(os.sched_getaffinity(0))
 
@@ -19,7 +19,8 @@ def counts():
 
 
 def lines(path):
-    return [json.loads(l) for l in path.read_text().splitlines() if l.strip()]
+    """PATH's JSON objects; a run's samples and runs are read compressed once it has ended."""
+    return run_lines(path.parent, path.name)
 
 
 def test_scaling_list_names_the_default_set(driver, bin_dir):

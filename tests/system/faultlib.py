@@ -13,6 +13,7 @@ import pathlib
 import subprocess
 
 import bench_runner  # tests/bench, on the path (tests/conftest.py)
+from driver_runner import run_text  # tests/driver, on the path too
 
 FAKES = pathlib.Path(__file__).resolve().parent.parent / "fake_bench"
 NOBODY = 65534
@@ -126,10 +127,9 @@ class Tmpfs:
 
 
 def read_jsonl_lenient(path):
-    """(complete lines parsed, trailing partial text) — a crash may cut the last line."""
-    if not path.exists():
-        return [], ""
-    text = path.read_text()
+    """(complete lines parsed, trailing partial text) — a crash may cut the
+    last line. PATH or, once the run has ended, its compressed PATH.gz."""
+    text = run_text(path.parent, path.name)
     body, _, partial = text.rpartition("\n")
     lines = [json.loads(line) for line in body.splitlines() if line.strip()]
     return lines, partial

@@ -363,38 +363,44 @@ def test_driver_sigkill_leaves_no_temp_dir(driver, bin_dir, tmp_path):
             proc.kill()
             proc.wait(timeout=60)
     assert list(tmp.iterdir()) == []
-    runs = [json.loads(l) for p in out.rglob("runs.jsonl") for l in p.read_text().splitlines()]
+    runs = [r for p in out.rglob("meta.json") for r in driver_runner.run_lines(p.parent, "runs.jsonl")]
     killed = [r for r in runs if r["signal"] == signal.SIGKILL]
     assert killed and killed[0]["temp_left_behind"] >= 1
 
 
 # ---- fork fails (RLIMIT_NPROC) --------------------------------------------------------------
 
-@pytest.mark.parametrize("bench,variant,what", [
-    ("lat_proc", "fork", "fork"), ("lat_proc", "exec", "fork"), ("lat_proc", "shell", "fork"),
-    ("lat_pipe", "rt", "fork (partner)")])
-def test_fork_fails_under_rlimit_nproc(bin_dir, user_dir, as_nobody, bench, variant, what):
+ROOT_ONLY = pytest.mark.skipif(not IS_ROOT, reason="needs root: RLIMIT_NPROC=2 must count a fresh uid's processes only")
+
+
+@pytest.mark.parametrize("bench,variant,nproc,what", [
+    # lat_proc's helper (the process its operations fork from) cannot start, or starts and cannot fork
+    ("lat_proc", "fork", 1, "fork (fork helper)"), ("lat_proc", "exec", 1, "fork (fork helper)"),
+    ("lat_proc", "shell", 1, "fork (fork helper)"), pytest.param("lat_proc", "fork", 2, "fork", marks=ROOT_ONLY),
+    ("lat_pipe", "rt", 1, "fork (partner)")])
+def test_fork_fails_under_rlimit_nproc(bin_dir, user_dir, as_nobody, bench, variant, nproc, what):
     binary = bin_dir / bench
     assert binary.exists(), f"{bench} not built"
     env = with_leak_check_off(dict(os.environ, TMPDIR=str(user_dir)))
     proc = subprocess.run([str(binary), variant] + QUICK, capture_output=True, text=True, env=env, timeout=60,
-                          preexec_fn=as_nobody(nproc=1))
+                          preexec_fn=as_nobody(nproc=nproc))
     assert proc.returncode == 1, (proc.returncode, proc.stderr)
     assert proc.stdout == ""
     assert proc.stderr.strip().splitlines()[-1] == f"{bench}: {what}: Resource temporarily unavailable", proc.stderr
     assert list(user_dir.iterdir()) == []
 
 
-@pytest.mark.skipif(not IS_ROOT, reason="needs root: RLIMIT_NPROC=2 must count a fresh uid's processes only")
+@ROOT_ONLY
 def test_driver_records_fork_failure(driver, bin_dir, user_dir, as_nobody):
-    """The driver (1 process) may start a binary (2); the binary's fork (3) fails."""
+    """The driver (1 process) may start a binary (2) and the binary its fork
+    helper (3); the helper's fork (4), the operation, fails."""
     only_dir = user_dir / "bin"
     only_dir.mkdir()
     (only_dir / "lat_proc").symlink_to(bin_dir.resolve() / "lat_proc")
     out = user_dir / "out"
     env = with_leak_check_off(dict(os.environ, TMPDIR=str(user_dir)))
     proc = run_driver(driver, "--no-controls", "--only", "^lat_proc fork$", "--reps", "1", "--out", out, env=env,
-                      bin_dir=only_dir, preexec_fn=as_nobody(nproc=2))
+                      bin_dir=only_dir, preexec_fn=as_nobody(nproc=3))
     assert proc.returncode == 1, proc.stderr
     _, runs, _, _ = check_consistent(the_run_dir(out))
     assert len(runs) == 1 and runs[0]["status"] == "failed", runs

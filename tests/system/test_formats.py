@@ -15,6 +15,7 @@ import subprocess
 import pytest
 
 from bench_runner import list_cases, ran_or_allowed_skip, run_bench, samples_of
+from driver_runner import run_text
 
 
 def _section(readme, heading):
@@ -111,11 +112,11 @@ def test_run_directory_files_are_the_documented_ones(readme, real_run):
 
 def test_runs_keys_are_the_documented_ones(readme, real_run):
     sec = _section(readme, "## Run directories")
-    block = _between(sec, "- `runs.jsonl`", "\n- ")
+    block = _between(sec, "- `runs.jsonl.gz`", "\n- ")
     block = block[:block.index("}`") + 1]      # the object, not the notes after it
     # key names follow "{" or ","; status values follow ":" or "|"
     documented = set(re.findall(r'[{,]\s*"(\w+)"', block))
-    lines = (real_run / "runs.jsonl").read_text().splitlines()
+    lines = run_text(real_run, "runs.jsonl").splitlines()
     assert lines
     for line in lines:
         keys = set(json.loads(line))

@@ -5,6 +5,7 @@ thing; run passes its parameters to kbench-run. On the recorded run in
 tests/data (the values checked against the driver's estimate, computed
 here) and on small run directories made here. A fresh guest's run: make
 test-lava (tests/system/lava_check.py)."""
+import gzip
 import json
 import os
 import pathlib
@@ -78,6 +79,18 @@ def test_parse_reads_the_run_directory_from_the_programs_output(recorded):
     r = parse(stdin=f"/x/bin/kbench-run --no-table --out /tmp/lkp/kbench\n{RECORDED}\n")
     assert r.returncode == 0, r.stderr
     assert stats(r.stdout) == got
+
+
+def test_parse_reads_a_compressed_run(recorded, tmp_path):
+    """A run as kbench-run leaves it: samples.jsonl.gz and runs.jsonl.gz."""
+    got, _ = recorded
+    d = tmp_path / "run"
+    d.mkdir()
+    for name in ("samples.jsonl", "runs.jsonl"):
+        (d / f"{name}.gz").write_bytes(gzip.compress((RECORDED / name).read_bytes()))
+    for r in (parse(d), parse(stdin=f"/x/bin/kbench-run --no-table\n{d}\n")):
+        assert r.returncode == 0, r.stderr
+        assert stats(r.stdout) == got
 
 
 def write_run(d, runs, samples):

@@ -157,6 +157,11 @@ def test_legacy_mapping_agrees_with_the_binaries(bin_dir):
                 # keep ring - work.
                 assert o["summary"] == dict(d["summary"], minus="overhead", note="switch = ring - overhead, @same")
                 d = dict(d, summary=o["summary"])
+            if o["bench"] == "lat_proc" and o["variant"] == "fork":
+                # Changed on purpose too (issue 60): fork forks from a small static helper since; runs
+                # recorded before declarations forked from the harness's own process, and keep its note.
+                assert o["summary"] == dict(d["summary"], note="parent: a small static process")
+                d = dict(d, summary=o["summary"])
             for k in ("category", "category_rank", "direction", "unit", "summary", "curve"):
                 assert o[k] == d[k], (o["case"], k, o[k], d[k])
             assert o["rank"] // 1000 == d["rank"] // 1000, o["case"]

@@ -102,13 +102,14 @@ def test_the_catalogue_lists_every_case(root, bin_dir):
 
 def test_make_install_installs_the_suite_and_the_scripts(root, tmp_path):
     """make install DESTDIR=... PREFIX=/usr: the driver, the binaries, the
-    exec helper and the scripts, each runnable from PREFIX/bin."""
+    exec and fork helpers and the scripts, each runnable from PREFIX/bin."""
     r = subprocess.run(["make", "-C", str(root), "install", f"DESTDIR={tmp_path}", "PREFIX=/usr"],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     usr = tmp_path / "usr"
     assert (usr / "lib/kbench/bin/lat_syscall").is_file()
     assert (usr / "lib/kbench/libexec/kbench-exec-helper").is_file()
+    assert (usr / "lib/kbench/libexec/kbench-fork-helper").is_file()
     for name in ("run", "summarize", "compare", "plot", "report"):
         p = usr / "bin" / f"kbench-{name}"
         assert p.exists(), p

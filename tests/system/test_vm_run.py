@@ -253,7 +253,7 @@ def test_complete_run_is_moved_into_place(tmp_path, fake_static):
     assert r.returncode == 0, r.stderr
     run = out / "vm-fake" / "6.9.0-fake" / "20260101T000000Z-abcdef"
     assert r.stdout == f"{run}\n"
-    assert sorted(p.name for p in run.iterdir()) == ["cases.jsonl", "meta.json", "runs.jsonl", "samples.jsonl"]
+    assert sorted(p.name for p in run.iterdir()) == ["cases.jsonl", "meta.json", "runs.jsonl.gz", "samples.jsonl.gz"]
     assert entries(out)[0] == "keep" and not any(".vm-run" in e for e in entries(out))
     # KVM tried first with a probe guest, then emulation, loudly.
     assert [c[c.index("-accel") + 1] for c in calls] == ["kvm", "tcg,thread=multi"]

@@ -21,6 +21,8 @@ import socket
 import subprocess
 import sys
 
+from driver_runner import run_lines
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 ARCH = os.environ.get("KBENCH_VM_TEST_ARCH", "x86_64")
 KERNEL = os.environ.get("KBENCH_VM_TEST_KERNEL",
@@ -32,7 +34,8 @@ if ARCH == "arm64":
 
 
 def jsonl(path):
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    """PATH's JSON objects: a run's samples and runs compressed as kbench-run leaves them."""
+    return run_lines(path.parent, path.name)
 
 
 def test_a_debian_kernel_in_a_guest(tmp_path):

@@ -2,8 +2,9 @@
  * handloop_fork.c — a hand-written fork + child _exit + waitpid loop, timed
  * the way the harness times `lat_proc fork` (CLOCK_MONOTONIC around a loop
  * of ITERS forks), from a small static parent with no harness code.
- * process_creation.sh runs it interleaved with `lat_proc fork` to show what
- * the harness's own process (its size, its mappings) adds to a fork.
+ * fork_ratio.py runs it interleaved with `lat_proc fork` (which forks from
+ * a small static helper) and `lat_proc fork_harness` (from the harness's
+ * own process, its size and mappings); first_comparison.sh too.
  *
  *   handloop_fork ITERS SAMPLES [EXTRA_KB]
  *       one ns/op per line on stdout; EXTRA_KB: touch that much more

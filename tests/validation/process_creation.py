@@ -29,16 +29,12 @@ def rep_medians(case):
 
 def per_op(run, name, key, per=True):
     """Median over the case's samples of counter key per operation (per=False: as recorded)."""
-    path = Path(run.path) / "samples.jsonl"
+    path = load.run_file(run.path, load.SAMPLES)      # plain, or compressed as kbench-run leaves it
     vals = []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if f'"case":"{name}"' not in line:
-                continue
-            o = json.loads(line)
-            v, it = o.get(key), o.get("iters")
-            if isinstance(v, (int, float)) and isinstance(it, int) and it > 0:
-                vals.append(v / it if per else v)
+    for _, o, _ in load.iter_jsonl(path, lambda msg: None, wanted=lambda line: f'"case":"{name}"' in line):
+        v, it = o.get(key), o.get("iters")
+        if isinstance(v, (int, float)) and isinstance(it, int) and it > 0:
+            vals.append(v / it if per else v)
     return st.median(vals) if vals else math.nan
 
 

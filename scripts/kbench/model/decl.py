@@ -106,7 +106,9 @@ def read_declarations(run_dir, warn, iter_jsonl):
     run has no such file (a run recorded before declarations)."""
     path = Path(run_dir) / CASES
     if not path.exists():
-        return None
+        path = path.with_name(CASES + ".gz")    # kbench-run keeps it plain; recorded data may have it compressed
+        if not path.exists():
+            return None
     out = {}
     for lineno, obj, bad_line in iter_jsonl(path, warn):
         name = obj.get("case")

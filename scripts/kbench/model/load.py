@@ -1,7 +1,9 @@
 """Find and read run directories.
 
 A run directory holds meta.json and samples.jsonl (and usually runs.jsonl);
-see src/reference/formats.md.  Reading is deliberately forgiving: a damaged line is
+see src/reference/formats.md.  kbench-run compresses a finished run's
+samples.jsonl and runs.jsonl (gzip: FILE.gz); either form is read, FILE
+when both exist (see run_file).  Reading is deliberately forgiving: a damaged line is
 reported (file and line number) and skipped, a damaged run is reported and
 left out, and everything else is still read.  Nothing here raises on bad
 data except `InputError`, whose message names the file.
@@ -9,6 +11,7 @@ data except `InputError`, whose message names the file.
 import json
 import math
 import os
+import zlib
 from pathlib import Path
 
 from .defaults import SUPPORTED_SCHEMA
@@ -18,6 +21,7 @@ from .runs import COUNTER_KEYS, EVENT_KEYS, METRICS, Case, Group, Run  # noqa: F
 META = "meta.json"
 SAMPLES = "samples.jsonl"
 RUNS = "runs.jsonl"
+GZ = ".gz"
 
 # Bad lines of one file reported one by one before a summary line.
 MAX_LINE_WARNINGS = 5
@@ -43,9 +47,27 @@ class Warnings:
 # ---------------------------------------------------------------- finding
 
 
+def run_file(run_dir, name):
+    """The path of a run directory's file NAME: NAME when it exists, else
+    NAME.gz when that does, else NAME (missing).  kbench-run writes NAME
+    and, once the run has ended, compresses it into NAME.gz and then
+    removes NAME: when both exist (a crash between the two steps, or a
+    --resume making NAME again), they hold the same lines or NAME is the
+    one appended to."""
+    plain = Path(run_dir) / name
+    if plain.is_file():
+        return plain
+    gz = plain.with_name(name + GZ)
+    return gz if gz.is_file() else plain
+
+
+def _has(run_dir, name):
+    return run_file(run_dir, name).is_file()
+
+
 def is_run_dir(path):
     p = Path(path)
-    return (p / META).is_file() and (p / SAMPLES).is_file()
+    return (p / META).is_file() and _has(p, SAMPLES)
 
 
 def find_run_dirs(paths, warn):
@@ -62,7 +84,7 @@ def find_run_dirs(paths, warn):
             warn(f"{given}: no such file or directory")
             continue
         if p.is_file():
-            if p.name in (META, SAMPLES, RUNS):
+            if p.name in (META, SAMPLES, RUNS, SAMPLES + GZ, RUNS + GZ):
                 p = p.parent
             else:
                 warn(f"{given}: not a directory (give a run directory or a directory above runs)")
@@ -83,7 +105,7 @@ def _walk(top, warn):
         yield top
         return
     has_meta = (top / META).is_file()
-    has_samples = (top / SAMPLES).is_file()
+    has_samples = _has(top, SAMPLES)
     if has_meta != has_samples:
         missing = SAMPLES if has_meta else META
         warn(f"{top}: incomplete run directory (no {missing}); skipped")
@@ -181,6 +203,34 @@ def _lines(f, path):
         raise InputError(f"{path}: cannot read: {e.strerror or e}") from None
 
 
+def _gz_lines(f, path, warn):
+    """The lines of an open gzip file, each with its newline (the last may
+    lack it): all its data holds, up to where it is cut off or damaged,
+    which is said through `warn` (the lines before it are kept).  zlib
+    itself, not the gzip module, whose reader drops the last lines it has
+    decompressed when the stream ends early."""
+    d = zlib.decompressobj(31)
+    rest = b""
+    for chunk in iter(lambda: f.read(1 << 16), b""):
+        try:
+            data = d.decompress(chunk)
+            while d.eof and d.unused_data:      # members one after the other (cat a.gz b.gz)
+                tail, d = d.unused_data, zlib.decompressobj(31)
+                data += d.decompress(tail)
+        except zlib.error as e:
+            warn(f"{path}: damaged compressed data ({e}); the lines before it are read")
+            break
+        lines = (rest + data).split(b"\n")
+        rest = lines.pop()
+        for line in lines:
+            yield line + b"\n"
+    else:
+        if not d.eof:
+            warn(f"{path}: the compressed data is cut off; the lines before the cut are read")
+    if rest:
+        yield rest
+
+
 def iter_jsonl(path, warn, counter=None, wanted=None):
     """Yield (line_number, object, bad_line) for each JSON object line.
 
@@ -197,6 +247,7 @@ def iter_jsonl(path, warn, counter=None, wanted=None):
         f = open(path, "rb", buffering=1 << 16)
     except OSError as e:
         raise InputError(f"{path}: cannot read: {e.strerror or e}") from None
+    gz = str(path).endswith(GZ)
     reported = 0
     scan = _DECODER.scan_once
 
@@ -210,7 +261,7 @@ def iter_jsonl(path, warn, counter=None, wanted=None):
     # Line by line through a buffer: reading a whole file of several MB at
     # once costs more in fresh memory (page faults, in a VM) than the rest.
     with f:
-        lines = _lines(f, path)
+        lines = _lines(_gz_lines(f, path, warn) if gz else f, path)
         for i, raw in enumerate(lines, start=1):
             truncated = not raw.endswith(b"\n")      # only the last line can lack it
             if not truncated:
@@ -339,9 +390,34 @@ def _two_party(obj):
 
 _COUNTER_SET = frozenset(COUNTER_KEYS)
 
+# What scaling.read_run reads of a --copies sample line: kept as it goes by
+# (read_samples), so that the file is not read twice.
+COPY_KEYS = ("case", "run_id", "rep_idx", "sample_idx", "copies", "copy_idx", "iters", "elapsed_ns", "metric",
+             "bytes_per_op")
 
-def read_samples(path, run_id, warn):
-    """Cases of one samples.jsonl: {case name: Case}, and the bad-line count.
+
+def _known_identity(obj, identities):
+    """case_identity(obj) (a tuple, or an error string), worked out once for
+    the lines that name their case alike: `identities` keeps the answers."""
+    get = obj.get
+    # Values that compare equal give case_identity the same answer when
+    # it accepts them (it reads them as strings or as "not a string").
+    ikey = (get("bench"), get("variant"), get("params", ""), get("placement", ""), get("case"),
+            get("partner_cpu") is not None)
+    try:
+        ident = identities.get(ikey)
+    except TypeError:       # an array or an object where a string belongs
+        ikey, ident = None, None
+    if ident is None:
+        ident = case_identity(obj)
+        if ikey is not None and not isinstance(ident, str):
+            identities[ikey] = ident
+    return ident
+
+
+def read_samples(path, run_id, warn, copies=None):
+    """Cases of one samples.jsonl: {case name: Case}, and the bad-line count;
+    `copies` (a list) gets the COPY_KEYS of every line with a "copies" key.
 
     Every line gets the checks of case_identity, _sample_value, _disturbed
     and blocked_share (written out here: a full run has over 10 000 lines), and a
@@ -352,26 +428,17 @@ def read_samples(path, run_id, warn):
     identities = {}     # what case_identity reads of a line -> its answer (the good ones)
     for lineno, obj, bad_line in iter_jsonl(path, warn, counter):
         get = obj.get
+        if copies is not None and "copies" in obj:
+            copies.append(tuple(get(k) for k in COPY_KEYS))
         schema = get("schema", SUPPORTED_SCHEMA)
         if type(schema) is int and schema > SUPPORTED_SCHEMA and not schema_warned:
             warn(f"{path}:{lineno}: schema {schema} is newer than this script knows "
                  f"({SUPPORTED_SCHEMA}); reading the keys it knows")
             schema_warned = True
-        # Values that compare equal give case_identity the same answer when
-        # it accepts them (it reads them as strings or as "not a string").
-        ikey = (get("bench"), get("variant"), get("params", ""), get("placement", ""), get("case"),
-                get("partner_cpu") is not None)
-        try:
-            ident = identities.get(ikey)
-        except TypeError:       # an array or an object where a string belongs
-            ikey, ident = None, None
-        if ident is None:
-            ident = case_identity(obj)
-            if isinstance(ident, str):
-                bad_line(lineno, ident)
-                continue
-            if ikey is not None:
-                identities[ikey] = ident
+        ident = _known_identity(obj, identities)
+        if isinstance(ident, str):
+            bad_line(lineno, ident)
+            continue
         name, bench, variant, params, placement = ident
         rep = get("rep_idx")
         if type(rep) is not int or rep < 0:     # JSON's integers are int, its booleans bool
@@ -379,7 +446,12 @@ def read_samples(path, run_id, warn):
             continue
         metric = get("metric")
         value = get("ns_per_op")
-        if not (metric == "latency" and type(value) is float and 0.0 < value < math.inf):
+        if metric == "latency" and type(value) is float and 0.0 < value < math.inf:
+            pass
+        elif (metric == "bandwidth" and type(value) is float and 0.0 < value < math.inf
+              and type(b := get("bytes_per_op")) is int and b > 0):
+            value = b / value * 1000.0      # _sample_value's MB/s
+        else:
             value, err = _sample_value(obj)
             if err:
                 bad_line(lineno, err)
@@ -441,8 +513,9 @@ def read_invocations(path, warn):
     out = []
     if not Path(path).is_file():
         return out
+    identities = {}
     for lineno, obj, bad_line in iter_jsonl(path, warn):
-        ident = case_identity(obj)
+        ident = _known_identity(obj, identities)
         if isinstance(ident, str):
             bad_line(lineno, ident)
             continue
@@ -529,8 +602,9 @@ def load_run(path, warn):
             warn(f"{path / META}: no usable '{key}'; using {fb!r} from the directory name")
     kernel = _str_field(meta, "kernel_release", fb_kernel)
     label = meta.get("label")
-    if isinstance(label, str) and label.strip():
-        kernel += f"[{label.strip()}]"   # make run LABEL=...: a kernel of its own
+    if isinstance(label, str) and label.strip() and not kernel.endswith(f"[{label.strip()}]"):
+        kernel += f"[{label.strip()}]"   # make run LABEL=...: a kernel of its own (the fallback, the
+        #                                  directory's name RELEASE[LABEL], has it already)
     run = Run(
         path=path,
         meta=meta,
@@ -539,10 +613,11 @@ def load_run(path, warn):
         kernel=kernel,
         status=_str_field(meta, "status", "unknown"),
     )
-    cases, bad = read_samples(path / SAMPLES, run.run_id, warn)
+    run.copy_samples = []
+    cases, bad = read_samples(run_file(path, SAMPLES), run.run_id, warn, run.copy_samples)
     run.cases = cases
     run.bad_lines = bad
-    run.invocations = read_invocations(path / RUNS, warn)
+    run.invocations = read_invocations(run_file(path, RUNS), warn)
     _drop_failed_reps(run, warn)
     try:
         recorded = decl_mod.read_declarations(path, warn, iter_jsonl)

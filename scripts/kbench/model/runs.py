@@ -101,6 +101,9 @@ class Run:
     cases: dict = field(default_factory=dict)
     invocations: list = field(default_factory=list)
     bad_lines: int = 0
+    # The sample lines with a "copies" key (--copies), as tuples of
+    # load.COPY_KEYS' values, for scaling.read_run; None: not read with them.
+    copy_samples: list = None
 
     @property
     def key(self):

@@ -14,8 +14,9 @@ and compared with the other cases.  The scaling efficiency at N is
 aggregate(N) / (N x aggregate(1)): 1 is perfect scaling; a shared lock
 shows as less.
 
-Reads samples.jsonl itself (load keeps no per-sample copy index); only the
-reps load kept for the case (after dropping failed reps) are used.
+Reads the copies' sample lines that load kept (Run.copy_samples), or
+samples.jsonl itself for a Run read without them; only the reps load kept
+for the case (after dropping failed reps) are used.
 """
 import math
 import re
@@ -48,33 +49,38 @@ def _may_be_a_copy(line):
     return "copies" in line or "\\" in line
 
 
+def _copy_lines(run):
+    """load.COPY_KEYS of each of the run's sample lines with a "copies" key."""
+    if run.copy_samples is not None:
+        return run.copy_samples
+    path = load.run_file(run.path, load.SAMPLES)
+    if not path.exists():
+        return []
+    return [tuple(obj.get(k) for k in load.COPY_KEYS)
+            for _, obj, _bad in load.iter_jsonl(path, lambda msg: None, wanted=_may_be_a_copy) if "copies" in obj]
+
+
 def read_run(run):
     """The aggregate rate of every complete sample of the run's scaling cases."""
     key = str(run.path)
     if key in _RUNS:
         return _RUNS[key]
     parts = {}
-    path = Path(run.path) / load.SAMPLES
-    if path.exists():
-        for _, obj, _bad in load.iter_jsonl(path, lambda msg: None, wanted=_may_be_a_copy):
-            n, idx, iters, el = obj.get("copies"), obj.get("copy_idx"), obj.get("iters"), obj.get("elapsed_ns")
-            case, rep, smp = obj.get("case"), obj.get("rep_idx"), obj.get("sample_idx")
-            if not (_int(n, 1) and _int(idx) and idx < n and _int(iters, 1) and _int(el, 1) and _int(rep)
-                    and _int(smp) and isinstance(case, str)):
+    for case, rid, rep, smp, n, idx, iters, el, metric, b in _copy_lines(run):
+        if not (_int(n, 1) and _int(idx) and idx < n and _int(iters, 1) and _int(el, 1) and _int(rep)
+                and _int(smp) and isinstance(case, str)):
+            continue
+        rate = iters * 1e9 / el
+        if metric == "bandwidth":
+            if not _int(b, 1):
                 continue
-            metric = obj.get("metric")
-            rate = iters * 1e9 / el
-            if metric == "bandwidth":
-                b = obj.get("bytes_per_op")
-                if not _int(b, 1):
-                    continue
-                rate = iters * b * 1e3 / el      # MB/s
-            rid = obj.get("run_id") if isinstance(obj.get("run_id"), str) and obj.get("run_id") else run.run_id
-            e = parts.setdefault((case, rid, rep, smp), [n, set(), 0.0, metric])
-            if idx in e[1] or e[0] != n:
-                continue
-            e[1].add(idx)
-            e[2] += rate
+            rate = iters * b * 1e3 / el      # MB/s
+        rid = rid if isinstance(rid, str) and rid else run.run_id
+        e = parts.setdefault((case, rid, rep, smp), [n, set(), 0.0, metric])
+        if idx in e[1] or e[0] != n:
+            continue
+        e[1].add(idx)
+        e[2] += rate
     out = {}
     for (case, rid, rep, _), (n, seen, rate, metric) in sorted(parts.items(), key=lambda kv: kv[0][1:]):
         if len(seen) == n:
@@ -134,7 +140,7 @@ def machine_bases(side):
     machine give at best (two vCPUs of a VM may give much less than twice one)."""
     out = set()
     for run in side.runs:
-        p = Path(run.path) / "cases.jsonl"
+        p = load.run_file(run.path, "cases.jsonl")
         if not p.exists():
             continue
         for _, obj, _bad in load.iter_jsonl(p, lambda msg: None):

@@ -16,13 +16,24 @@ CSV_FIELDS = ["base", "other", "category", "case", "metric", "base_value", "othe
 
 
 def csv_rows(rep):
-    opts = rep.opts or Options()
-    waiting = rep.waiting
-    for r in list(rep.shift.all_rows if rep.shift else []) + list(rep.rows):
+    return case_rows(rep.base.label, rep.other.label, rep.shift, rep.rows, rep.opts, rep.waiting)
+
+
+def _all_rows(shift, rows):
+    """The control cases' rows (when the comparison has a machine check), then the cases'."""
+    return list(shift.all_rows if shift else []) + list(rows)
+
+
+def case_rows(base, other, shift, rows, opts, waiting):
+    """The CSV's rows of one comparison of BASE and OTHER (labels): its
+    control cases' (from the machine check `shift`) and its `rows`;
+    waiting: {case: blocked share} (compare.waiting_shares)."""
+    opts = opts or Options()
+    for r in _all_rows(shift, rows):
         c = r.cmp
         unit = "MB/s" if r.metric == "bandwidth" else "ns"
         yield {
-            "base": rep.base.label, "other": rep.other.label, "category": r.category, "case": r.case,
+            "base": base, "other": other, "category": r.category, "case": r.case,
             "metric": r.metric, "base_value": _num(c.base), "other_value": _num(c.other), "unit": unit,
             "ratio": _num(c.ratio), "ci_low": _num(c.lo), "ci_high": _num(c.hi), "p_t": _num(c.p),
             "p_adjusted": _num(c.q), "p_rank": _num(c.p_rank),
@@ -64,14 +75,7 @@ def write_json(reports, f):
     fields, numbers as numbers, plus the failure text)."""
     doc = []
     for rep in reports:
-        rows = []
-        for row, r in zip(list(rep.shift.all_rows if rep.shift else []) + list(rep.rows), csv_rows(rep)):
-            d = {k: (_json_num(float(v)) if k in _NUMERIC and v != "" else
-                     int(v) if k in _TEXT_OR_NUMBER and v.isdigit() else (None if v == "" else v))
-                 for k, v in r.items()}
-            d["control"] = rep.shift is not None and row in rep.shift.all_rows
-            d["failure"] = row.cmp.failure or None
-            rows.append(d)
+        rows = json_rows(rep.base.label, rep.other.label, rep.shift, rep.rows, rep.opts, rep.waiting)
         doc.append({
             "base": rep.base.label, "other": rep.other.label,
             "machine_shift": bool(rep.shift and rep.shift.shifted),
@@ -90,6 +94,20 @@ def write_json(reports, f):
             doc[-1]["explanations"] = [explanation_json(e) for e in rep.explanations]
     json.dump(doc, f, indent=1, ensure_ascii=False)
     f.write("\n")
+
+
+def json_rows(base, other, shift, rows, opts, waiting):
+    """case_rows as JSON objects: numbers as numbers, "" as null, and
+    whether each row is a control case's and its failure text."""
+    out = []
+    for row, r in zip(_all_rows(shift, rows), case_rows(base, other, shift, rows, opts, waiting)):
+        d = {k: (_json_num(float(v)) if k in _NUMERIC and v != "" else
+                 int(v) if k in _TEXT_OR_NUMBER and v.isdigit() else (None if v == "" else v))
+             for k, v in r.items()}
+        d["control"] = shift is not None and row in shift.all_rows
+        d["failure"] = row.cmp.failure or None
+        out.append(d)
+    return out
 
 
 _NUMERIC = {"base_value", "other_value", "ratio", "ci_low", "ci_high", "p_t", "p_adjusted", "p_rank", "change_pct",

@@ -6,6 +6,7 @@ import math
 import textwrap
 
 from ..model import compare, stats
+from . import export
 from .compare_text import not_judged_reasons, run_level_source
 from .text import table
 
@@ -175,7 +176,10 @@ def write_json(result, f):
                    "machine_moved": bool(st.shift and st.shift.cpu_moved),
                    "verdicts": _counts(st.rows),
                    "not_judged": [{"case": r.case, "reason": r.cmp.not_judged} for r in st.rows
-                                  if r.cmp.verdict == stats.NOT_JUDGED]} for st in result.steps],
+                                  if r.cmp.verdict == stats.NOT_JUDGED],
+                   # every case of the step, as compare --json has them
+                   "rows": export.json_rows(st.base.label, st.other.label, st.shift, st.rows, result.opts,
+                                            compare.waiting_shares(st))} for st in result.steps],
         "changes": list(change_rows(result)),
     }
     json.dump(doc, f, indent=1, ensure_ascii=False)

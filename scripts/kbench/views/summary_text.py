@@ -5,7 +5,7 @@ import csv
 import math
 import textwrap
 
-from ..model import controls, defaults, stats, tables as tables_mod
+from ..model import controls, defaults, load, stats, tables as tables_mod
 from ..model.decl import category_of, in_order
 from ..model.runs import WAITING_SHARE, dominated_by_waiting, most_waiting
 from ..model.summary import problems, summarize_group
@@ -177,7 +177,8 @@ def format_group(group, estimator=None, all_cases=False, noise=None):
         elif run.status not in ("complete", "unknown"):
             out.append(f"  note: run {run.run_id} has status {run.status!r}")
         if run.bad_lines:
-            out.append(f"  note: {run.bad_lines} damaged line(s) of {run.path}/samples.jsonl were skipped")
+            samples = load.run_file(run.path, load.SAMPLES)
+            out.append(f"  note: {run.bad_lines} damaged line(s) of {samples} were skipped")
     rows = summarize_group(group, estimator, noise=noise)
     if not rows:
         out.append("  no usable samples")

@@ -29,6 +29,7 @@ constexpr int kMaxPartners = 512;
 constexpr int kMaxTempDirs = 32;
 
 pid_t g_partners[kMaxPartners];
+pid_t g_helpers[kMaxPartners];
 char g_temp_dirs[kMaxTempDirs][PATH_MAX];
 volatile sig_atomic_t g_is_partner = 0;
 // Only the process that installed the handlers cleans up: a child forked by
@@ -137,22 +138,31 @@ void install_cleanup_handlers() {
   signal(SIGPIPE, SIG_IGN);
 }
 
-void register_partner(pid_t pid) {
+namespace {
+
+void add_pid(pid_t (&slots)[kMaxPartners], pid_t pid, const char* what) {
   SignalBlock block;
-  for (pid_t& slot : g_partners) {
+  for (pid_t& slot : slots) {
     if (slot == 0) {
       slot = pid;
       return;
     }
   }
-  die("too many partner processes");
+  die(std::string("too many ") + what + " processes");
 }
 
-void unregister_partner(pid_t pid) {
+void remove_pid(pid_t (&slots)[kMaxPartners], pid_t pid) {
   SignalBlock block;
-  for (pid_t& slot : g_partners)
+  for (pid_t& slot : slots)
     if (slot == pid) slot = 0;
 }
+
+}  // namespace
+
+void register_partner(pid_t pid) { add_pid(g_partners, pid, "partner"); }
+void unregister_partner(pid_t pid) { remove_pid(g_partners, pid); }
+void register_helper(pid_t pid) { add_pid(g_helpers, pid, "helper"); }
+void unregister_helper(pid_t pid) { remove_pid(g_helpers, pid); }
 
 std::vector<pid_t> partner_pids() {
   std::vector<pid_t> out;
@@ -199,12 +209,14 @@ void run_cleanup() {
   if (g_is_partner || (g_owner_pid != 0 && getpid() != g_owner_pid)) return;
   SignalBlock block;
   if (g_cleanup_hook) g_cleanup_hook();
-  for (pid_t& pid : g_partners) {
-    if (pid > 0) {
-      kill(pid, SIGKILL);
-      while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+  for (pid_t* list : {g_partners, g_helpers}) {
+    for (int i = 0; i < kMaxPartners; ++i) {
+      if (list[i] > 0) {
+        kill(list[i], SIGKILL);
+        while (waitpid(list[i], nullptr, 0) < 0 && errno == EINTR) {
+        }
+        list[i] = 0;
       }
-      pid = 0;
     }
   }
   // Children of the operation itself (lat_proc's fork/exec/shell) that were

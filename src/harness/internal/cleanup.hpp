@@ -19,6 +19,10 @@ void install_cleanup_handlers();
 
 void register_partner(pid_t pid);
 void unregister_partner(pid_t pid);
+// Helper programs (bench.hpp, adopt_helper): killed and reaped as partners
+// are, never in partner_pids().
+void register_helper(pid_t pid);
+void unregister_helper(pid_t pid);
 // The partners alive now (for per-sample counters).
 std::vector<pid_t> partner_pids();
 // make_temp_dir and remove_temp_dir, for benchmarks, are in files.hpp;

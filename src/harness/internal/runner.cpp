@@ -153,7 +153,15 @@ class Sampler {
     std::vector<std::optional<std::int64_t>> deltas(c0.size());
     for (std::size_t i = 0; i < c0.size(); ++i)
       if (c0[i] && c1[i]) deltas[i] = counter_delta(*c0[i], *c1[i]);
-    return {t0, t1 - t0, u1 - u0, deltas, noise_.delta(n0, n1)};
+    Usage used = u1 - u0;
+    const OutsideUsage o = fixture_.outside_usage();
+    used.utime_ns += o.utime_ns;
+    used.stime_ns += o.stime_ns;
+    used.nvcsw += o.nvcsw;
+    used.nivcsw += o.nivcsw;
+    used.minflt += o.minflt;
+    used.majflt += o.majflt;
+    return {t0, t1 - t0, used, deltas, noise_.delta(n0, n1)};
   }
 
  private:
