@@ -148,7 +148,9 @@ def summarise(rows, domains, cmp):
     flagged = [r for r in other if r["verdict"] in SIGNIFICANT]
 
     def med(rs):
-        v = [r["mde_pct"] for r in rs if r.get("mde_pct") is not None and math.isfinite(r["mde_pct"])]
+        # (a case not judged has an mde that means nothing: left out)
+        v = [r["mde_pct"] for r in rs if r.get("mde_pct") is not None and math.isfinite(r["mde_pct"])
+             and not r["verdict"].startswith("not judged")]
         return statistics.median(v) if v else math.nan
     by = {d: [r for r in judged if domains[r["case"]] == d] for d in ("cpu", "memory", "fs")}
     mem_not = [r for r in by["memory"] if r["verdict"].startswith("not judged")]
@@ -271,6 +273,12 @@ def domains_of(dirs, names):
 
 # ---- tables and criteria ---------------------------------------------------
 
+def _median(values):
+    """The median of the finite values; nan without one."""
+    v = [x for x in values if x is not None and math.isfinite(x)]
+    return statistics.median(v) if v else math.nan
+
+
 def aa_table(results, kind="aa"):
     """{(series, k): figures} over the comparisons of one kind."""
     by = collections.OrderedDict()
@@ -284,10 +292,9 @@ def aa_table(results, kind="aa"):
                         headline=sum(len(r["headline_flagged"]) for r in rs),
                         over_one=sum(len(r["flagged"]) > 1 for r in rs),
                         memory_judged=sum(r["memory_not_judged"] == 0 for r in rs) / len(rs),
-                        mde=statistics.median(r["mde"] for r in rs),
-                        mde_cpu=statistics.median(r["mde_cpu"] for r in rs),
-                        mde_memory=statistics.median(r["mde_memory"] for r in rs),
-                        mde_syscall=statistics.median(r["mde_syscall"] for r in rs))
+                        mde=_median(r["mde"] for r in rs), mde_cpu=_median(r["mde_cpu"] for r in rs),
+                        mde_memory=_median(r["mde_memory"] for r in rs),
+                        mde_syscall=_median(r["mde_syscall"] for r in rs))
     return out
 
 
@@ -330,12 +337,12 @@ def report(results, today=None, title=""):
             row = (f"| all | {k} | {len(rs)} | {_pct(p)} | {max(len(r['flagged']) for r in rs)} | "
                    f"{sum(len(r['flagged']) > 1 for r in rs)} | {sum(len(r['headline_flagged']) for r in rs)} | "
                    f"{100 * sum(r['memory_not_judged'] == 0 for r in rs) / len(rs):.0f}% | "
-                   f"{_mde(statistics.median(r['mde'] for r in rs))} |")
+                   f"{_mde(_median(r['mde'] for r in rs))} |")
             ws = [r for r in today or [] if r["kind"] == kind and r["k"] == k]
             if today:
                 row += (f" {_pct(sum(r['p05'] for r in ws) / max(1, sum(r['with_p'] for r in ws)))}, "
                         f"{max(len(r['flagged']) for r in ws)}, {sum(len(r['flagged']) > 1 for r in ws)}, "
-                        f"{_mde(statistics.median(r['mde'] for r in ws))} |" if ws else " - |")
+                        f"{_mde(_median(r['mde'] for r in ws))} |" if ws else " - |")
             out.append(row)
     slow = [r for r in results if r["kind"] == "slow"]
     if slow:
@@ -591,7 +598,8 @@ def main(argv=None):
                          "A/A run of the boot's other series")
     ap.add_argument("--k", type=int, action="append", help="only these runs a side")
     ap.add_argument("--limit", type=int, help="only the first N comparisons (a check of the script)")
-    ap.add_argument("--cache", metavar="DIR", help="unpack the kept runs here (kept for the next call)")
+    ap.add_argument("--cache", metavar="DIR", help="the cli backend: unpack the kept runs here (kept for the next "
+                                                   "call)")
     ap.add_argument("--from-json", metavar="FILE", help="print the figures of an earlier --json, judging nothing")
     ap.add_argument("--blocks", action="store_true", help="does a run's block drift predict the next run's?")
     ap.add_argument("--sessions", action="store_true", help="what the runs of one session share")
@@ -605,7 +613,10 @@ def main(argv=None):
     names = [n for _, n in index]
     tmpdir = tempfile.mkdtemp(prefix="kbench-run-level-")
     try:
-        dirs = unpack(names, Path(args.cache) if args.cache else Path(tmpdir) / "runs")
+        # the scripts read the kept runs' gzipped JSON Lines where they lie; an older tree's
+        # compare (the cli backend) may not: it gets them unpacked
+        dirs = unpack(names, Path(args.cache) if args.cache else Path(tmpdir) / "runs") \
+            if args.backend == "cli" else {n: DATA / n for n in names}
         metas = {n: json.loads((dirs[n] / "meta.json").read_text()) for n in names}
         if args.blocks:
             return blocks(dirs, index)

@@ -98,12 +98,12 @@ B_MIN = 0.5
 LOG_MAX = 4.0
 # The drift is never taken below A_MIN times the built-in prior's (a third of
 # its sd): a host's cases do not all calm down alike, and a domain's bulk
-# measured calm (a of 0.001-0.05 on the kept series) would leave its
-# volatile cases (a 256 MB bzero switching between two modes 50% apart from
-# run to run, whose prior is 41%) no drift at all.  On the kept A/A splits
-# with a two-run history, a floor of 0, 0.1 and 0.25 left 62, 29 and 14 of
-# 307 comparisons with a false flag, at a median mde at two runs a side of
-# 8.8, 9.6 and 11.0% (tests/validation/README.md, "The run-level model").
+# measured calm (0.001-0.05 times the prior on the kept series) would leave
+# its volatile cases (a 256 MB bzero switching between two modes 50% apart
+# from run to run, whose prior is 41%) no drift at all.  On the kept A/A
+# splits, a floor of 0, 0.1 and 0.25 left 62, 25 and 11 of 307 comparisons
+# with a false flag, at a median mde of 7.7, 9.2 and 11.0% at two runs a side
+# (tests/validation/README.md, "The run-level model").
 A_MIN = 0.1
 # The empirical null's fit comes down to the median case's where that is
 # less than this share of it: a minority of changed cases far out, not the
