@@ -81,15 +81,21 @@ def test_sessions_and_their_weight():
 
 
 def test_the_empirical_null_finds_the_scale_and_ignores_a_minority_of_changes():
-    """Differences drawn with variance 4 tau^2 (a = 4, b small), a tenth of
-    them moved by 20 sds: the fit finds a near 4 all the same."""
+    """Differences drawn with variance tau^2 / 4 (a host calmer than the
+    prior: a = 0.25), a tenth of them moved by 20 sds: the fit finds a
+    near 0.25 all the same; a bulk that moved further than the prior allows
+    (every case 4x its variance: a kernel's change of a whole domain, or a
+    machine beyond the prior) is taken at the prior, never past it."""
     rng = np.random.default_rng(7)
     t2 = rng.uniform(1e-4, 4e-4, size=300)
     w = np.full(300, 1e-6)
-    d = rng.standard_t(runmodel.D0, size=300) * np.sqrt(4 * t2)
-    d[:30] += 20 * np.sqrt(4 * t2[:30])
+    d = rng.standard_t(runmodel.D0, size=300) * np.sqrt(0.25 * t2)
+    d[:30] += 20 * np.sqrt(0.25 * t2[:30])
     a, b = runmodel.fit_t(d * d, w, t2)
-    assert 2.5 < a < 6.0
+    assert 0.15 < a < 0.4
+    wide = rng.standard_t(runmodel.D0, size=300) * np.sqrt(4 * t2)
+    a, b = runmodel.fit_t(wide * wide, w, t2)
+    assert a == pytest.approx(1.0) and b <= 1.0
 
 
 def test_the_runs_spread_fit_finds_the_scale():

@@ -132,6 +132,9 @@ def protocol(index, metas, history="near2"):
             out.append(dict(kind="slow", label=f"{role[:-5]}{' round %d' % (i + 1) if len(rounds) > 1 else ''}",
                             series=pre or "aa", k=len(a), base=a, other=b, history=hist, expect=expect,
                             slowdown=kind))
+        # and a user's first look: the first run of each, one a side, no history
+        out.append(dict(kind="slow", label=f"{role[:-5]} 1v1", series=pre or "aa", k=1, base=base[:1],
+                        other=taxed[:1], history=[], expect=expect, slowdown=kind))
     return out
 
 

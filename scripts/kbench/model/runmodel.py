@@ -282,17 +282,17 @@ def _rss(xtx, xty, yty, beta):
     return yty - 2.0 * np.sum(beta * xty, axis=1) + np.einsum("ki,kij,kj->k", beta, xtx, beta)
 
 
-def _minimise(nll):
+def _minimise(nll, high=LOG_MAX):
     """(a, b) minimising nll(log a, log b) within the bounds (A_MIN,
-    B_MIN, LOG_MAX): a grid, then halving steps."""
+    B_MIN below; e^high above): a grid, then halving steps."""
     lo_a, lo_b = math.log(A_MIN) if A_MIN > 0 else -12.0, math.log(B_MIN)
 
     def f(la, lb):
-        v = nll(min(max(la, lo_a), LOG_MAX), min(max(lb, lo_b), LOG_MAX))
+        v = nll(min(max(la, lo_a), high), min(max(lb, lo_b), high))
         return v if math.isfinite(v) else math.inf
     best = None
-    for la in np.linspace(lo_a, LOG_MAX, 17):
-        for lb in np.linspace(lo_b, LOG_MAX, 7):
+    for la in np.linspace(lo_a, high, 17):
+        for lb in np.linspace(lo_b, high, 7):
             v = f(la, lb)
             if best is None or v < best[0]:
                 best = (v, la, lb)
@@ -301,7 +301,7 @@ def _minimise(nll):
     while step > 1e-3:
         moved = False
         for da, db in ((step, 0.0), (-step, 0.0), (0.0, step), (0.0, -step)):
-            na, nb = min(max(la + da, lo_a), LOG_MAX), min(max(lb + db, lo_b), LOG_MAX)
+            na, nb = min(max(la + da, lo_a), high), min(max(lb + db, lo_b), high)
             v = f(na, nb)
             if v < best[0]:
                 best, la, lb, moved = (v, na, nb), na, nb, True
@@ -312,8 +312,11 @@ def _minimise(nll):
 
 def fit_t(d2, w, t2, nu=D0):
     """(a, b) maximising the likelihood of differences d (d2 = d^2 over the
-    sides' 1/k_A + 1/k_B) under d / sqrt(a t2 + b w) ~ t(nu); None with
-    fewer than MIN_FIT usable keys."""
+    sides' 1/k_A + 1/k_B) under d / sqrt(a t2 + b w) ~ t(nu), neither
+    above 1: the compared cases' bulk may say the machine is calmer than
+    the prior, never that it drifts more (a change of the kernel that
+    moves most of a domain, every system call slower, would read so);
+    None with fewer than MIN_FIT usable keys."""
     ok = np.isfinite(d2) & np.isfinite(w) & np.isfinite(t2) & (w > 0) & (t2 >= 0)
     d2, w, t2 = d2[ok], w[ok], t2[ok]
     if len(d2) < MIN_FIT:
@@ -322,7 +325,7 @@ def fit_t(d2, w, t2, nu=D0):
     def nll(la, lb):
         v = math.exp(la) * t2 + math.exp(lb) * w
         return float(np.sum(0.5 * np.log(v) + (nu + 1.0) / 2.0 * np.log1p(d2 / (v * nu))))
-    a, b = _minimise(nll)
+    a, b = _minimise(nll, high=0.0)
     # The likelihood takes a minority of changed cases for the tails of the
     # drift and widens every case for them; the median case did not change
     # (a kernel's change rarely moves half of a domain): where the median
@@ -485,13 +488,14 @@ def bench_null(keys, adj, kk, wbar, tau2, s0, bw):
         def nll(la):
             v = math.exp(la) * t2 + base
             return float(np.sum(0.5 * np.log(v) + (D0 + 1.0) / 2.0 * np.log1p(d2 / (v * D0))))
-        grid = np.linspace(-12.0, LOG_MAX, 33)
+        grid = np.linspace(-12.0, 0.0, 33)
         la = min(grid, key=nll)
         step = 0.25
         while step > 1e-3:
             la = min((la - step, la, la + step), key=nll)
             step /= 2.0
-        s0[ix] = np.maximum(s0[ix], math.exp(min(la, LOG_MAX)) * t2 + base)
+        # (never past the prior, as the domain's: a change of the binary's path moves all its cases)
+        s0[ix] = np.maximum(s0[ix], math.exp(min(la, 0.0)) * t2 + base)
 
 
 def _sig3(x):

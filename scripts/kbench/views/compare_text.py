@@ -315,7 +315,7 @@ def format_report(rep, changed_only=False, opts=None):
         adj = (", " + adjustment_text(rep.rows)) if opts.adjust else ""
         out.append(f"value = {ESTIMATOR_TEXT.get(opts.estimator, opts.estimator)}; ratio = other/base (time for "
                    f"latency, MB/s for bandwidth); the {opts.level * 100:.0f}% CI and p come from one model (the "
-                   f"difference of the log values, bootstrap standard errors, Welch t){adj}.")
+                   f"runs' estimates of log values, the drift between runs, the controls as covariates, t){adj}.")
         out.append(f"Faster/slower = p < {1 - opts.level:.2g} and a change of at least {opts.min_effect * 100:g}%. "
                    f"mde = the smallest change this comparison could detect (80% power); 'inconclusive' = not "
                    f"significant, and the mde is above {opts.min_effect * 100:g}%: more reps would tell.")
