@@ -354,13 +354,43 @@ class Fake:
             time.sleep(0.05)
         raise AssertionError(f"no reboot {n}: {self.reboots()}")
 
+    def wait_driver(self, timeout=60):
+        """A reboot ends every process of the boot that asked for it. Here
+        the process that asked (the one start hands over to, detached)
+        writes its line in DIR/reboots and then exits, slowly under ASan
+        on a loaded machine (LeakSanitizer's scan): wait until it has let
+        go of the campaign, its lock on the campaign's directory, which the
+        kernel drops when it exits. A hook of the next boot would find it
+        still driving the campaign and refuse (exit 3)."""
+        import fcntl
+        import time
+        (f,) = (self.tmp / "results").glob("campaign-*/campaign.json")  # not read: a test may have spoilt it
+        fd = os.open(f.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            deadline = time.monotonic() + timeout
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    return
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        import re
+                        pid = re.search(r'"pid": *(\d+)', f.read_text())
+                        raise AssertionError(f"{timeout} s after reboot {len(self.reboots())} a process still drives "
+                                             f"{f.parent} (the last driver's pid: {pid and pid[1]})") from None
+                    time.sleep(0.02)
+        finally:
+            os.close(fd)  # and the lock with it
+
     def state(self):
         (f,) = (self.tmp / "results").glob("campaign-*/campaign.json")
         return json.loads(f.read_text()), f
 
     def boot(self, asked=True):
         """The next boot: the one the campaign asked for (its marker, its
-        build), or the default kernel after a failure (neither)."""
+        build), or the default kernel after a failure (neither). It begins
+        once the boot before has ended (wait_driver)."""
+        self.wait_driver()
         self.boots += 1
         (self.root / "proc/sys/kernel/random/boot_id").write_text(f"boot{self.boots}\n")
         if asked:
