@@ -55,10 +55,10 @@ def _prior_from(runs, inflate=drift.DEFAULT_INFLATE):
 def test_prior_only_coverage_on_drifted_aa_is_90_to_99_percent():
     """Cases drift between runs by tau in 1..8% (reps 1%): a prior made
     from 8 A/A runs, then fresh A/A pairs judged with the prior alone: the
-    intervals hold 1 for 90-99% of the cases.  Without the prior, each
-    case's drift is taken in proportion to its reps' noise, scaled by the
-    comparison's own cases: that covers most cases, but not as many (the
-    drift is not in proportion to the reps' noise)."""
+    intervals hold 1 for 90-99% of the cases.  Without the prior
+    (--no-prior) the intervals hold the reps' noise alone (one run a side
+    never scales the run level past what it starts from), and cover well
+    under half of the cases that drift."""
     rng = np.random.default_rng(7)
     taus = list(np.linspace(0.01, 0.08, 40))
     prior = _prior_from(_drifted_runs(rng, taus, 8, "p"))
@@ -75,7 +75,7 @@ def test_prior_only_coverage_on_drifted_aa_is_90_to_99_percent():
             else:
                 with_none += inside
     assert 0.90 <= held / total <= 0.99, held / total
-    assert 0.6 <= with_none / total < held / total, with_none / total
+    assert with_none / total < 0.5, with_none / total
 
 
 def test_prior_tau_follows_the_drift_and_has_a_floor():
