@@ -140,7 +140,7 @@ README = Path(__file__).resolve().parent / "README.md"
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reps", type=int, default=10, help="A/A comparisons per scenario and k (default 10)")
-    ap.add_argument("--power-reps", type=int, default=2, help="comparisons per change and k (default 2)")
+    ap.add_argument("--power-reps", type=int, default=5, help="comparisons per change and k (default 5)")
     ap.add_argument("--seed", type=int, default=58)
     ap.add_argument("--check", action="store_true",
                     help="exit 1 unless tests/validation/README.md holds these figures word for word")
