@@ -119,16 +119,25 @@ std::vector<int> plan_reps(const std::vector<CaseSoFar>& cases, double target, d
   // cheap case gets more reps than a dear one, until the two gain alike per
   // second; every case's interval narrows by about the same share per second
   // spent on it.
+  // A summary table's case short of its kMinSpreadHeadline reps goes before
+  // every other, however dear: the tables are what a reader reads first, and
+  // a tight budget must not leave them on the reps of the first pass.
   struct Next {
+    bool first;
     double gain;
     std::size_t index;
-    bool operator<(const Next& o) const { return gain < o.gain || (gain == o.gain && index > o.index); }
+    bool operator<(const Next& o) const {
+      if (first != o.first) return !first;
+      return gain < o.gain || (gain == o.gain && index > o.index);
+    }
   };
   std::vector<int> plan(cases.size(), 0);
   std::vector<int> cap(cases.size(), 0);
   std::vector<double> cost(cases.size(), 0.0);
   std::priority_queue<Next> queue;
-  auto gain = [&cost](std::size_t i, int n) { return std::log1p(1.0 / n) / cost[i]; };
+  auto next = [&cost, &cases](std::size_t i, int n) {
+    return Next{cases[i].headline && n < kMinSpreadHeadline, std::log1p(1.0 / n) / cost[i], i};
+  };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const CaseSoFar& c = cases[i];
     const int n = static_cast<int>(c.rep_values.size());
@@ -141,19 +150,18 @@ std::vector<int> plan_reps(const std::vector<CaseSoFar>& cases, double target, d
     if (!wide && n >= spread) continue;
     cap[i] = (wide ? max_reps : spread) - n;
     cost[i] = std::max(c.seconds / c.invocations, 1e-3);
-    queue.push({gain(i, n), i});
+    queue.push(next(i, n));
   }
   double used = 0;
   bool any = false;
   while (!queue.empty()) {
-    const Next next = queue.top();
+    const std::size_t i = queue.top().index;
     queue.pop();
-    const std::size_t i = next.index;
     if (any && used + cost[i] > seconds) continue;  // this case no more; a cheaper one may still fit
     any = true;
     used += cost[i];
     const int n = static_cast<int>(cases[i].rep_values.size()) + ++plan[i];
-    if (plan[i] < cap[i]) queue.push({gain(i, n), i});
+    if (plan[i] < cap[i]) queue.push(next(i, n));
   }
   return plan;
 }
