@@ -91,13 +91,10 @@ def parse(argv):
     ap.add_argument("--min-effect", type=float, default=defaults.DEFAULT_MIN_EFFECT * 100, metavar="PCT",
                     help=f"the smallest difference of the references that counts (default {defaults.DEFAULT_MIN_EFFECT * 100:g})")
     ap.add_argument("--no-prior", action="store_true", help="no drift prior (as compare --no-prior)")
-    ap.add_argument("--shift-threshold", type=float, default=defaults.SHIFT_THRESHOLD * 100, metavar="PCT",
-                    help="a control case moving significantly by at least this much is a machine shift, and "
-                         f"nothing is judged (as compare's; default {defaults.SHIFT_THRESHOLD * 100:g}): raise it when the kernels themselves move "
-                         "the controls")
+    ap.add_argument("--as-measured", action="store_true",
+                    help="every case as measured, not relative to the control cases, and no guard on their moves "
+                         "(as compare's): when the kernels themselves move the controls")
     a = ap.parse_args(argv)
-    if not 0 <= a.shift_threshold < 1000:
-        raise Usage(f"--shift-threshold must be a percentage from 0 to 1000, not {a.shift_threshold:g}")
     if a.reps < 3:
         raise Usage("--reps must be 3 or more (a comparison needs 3 reps a side)")
     if a.kernel and a.build:
@@ -186,7 +183,7 @@ def side(label, dirs):
 
 def options(a):
     return compare.Options(min_effect=a.min_effect / 100.0, prior=None if a.no_prior else drift.load_prior(None),
-                           shift_threshold=a.shift_threshold / 100.0)
+                           relative=not a.as_measured)
 
 
 def only(s, regex):
@@ -210,13 +207,11 @@ def references(a, opts):
     differ = {r.case: r.cmp for r in rows if r.cmp.significant}
     if not differ and shift is not None and (shift.shifted or shift.memory_shifted):
         # compare's rule: with the controls moved, no case is called faster or slower
-        moved = max((r for r in shift.all_rows if r.cmp.significant), key=lambda r: abs(math.log(r.cmp.ratio)))
-        pct = abs(moved.cmp.change)
-        raise Usage(f"the control cases moved between the good and bad references ({moved.case} "
-                    f"{moved.cmp.change_text} on bad): a machine shift, so no case is judged between them. Record "
-                    f"them again on a quiet machine, or, when the kernels themselves move the controls (a "
-                    f"PREEMPT_RT kernel, an emulated guest), give --shift-threshold above {pct:.0f} "
-                    f"({math.ceil(pct + 5):.0f} would do)")
+        why = shift.reason("memory" if shift.memory_shifted and not shift.shifted else "cpu")
+        raise Usage(f"the control cases moved between the good and bad references ({why} on bad): a machine "
+                    f"shift, so those cases are not judged between them. Record them again on a quiet machine, "
+                    f"or, when the kernels themselves move the controls (a PREEMPT_RT kernel, an emulated guest), "
+                    f"give --as-measured")
     if not differ:
         raise Usage(f"the good and bad references do not differ in the cases of --only {a.only!r} (none is "
                     f"significantly faster or slower between them): nothing to bisect on")

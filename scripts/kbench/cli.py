@@ -123,10 +123,6 @@ def _add_stats_options(ap):
     ap.add_argument("--estimator", choices=defaults.ESTIMATORS, default=defaults.DEFAULT_ESTIMATOR,
                     help="a case's value over its reps: low = Harrell-Davis 20th percentile of the reps' "
                          "times (default: noise only adds time), median = median of the rep medians")
-    ap.add_argument("--shift-threshold", type=_min_effect, default=defaults.SHIFT_THRESHOLD, metavar="PCT",
-                    help="a CPU control moving significantly by at least this %% puts the fs- and memory-bound "
-                         "cases out of judgement (--as-measured: all cases), a memory control moving by this %% "
-                         f"(significant or not) the memory-bound ones (default {defaults.SHIFT_THRESHOLD * 100:g})")
     _add_prior_options(ap)
 
 
@@ -145,10 +141,9 @@ def _add_prior_options(ap):
     ap.add_argument("--no-prior", action="store_true",
                     help="no prior: without the host's own runs the intervals hold the reps' noise only "
                          "(too narrow on a machine that drifts)")
-    ap.add_argument("--no-host-scale", action="store_true",
-                    help="the prior as it is, not scaled by how far this host's runs drift against it")
     ap.add_argument("--as-measured", action="store_true",
-                    help="CPU-bound cases as measured, not relative to each run's CPU speed (its CPU controls)")
+                    help="every case as measured, not relative to the runs' control cases (the CPU's speed, the "
+                         "memory controls), and no guard on the controls' moves")
 
 
 def _prior(a):
@@ -168,8 +163,8 @@ def _prior(a):
 
 def _options(a):
     return compare.Options(min_effect=a.min_effect, n_boot=a.boot, seed=a.seed, min_reps=a.min_reps, adjust=not a.no_adjust,
-                           estimator=a.estimator, shift_threshold=a.shift_threshold, prior=_prior(a), alone=not a.flag_alone,
-                           host_scale=not a.no_host_scale, families=a.families, relative=not a.as_measured)
+                           estimator=a.estimator, prior=_prior(a), alone=not a.flag_alone,
+                           families=a.families, relative=not a.as_measured)
 
 
 def _open_out(path):
@@ -217,8 +212,7 @@ def _summarize(argv):
     runs = named.load_args(a.dirs, a.results, _warn)
     if not runs:
         raise Failure("no usable run found in " + ", ".join(a.dirs))
-    opts = compare.Options(estimator=a.estimator, prior=_prior(a), host_scale=not a.no_host_scale,
-                           relative=not a.as_measured)
+    opts = compare.Options(estimator=a.estimator, prior=_prior(a), relative=not a.as_measured)
     if a.series or a.order:
         groups = groups_mod.drop_quick_groups(groups_mod.group_runs(runs, _warn), _warn)
         opts.run_noise = _measured_run_noise(runs, a, opts)

@@ -58,6 +58,7 @@ struct CaseSoFar {
   double seconds = 0;              // total duration of its invocations
   int invocations = 0;
   bool usable = true;              // false: it failed or skipped somewhere
+  bool headline = false;           // behind a summary table (its declaration has a summary column)
 };
 
 // The smallest relative change a comparison of two runs like this one
@@ -70,9 +71,10 @@ double detectable_change(const std::vector<double>& rep_values);
 
 // How many more reps each case is worth in `seconds` of measuring. The
 // candidates: usable cases with fewer than `max_reps` reps whose
-// detectable_change is above `target`, and (up to 10 reps) the precise ones
-// with fewer than 10 (tight reps may all come from one stretch of the
-// machine). Reps go one at a time to the case whose next rep narrows its
+// detectable_change is above `target`, and (up to 10 reps, a headline
+// case up to 20) the precise ones with fewer (tight reps may all come from
+// one stretch of the machine, and a headline number's low quantile must
+// not rest on one rep). Reps go one at a time to the case whose next rep narrows its
 // interval most per second of its mean invocation: by log((n+1)/n), the
 // same relative narrowing for every case, so cheap cases get more reps than
 // dear ones. At least one rep when any case qualifies, even if it does not

@@ -309,7 +309,11 @@ SoFar read_so_far(const std::string& runs_path, const std::string& samples_path,
   sf.cases.resize(cases.size());
   sf.next_rep.assign(cases.size(), 0);
   std::map<std::string, std::size_t> index;
-  for (std::size_t i = 0; i < cases.size(); ++i) index[cases[i].name] = i;
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    index[cases[i].name] = i;
+    // a summary table's case declares its column ("summary":{...}; others "summary":null)
+    sf.cases[i].headline = cases[i].declaration.find("\"summary\":{") != std::string::npos;
+  }
   json_lines(runs_path, [&](const JsonValue& v) {
     auto name = v.get_string("case");
     auto status = v.get_string("status");

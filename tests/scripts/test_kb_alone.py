@@ -151,7 +151,9 @@ def test_the_cli_csv_and_the_page_say_moved_alone(lone_runs, capsys, tmp_path):
     text = page.read_text()
     row = re.search(rf"<tr[^>]*>(?:(?!</tr>).)*{re.escape(LONE)}(?:(?!</tr>).)*</tr>", text, re.S)
     assert row and "(moved alone: measure that side again)" in row.group(0), row and row.group(0)
-    assert "1 moved alone (one run: measure again)" in text
+    # (the page judges the summary cells too, and one run a side measures the
+    # drift on every case it compares: another noisy case may move alone there)
+    assert re.search(r"<small>[12] moved alone \(one run: measure again\)</small>", text)
     for n in pair:
         row = re.search(rf"<tr[^>]*>(?:(?!</tr>).)*{re.escape(n)}(?:(?!</tr>).)*</tr>", text, re.S)
         assert row and "moved alone" not in row.group(0) and ">significantly slower<" in row.group(0)

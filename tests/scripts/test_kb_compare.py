@@ -21,18 +21,38 @@ def side(path, label=None):
 
 
 @pytest.mark.parametrize("seed", [11, 23, 37])
-def test_aa_comparison_has_no_significant_change(tmp_path, gen, seed):
+def test_aa_at_one_run_a_side_stays_near_nominal(tmp_path, gen, seed):
     """Two runs of one kernel drawn from the same distribution (between-rep
-    noise of 1-6%, outliers): no case may come out faster or slower."""
+    noise of 1-6%, outliers, no drift between runs), one run a side and no
+    history: the drift is measured on the comparison's own cases, so the
+    p-values are near nominal and BH (per family) may let one case through
+    at the minimum effect; never two, never a large change."""
     a = gen.make_run(tmp_path, "h", "k", seed=seed, reps=5, samples=6, cases="medium", run_id="a")
     b = gen.make_run(tmp_path, "h", "k", seed=seed + 1000, reps=5, samples=6, cases="medium", run_id="b")
     rows = compare.compare_sides(side(a, "A"), side(b, "B"), FAST)
     assert len(rows) > 150
-    flagged = [(r.case, r.cmp.change_text) for r in rows if r.cmp.significant]
-    assert flagged == []
-    assert all(r.cmp.verdict in (stats.SAME, stats.INCONCLUSIVE, stats.MISSING) for r in rows)
+    flagged = [(r.case, r.cmp.ratio) for r in rows if r.cmp.significant]
+    assert len(flagged) <= 1, flagged
+    assert all(abs(ratio - 1) < 0.04 for _, ratio in flagged), flagged
+    ps = [r.cmp.p for r in rows if r.cmp.comparable and r.cmp.p is not None]
+    assert 0.01 <= sum(p < 0.05 for p in ps) / len(ps) <= 0.10
+    assert all(r.cmp.verdict in (stats.SAME, stats.INCONCLUSIVE, stats.MISSING, stats.SLOWER, stats.FASTER)
+               for r in rows)
     # Every compared case says how small a change it could have seen.
     assert all(r.cmp.mde > 0 for r in rows if r.cmp.comparable)
+
+
+@pytest.mark.parametrize("seed", [11, 23])
+def test_aa_at_two_runs_a_side_flags_nothing(tmp_path, gen, seed):
+    """Two runs a side of one kernel: the runs' own spread carries the run
+    level, and no case comes out faster or slower."""
+    runs = [gen.make_run(tmp_path, "h", "k", seed=seed * 10 + i, reps=5, samples=6, cases="medium",
+                         run_id=f"r{i}") for i in range(4)]
+    load_side = lambda paths, label: compare.Side(label, load.load_runs(paths, load.Warnings()))
+    rows = compare.compare_sides(load_side(runs[:2], "A"), load_side(runs[2:], "B"), FAST)
+    assert len(rows) > 150
+    assert [r.case for r in rows if r.cmp.significant] == []
+    assert all(r.cmp.verdict in (stats.SAME, stats.INCONCLUSIVE, stats.MISSING) for r in rows)
 
 
 def test_the_same_runs_on_both_sides_are_named_as_such(fixture_runs, capsys):
@@ -104,7 +124,14 @@ def test_compare_cli_text_and_csv(fixture_runs, tmp_path, capsys):
     assert "significantly slower" in out and "% slower" in out and "lower is better" in out
     assert "higher is better" in out
     rows = list(csv.DictReader(io.StringIO(out_csv.read_text())))
-    assert {r["verdict"] for r in rows if r["case"].startswith("lat_syscall ")} == {stats.SLOWER}
+    # the fixture's kernel slowed every system call by 10%, a fifth of its
+    # CPU-bound cases: one run a side measures the drift on its own cases,
+    # which those widen, and write's noisy reps (CI 1.00-1.19) stay short of it
+    sys_rows = {r["case"]: r["verdict"] for r in rows if r["case"].startswith("lat_syscall ")}
+    assert len(sys_rows) == 6 and set(sys_rows.values()) <= {stats.SLOWER, stats.INCONCLUSIVE}
+    assert sum(v == stats.SLOWER for v in sys_rows.values()) >= 5
+    assert not any(r["verdict"].startswith("significantly") for r in rows
+                   if r["case"].startswith(("lat_proc", "lat_sig", "bw_mem", "lat_mem_rd")))
     assert rows[0]["base"] == "testhost/6.1.0-base"
 
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from kbench.model import compare, controls, load, summary
+from kbench.model import compare, controls, drift, load, summary
 from kbench.views import html
 from kbench.views import summary_text
 
@@ -92,7 +92,7 @@ def _model(shifted):
     for g in (base, other):
         g.cases = g.runs[0].cases
     sa, sb = compare.Side("h/base", base.runs), compare.Side("h/other", other.runs)
-    opts = compare.Options(n_boot=200)
+    opts = compare.Options(n_boot=200, prior=drift.load_prior())
     shift = compare.compare_controls(sa, sb, opts)
     rows = compare.compare_sides(sa, sb, opts, shift=shift)
     return html.Model(groups=[base, other], baseline=base, tables=[], comparisons={other.key: (rows, {})},
@@ -102,13 +102,13 @@ def _model(shifted):
 def test_page_shows_the_trace_and_a_banner_only_when_shifted():
     page = html.render(_model(True), "/tmp/x/index.html")
     assert "<h2 id='machine'>" in page and page.count("<svg class='trace'") == 2
-    assert "class='alarm'>Machine shift" in page and "30.0% slower" in page
+    assert "class='alarm'>Machine shift during h/other against h/base: the CPU controls ran 30.0% slower" in page
     cases_part = page.split("<h2 id='cases'>")[1].split("<h2 id='machine'>")[0]
     # no control is a row of every case (the verdicts' reasons name the control that moved)
     assert "<td>ctl_machine" not in cases_part and "<td>lat_syscall null</td>" in cases_part
-    assert "not judged <small>(machine shift: ctl_machine" in cases_part
+    assert "not judged <small>(machine shift: the CPU controls ran 30.0% slower" in cases_part
     quiet = html.render(_model(False), "/tmp/x/index.html")
-    assert "class='alarm'" not in quiet and "the controls did not move" in quiet
+    assert "class='alarm'" not in quiet and "judged relative to the controls (the CPU's speed: same)" in quiet
 
 
 def test_noise_markers_flag_disturbed_samples():

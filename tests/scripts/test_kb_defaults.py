@@ -60,14 +60,14 @@ def test_level_and_alpha_agree():
 def test_the_model_and_the_options_take_the_defaults_from_one_place():
     opts = compare.Options()
     assert (opts.min_effect, opts.n_boot, opts.seed, opts.level, opts.min_reps, opts.estimator,
-            opts.shift_threshold, opts.families) == (
+            opts.families) == (
         defaults.DEFAULT_MIN_EFFECT, defaults.DEFAULT_BOOT, defaults.DEFAULT_SEED, defaults.LEVEL,
-        defaults.DEFAULT_MIN_REPS, defaults.DEFAULT_ESTIMATOR, defaults.SHIFT_THRESHOLD, defaults.DEFAULT_FAMILIES)
+        defaults.DEFAULT_MIN_REPS, defaults.DEFAULT_ESTIMATOR, defaults.DEFAULT_FAMILIES)
     ap = argparse.ArgumentParser()
     cli._add_stats_options(ap)
     a = ap.parse_args([])
-    assert (a.min_effect, a.boot, a.seed, a.min_reps, a.estimator, a.shift_threshold, a.families) == (
-        opts.min_effect, opts.n_boot, opts.seed, opts.min_reps, opts.estimator, opts.shift_threshold, opts.families)
+    assert (a.min_effect, a.boot, a.seed, a.min_reps, a.estimator, a.families) == (
+        opts.min_effect, opts.n_boot, opts.seed, opts.min_reps, opts.estimator, opts.families)
     assert stats.DEFAULT_MIN_EFFECT is defaults.DEFAULT_MIN_EFFECT and stats.LEVEL is defaults.LEVEL
     assert SUPPORTED_SCHEMA == defaults.SUPPORTED_SCHEMA
 

@@ -48,15 +48,17 @@ def _drifted_runs(rng, taus, n_runs, tag, reps=6, rep_cv=0.01):
 def _prior_from(runs, inflate=drift.DEFAULT_INFLATE):
     opts = compare.Options(n_boot=300)
     est = [[compare.run_estimates(r, opts) for r in runs]]
-    taus = drift.estimate(stats.run_spreads(est), inflate=inflate)
+    taus = drift.estimate(drift.run_spreads(est), inflate=inflate)
     return drift.from_json(drift.to_json(taus, {"runs": len(runs), "boots": 1}, "test"))
 
 
 def test_prior_only_coverage_on_drifted_aa_is_90_to_99_percent():
     """Cases drift between runs by tau in 1..8% (reps 1%): a prior made
     from 8 A/A runs, then fresh A/A pairs judged with the prior alone: the
-    intervals hold 1 for 90-99% of the cases (without the prior, about
-    a third)."""
+    intervals hold 1 for 90-99% of the cases.  Without the prior
+    (--no-prior) the intervals hold the reps' noise alone (one run a side
+    never scales the run level past what it starts from), and cover well
+    under half of the cases that drift."""
     rng = np.random.default_rng(7)
     taus = list(np.linspace(0.01, 0.08, 40))
     prior = _prior_from(_drifted_runs(rng, taus, 8, "p"))
@@ -73,7 +75,7 @@ def test_prior_only_coverage_on_drifted_aa_is_90_to_99_percent():
             else:
                 with_none += inside
     assert 0.90 <= held / total <= 0.99, held / total
-    assert with_none / total < 0.6, with_none / total
+    assert with_none / total < 0.5, with_none / total
 
 
 def test_prior_tau_follows_the_drift_and_has_a_floor():
@@ -89,23 +91,6 @@ def test_prior_tau_follows_the_drift_and_has_a_floor():
     # a case the A/A runs did not have: its bench's largest tau
     assert prior.get("lat_x other")[0] == pytest.approx(max(got) ** 2, rel=1e-3)
     assert prior.get("lat_y z")[0] == pytest.approx(prior.default[0] ** 2)
-
-
-def test_host_runs_replace_the_prior_as_they_accumulate():
-    """RunNoise with a prior: tau2 is the prior's with no host runs, and
-    moves towards the host's measured spread as its runs add degrees of
-    freedom."""
-    prior = drift.DriftPrior({"c": (0.10, 6.0)}, {}, (0.05, 6.0))
-    host_var = 0.01 ** 2
-    got = {}
-    for dof in (0, 1, 3, 7, 60):
-        spreads = {"c": stats.RunSpread(ss=(host_var + 1e-6) * dof, dof=dof, within=1e-6)} if dof else {}
-        noise = stats.RunNoise(spreads, prior=prior)
-        got[dof] = noise.tau2("c")
-    assert got[0] == (pytest.approx(0.01), 6.0)
-    assert got[1][0] > got[3][0] > got[7][0] > got[60][0]
-    assert got[7][1] == 13.0
-    assert got[60][0] == pytest.approx((6 * 0.01 + 60 * host_var) / 66, rel=1e-6)
 
 
 def test_prior_file_round_trip_and_errors(tmp_path):
@@ -149,8 +134,12 @@ def _mem_runs(mem_factor, syscall_factor):
 
 
 def test_a_memory_regime_shift_is_the_machine_and_judges_out_memory_cases_only():
-    a, b = _mem_runs(1.35, 1.25)
-    rep = compare.run_compare(compare.Side("A", [a]), compare.Side("B", [b]), compare.Options(n_boot=300))
+    """The memory control 3x slower (with the built-in prior: far beyond
+    any run's drift of it) and the system call 25% slower: the memory-bound
+    case is not judged, the system call is."""
+    a, b = _mem_runs(3.0, 1.25)
+    rep = compare.run_compare(compare.Side("A", [a]), compare.Side("B", [b]),
+                              compare.Options(n_boot=300, prior=drift.load_prior()))
     assert rep.shift.memory_shifted and not rep.shift.shifted
     by = {r.case: r.cmp for r in rep.rows}
     assert by["bw_mem rd size_kb=262144"].verdict == stats.MACHINE
@@ -239,7 +228,9 @@ def test_compare_cli_says_which_run_level_it_used(tmp_path, capsys, gen):
     out = capsys.readouterr().out
     n = len(drift.load_prior(None).cases)
     said = f"Run level (prior): no kernel of this host has two runs: the built-in drift prior ({n} cases)."
-    assert said in out
+    # compare adds how far the runs compared drift against it, per domain, and what measured that
+    assert said[:-1] + "; scaled to the moment of these runs: CPU-bound cases " in out
+    assert "(the bulk of this comparison's cases)" in out
     assert cli.compare_main([base, other, "--boot", "200", "--no-prior"]) == 0
     out = capsys.readouterr().out
     assert "Run level (prior)" not in out and "no prior (--no-prior)" in out
@@ -294,7 +285,7 @@ def test_cases_of_one_binary_pool_their_drift():
                 cases[f"{b} c{i}"] = (b, f"c{i}", "latency", vals)
         runs.append(_run(f"r{r}", cases))
     est = [[compare.run_estimates(r, compare.Options(n_boot=300)) for r in runs]]
-    got = drift.moderate(stats.run_spreads(est))
+    got = drift.moderate(drift.run_spreads(est))
     a = [math.sqrt(got[f"lat_a c{i}"][0]) for i in range(12)]
     b = [math.sqrt(got[f"lat_b c{i}"][0]) for i in range(12)]
     assert all(0.008 < x < 0.035 for x in a), a
@@ -321,27 +312,14 @@ def test_compare_cli_families_and_the_family_column(tmp_path, capsys, fixture_ru
     assert cli.compare_main([base, new, "--families", "some"]) == 2
 
 
-def test_the_memory_control_is_judged_on_its_reps_alone():
-    """Even when the prior says the memory control drifts 30% between runs,
-    a 35% regime change its reps can see is a memory shift: the memory-bound
-    cases are not judged on a drift prior's word."""
-    prior = drift.DriftPrior({"ctl_machine mem": (0.30, 30.0)}, {}, (0.01, 30.0))
-    a, b = _mem_runs(1.35, 1.25)
-    rep = compare.run_compare(compare.Side("A", [a]), compare.Side("B", [b]),
-                              compare.Options(n_boot=300, prior=prior))
-    assert rep.shift.memory_shifted
-    by = {r.case: r.cmp for r in rep.rows}
-    assert by["bw_mem rd size_kb=262144"].verdict != stats.SLOWER
-
-
 def test_a_bimodal_case_takes_the_drift_of_its_runs_medians():
     """Reps of a case in two modes (fast or slow per process): the low
     quantile stays in the fast mode in every run that draws enough fast
     reps, so its own spread between runs is small, but the mix moves the
     runs' medians: with bulk (the medians' spread) the case's tau is at
     least that; without, it is not."""
-    spreads = {"bw_x y": stats.RunSpread(ss=5 * 0.01 ** 2, dof=5, within=0.005 ** 2)}
-    bulk = {"bw_x y": stats.RunSpread(ss=5 * 0.17 ** 2, dof=5, within=0.2 ** 2)}
+    spreads = {"bw_x y": drift.RunSpread(ss=5 * 0.01 ** 2, dof=5, within=0.005 ** 2)}
+    bulk = {"bw_x y": drift.RunSpread(ss=5 * 0.17 ** 2, dof=5, within=0.2 ** 2)}
     assert drift.estimate(spreads)["bw_x y"][0] < 0.02
     assert drift.estimate(spreads, bulk=bulk)["bw_x y"][0] == pytest.approx(0.17, rel=1e-6)
 

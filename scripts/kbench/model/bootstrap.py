@@ -218,7 +218,7 @@ def boot_estimates(y, n_boot, rng, estimator):
     return estimate(m, estimator)
 
 
-def side_estimate(series, n_boot, rng, estimator=None, runs_floor=False):
+def side_estimate(series, n_boot, rng, estimator=None):
     """The estimator of one side with its standard error from its reps
     (resampled with replacement), and what the runs say: with several
     runs, each run's own estimate and a one-way test of whether they
@@ -226,8 +226,6 @@ def side_estimate(series, n_boot, rng, estimator=None, runs_floor=False):
     runs).  `compare` turns that into the run level of the model.  With one
     run, nothing in the data can show a drift between runs: the standard
     error holds the reps' noise only (the controls are there for that).
-    runs_floor: a side of several runs claims no less error than
-    `runs_floor_se` (the memory-bound cases).
     """
     estimator = estimator or series.estimator
     y = series.log_times()
@@ -251,34 +249,4 @@ def side_estimate(series, n_boot, rng, estimator=None, runs_floor=False):
     b = boot_estimates(y, n_boot, rng, estimator)
     # The bootstrap's variance is (n-1)/n of the estimator's.
     se = boot_se(b) * math.sqrt(n / (n - 1))
-    if runs_floor and runs > 1:
-        se = max(se, runs_floor_se(by.values(), n_boot, rng, estimator))
     return SideEstimate(theta, se, estimator_df(n, estimator), n, runs, run_p, run_unit, run_thetas)
-
-
-def runs_floor_se(groups, n_boot, rng, estimator):
-    """The least standard error a side of k runs of a memory-bound case
-    may claim: sqrt(mean of its runs' own squared standard errors / k),
-    the error of the mean of k run estimates each as noisy as its reps
-    make it.  The run level of the model (RunNoise.tau2) is defined
-    against single runs' estimates: a run's estimate is its reps' noise
-    (that squared error) plus the run's drift tau2, so k runs average to
-    (w + tau2) / k.  Memory bandwidth holds a regime for minutes, as long
-    as a run: the reps of the k runs pooled have their low quantile in the
-    fast regime of whichever run had one, and resampling the pool counts
-    that as certainty, while which runs had a fast regime is the very
-    thing that varies (tests/validation/README.md, "Host drift scale").
-    The CPU's modes alternate within
-    seconds, so every run samples them and pooling them is the more
-    efficient estimate: no floor there.  nan when no run has two reps."""
-    ws = []
-    for g in groups:
-        g = np.asarray(g)
-        if len(g) < 2:
-            continue
-        s = boot_se(boot_estimates(g, n_boot, rng, estimator)) * math.sqrt(len(g) / (len(g) - 1))
-        if math.isfinite(s):
-            ws.append(s * s)
-    if not ws:
-        return math.nan
-    return math.sqrt(sum(ws) / len(ws) / len(ws))

@@ -22,9 +22,6 @@ LOW_Q = 0.2                   # the quantile of the reps' times that `low` estim
 POWER = 0.80                  # for the minimum detectable effect
 PLAN_MAX_RUNS = 30            # the most runs a side a plan of more runs considers
 PLAN_RUNS = (1, 2, 4, 8)      # the runs a side the plan of more runs shows
-SHIFT_THRESHOLD = 0.05        # a control moving this much (and significantly) = a machine shift
-SPEED_STEP = 0.10             # CPU controls moving this much (and significantly): a step too large to
-                              # judge CPU-bound cases relative to the run's speed (speed.py)
 FAMILIES = ("tables", "two", "one")
 DEFAULT_FAMILIES = "tables"   # the adjustment's families (compare --families)
 FEW_REPS = 8                  # fewer reps than this in a side's one run: the few-reps note

@@ -2,7 +2,7 @@
 far whole runs of one kernel drift beyond their reps' noise, moderated
 across cases (drift.estimate), widened by `inflate`, never below an
 earlier prior's (drift.at_least); with the file's source and method."""
-from . import compare, drift, stats
+from . import compare, drift
 
 
 class NoCases(Exception):
@@ -21,7 +21,7 @@ def make(lists, runs, estimator, inflate, machine="", earlier=None, earlier_name
     med = compare.Options(estimator="median", relative=False)
     memory = {n for r in runs for n, c in r.cases.items() if compare.domain_of(c) == "memory"}
     bulk = [[{k: v for k, v in compare.run_estimates(r, med).items() if k in memory} for r in rs] for rs in lists]
-    taus = drift.estimate(stats.run_spreads(groups), inflate=inflate, bulk=stats.run_spreads(bulk))
+    taus = drift.estimate(drift.run_spreads(groups), inflate=inflate, bulk=drift.run_spreads(bulk))
     if not taus:
         raise NoCases("the runs share no case with reps enough to measure (each needs 2 reps or more)")
     used = [r for rs in lists for r in rs]

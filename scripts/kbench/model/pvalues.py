@@ -134,8 +134,11 @@ def mann_whitney(x, y):
     return u, float(min(1.0, math.erfc(z / math.sqrt(2.0))))
 
 
+@functools.lru_cache(maxsize=256)
 def _u_distribution(n1, n2):
-    """Counts of the arrangements of n1 x's and n2 y's for each U (no ties).
+    """Counts of the arrangements of n1 x's and n2 y's for each U (no ties),
+    once per (n1, n2): the cases of a comparison mostly share their rep
+    counts.  Read only (cached).
 
     Recurrence on the largest value: it is an x (adds n2 to U) or a y.
     """

@@ -26,7 +26,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from . import compare, guards, stats, tables as tables_mod
+from . import compare, guards, judge, stats, tables as tables_mod
 from .decl import natural_key
 
 _VERSION = re.compile(r"(\d+(?:\.\d+)*)")
@@ -234,12 +234,12 @@ def kernel_value(side, key, series, opts):
         return v, nan, nan
     var, df = e.se ** 2, e.df
     noise = compare.noise_of(side, side, opts)
-    got = noise.tau2(key, e.se ** 2) if noise else None
-    if got is not None and got[0] > 0:
-        vr = got[0] / max(e.runs, 1)
-        total = var + vr
-        den = (var * var / df if var > 0 else 0.0) + vr * vr / got[1]
-        var, df = total, (total * total / den if den > 0 else math.inf)
+    if noise:
+        c = side.cases.get(key)
+        sig2, pdf = judge.plan(side.runs, noise, [key], [compare.domain_of(c) if c is not None else "cpu"], opts,
+                               compare.run_cells)[key]
+        if math.isfinite(sig2) and sig2 / max(e.runs, 1) > var:
+            var, df = sig2 / max(e.runs, 1), pdf
     t = stats.t_quantile(1.0 - opts.level, df)
     lo = stats.from_log_time(e.theta - t * math.sqrt(var), series.metric)
     hi = stats.from_log_time(e.theta + t * math.sqrt(var), series.metric)

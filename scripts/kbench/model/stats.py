@@ -25,9 +25,9 @@ from .defaults import (  # noqa: F401  (the model's names for them)
 )
 from .bootstrap import (  # noqa: F401  (handed on: stats.side_estimate, stats.estimate, ...)
     BOOT_BLOCK_BYTES, NETWORK_MAX, SideEstimate, _median, boot_estimates, boot_se, estimate, estimator_df, hd_weights,
-    quartiles, runs_floor_se, side_estimate, sorting_network,
+    quartiles, side_estimate, sorting_network,
 )
-from .runlevel import MAX_PRIOR_DF, PRIOR_WEIGHT, RunNoise, RunSpread, run_spreads  # noqa: F401  (handed on)
+from . import runmodel
 from .pvalues import (  # noqa: F401  (handed on: stats.t_quantile, stats.bh_adjust, ...)
     _inverse_trigamma, bh_adjust, betainc, digamma, log_welch_p, mann_whitney, min_rank_p, one_way_p,
     t_quantile, t_two_sided_p, trigamma, welch_df, welch_t,
@@ -40,7 +40,6 @@ FEW = "too few reps"
 INCONCLUSIVE = "inconclusive"          # not significant, and could not have seen min_effect
 NOT_JUDGED = "not judged"              # a guard put the case out of judgement: Comparison.not_judged says why
 MACHINE = NOT_JUDGED                   # its name from when a machine shift was the only guard
-MOVED = "moved, not significant"       # a memory control's move of at least the threshold its reps cannot confirm
 MISSING = "missing"
 UNDEFINED = "not comparable"
 FAILED = "FAILED"                      # an invocation failed, timed out or crashed on a side
@@ -135,49 +134,23 @@ def from_log_time(y, metric):
     return float(math.exp(y if lower_is_better(metric) else -y))
 
 
-def run_level(a, b):
-    """(se, df) of the difference of two sides' estimates with the run as
-    the observation: the variance between runs, pooled over both sides'
-    runs (each run's estimate around its side's mean), times 1/k_a + 1/k_b.
-    A side with one run borrows the other's runs' variance.  None when no
-    side has two runs."""
-    dev, dof = 0.0, 0
-    for e in (a, b):
-        if len(e.run_thetas) > 1:
-            m = float(np.mean(e.run_thetas))
-            dev += sum((t - m) ** 2 for t in e.run_thetas)
-            dof += len(e.run_thetas) - 1
-    if dof == 0:
-        return None
-    var = dev / dof
-    return math.sqrt(var * (1.0 / max(a.runs, 1) + 1.0 / max(b.runs, 1))), float(dof)
-
-
 def planned_mde(parts, k, level=LEVEL):
-    """The mde of a comparison if each side were k runs like these, pooled.
-    parts = (va, dfa, ka, vb, dfb, kb, tau2, dfr): each side's squared se
-    (log units), its degrees of freedom and runs, and the host's run effect
-    (`RunNoise.tau2`).  One run's rep variance on a side is its se^2 times
-    its runs, so k runs give that over k; the run effect adds tau2 (2 / k).
-    The reps' degrees of freedom grow with k, the run effect's (measured
-    on the host) do not.  nan without parts (no run level to plan with)."""
+    """The mde of a comparison if each side were k runs like these.  parts
+    = (sig2, df): one run's total variance on this host (the run-level
+    model's sigma^2, log units) and the degrees of freedom behind it; the
+    sides' own k runs add 2 (k - 1) (runmodel.planned).  nan without parts."""
     if not parts or k < 1:
         return math.nan
-    va, dfa, ka, vb, dfb, kb, tau2, dfr = parts
-    pa, pb, pr = va * ka / k, vb * kb / k, 2.0 * tau2 / k
-    total = pa + pb + pr
-    if math.isnan(total):
+    sig2, df = parts
+    if math.isnan(sig2) or math.isnan(df):
         return math.nan
-    if total <= 0:
-        return 0.0
-    den = sum(v * v / d for v, d in ((pa, dfa * k / ka), (pb, dfb * k / kb), (pr, dfr)) if v > 0 and d > 0)
-    df = total * total / den if den > 0 else math.inf
+    se, df = runmodel.planned(sig2, df, k)
     # A plan, not a verdict: its degrees of freedom to 3 significant digits
     # (the t quantiles move less than 0.1%), so that the quantiles of the
     # many cases and run counts a page plans for are mostly memoised.
     if math.isfinite(df) and df > 0:
         df = float(f"{df:.3g}")
-    return detectable_change(math.sqrt(total), df, level)
+    return detectable_change(se, df, level)
 
 
 def planned_medians(parts_list, ks, level=LEVEL):
@@ -241,23 +214,20 @@ class Summary:
     parts: tuple = ()          # `planned_mde`'s parts against runs like these; () without a run level
 
 
-def summarize(series, n_boot=DEFAULT_BOOT, seed=1, run_noise=None):
-    """Per-case summary of a plain (single-component) series.  run_noise:
-    the case's (tau2, df) on its host (`RunNoise.tau2`): the mde against
-    another set of runs like these then includes the drift between runs."""
+def summarize(series, n_boot=DEFAULT_BOOT, seed=1, plan=None):
+    """Per-case summary of a plain (single-component) series.  plan: the
+    case's (sig2, df) on its host (judge.HostRuns.plan: one run's total
+    variance): the mde against another set of runs like these is then the
+    run-level model's (planned_mde); without it, the reps' noise alone."""
     rv = series.rep_values()
     if not len(rv):
         return Summary(series.metric, 0, 0, math.nan, math.nan, math.nan, math.nan, math.nan, math.nan)
     est = side_estimate(series, n_boot, seeded_rng(seed, "summary", series.label))
     mde = detectable_change(est.se * math.sqrt(2.0), est.df) if est.n >= 2 else math.nan
     parts = ()
-    if run_noise is not None and est.n >= 2 and not math.isnan(est.se):
-        k = max(est.runs, 1)
-        parts = (est.se ** 2, est.df, k, est.se ** 2, est.df, k, run_noise[0], run_noise[1])
-    if run_noise is not None and est.n >= 2 and run_noise[0] > 0:
-        vs, vr = 2.0 * est.se ** 2, 2.0 * run_noise[0] / max(est.runs, 1)
-        den = (vs * vs / est.df if vs > 0 else 0.0) + vr * vr / run_noise[1]
-        mde = detectable_change(math.sqrt(vs + vr), (vs + vr) ** 2 / den)
+    if plan is not None and est.n >= 2 and all(math.isfinite(v) for v in plan):
+        parts = tuple(plan)
+        mde = planned_mde(parts, max(est.runs, 1))
     elif est.run_unit:
         # Against another set of runs like these: the runs' variance rules.
         var = float(np.var(est.run_thetas, ddof=1))
@@ -400,26 +370,40 @@ def seeded_rng(seed, *parts):
     return np.random.default_rng([int(seed) & 0xFFFFFFFF, h])
 
 
+@dataclass
+class ModelDiff:
+    """The run-level model's answer for one case (runmodel.Fit, judge):
+    the base side's mean estimate and the difference (log time), its
+    variance and degrees of freedom, one run's total variance and the
+    degrees of freedom the host's runs gave it (a plan's), the runs a side,
+    and how far the covariates moved the case."""
+    base_mean: float
+    delta: float
+    var: float
+    df: float
+    sig2: float
+    plan_df: float
+    runs: tuple
+    shift: float = 0.0
+
+
 def compare(base, other, *, n_boot=DEFAULT_BOOT, seed=1, level=LEVEL, min_reps=DEFAULT_MIN_REPS,
-            base_est=None, other_est=None, base_id="base", other_id="other", estimator=None,
-            run_noise=None):
+            base_est=None, other_est=None, base_id="base", other_id="other", estimator=None, model=None):
     """Compare two Series (base = baseline, other = the one judged), without
     a final verdict for comparable cases: see `decide`.
 
-    One model gives the ratio, its interval and p: the difference d of the
+    With `model` (a ModelDiff: the run-level model, runmodel), the ratio,
+    its interval, p and the mde come from the model's difference of the
+    sides' mean run estimates, its variance and degrees of freedom; the
+    values shown are the base side's mean estimate and that times the
+    ratio (the other side at the base side's machine state).  Without it
+    (the statistics used directly, on reps alone): the difference d of the
     two sides' estimators on log times, with a standard error from each
-    side's bootstrap (`side_estimate`) and Welch's degrees of freedom;
-    interval = d +- t * se, p from t = d / se.  So the interval excludes 1
-    exactly when p < 1 - level.  `mde` is the smallest change this
-    comparison could have detected at that level with 80% power.
-
-    run_noise: (tau2, df) of the case on this host (`RunNoise.tau2`): the
-    variance a whole run adds to its estimate.  The difference then has
-    variance se_a^2 + se_b^2 + tau2 (1/k_a + 1/k_b) for sides of k runs,
-    with Welch-Satterthwaite degrees of freedom over the three parts.
-    Without it, a side whose runs disagree (one-way test) makes the run the
-    observation (`run_level`); with one run a side, nothing in the data can
-    show a drift between runs.
+    side's bootstrap (`side_estimate`) and Welch's degrees of freedom; a
+    side whose runs disagree (one-way test) makes the run the observation
+    (`run_level`).  Either way the interval excludes 1 exactly when p <
+    1 - level, and `mde` is the smallest change this comparison could have
+    detected at that level with 80% power.
     """
     metric = base.metric if base is not None else (other.metric if other is not None else "latency")
     nan = math.nan
@@ -441,31 +425,30 @@ def compare(base, other, *, n_boot=DEFAULT_BOOT, seed=1, level=LEVEL, min_reps=D
     change = speed_change(ratio, metric)
     if nb < min_reps or no < min_reps:
         return Comparison(metric, a, b, ratio, nan, nan, nan, nan, *counts, FEW, change, estimator=est_name)
-    if base_est is None:
-        base_est = side_estimate(base, n_boot, seeded_rng(seed, base_id, base.label), est_name)
-    if other_est is None:
-        other_est = side_estimate(other, n_boot, seeded_rng(seed, other_id, other.label), est_name)
-    d = other_est.theta - base_est.theta
-    va, vb = base_est.se ** 2, other_est.se ** 2
-    se = math.sqrt(va + vb) if not (math.isnan(va) or math.isnan(vb)) else nan
-    df = welch_df(va, base_est.df, vb, other_est.df) if not math.isnan(se) else nan
-    run_mode = base_est.run_unit or other_est.run_unit
-    tau = nan
-    parts = ()
-    if run_noise is not None and not math.isnan(se):
-        tau2, dfr = run_noise
-        tau = math.sqrt(tau2)
-        parts = (va, base_est.df, max(base_est.runs, 1), vb, other_est.df, max(other_est.runs, 1), tau2, dfr)
-        vr = tau2 * (1.0 / max(base_est.runs, 1) + 1.0 / max(other_est.runs, 1))
-        run_mode = vr > 0
-        if vr > 0:
-            total = va + vb + vr
-            den = sum(v * v / d for v, d in ((va, base_est.df), (vb, other_est.df), (vr, dfr)) if v > 0)
-            se, df = math.sqrt(total), (total * total / den if den > 0 else math.inf)
-    elif run_mode and not math.isnan(se):
-        rl = run_level(base_est, other_est)
-        if rl is not None and rl[0] > se:
-            se, df = rl
+    extra = {}
+    if model is not None:
+        d, se, df = model.delta, math.sqrt(max(model.var, 0.0)), model.df
+        a, b = from_log_time(model.base_mean, metric), from_log_time(model.base_mean + d, metric)
+        ratio = b / a
+        change = speed_change(ratio, metric)
+        extra = dict(base_runs=model.runs[0], other_runs=model.runs[1], run_level=True,
+                     run_sd=math.sqrt(model.sig2) if model.sig2 >= 0 else nan, parts=(model.sig2, model.plan_df))
+    else:
+        if base_est is None:
+            base_est = side_estimate(base, n_boot, seeded_rng(seed, base_id, base.label), est_name)
+        if other_est is None:
+            other_est = side_estimate(other, n_boot, seeded_rng(seed, other_id, other.label), est_name)
+        d = other_est.theta - base_est.theta
+        va, vb = base_est.se ** 2, other_est.se ** 2
+        se = math.sqrt(va + vb) if not (math.isnan(va) or math.isnan(vb)) else nan
+        df = welch_df(va, base_est.df, vb, other_est.df) if not math.isnan(se) else nan
+        run_mode = base_est.run_unit or other_est.run_unit
+        if run_mode and not math.isnan(se):
+            rl = _runs_as_unit(base_est, other_est)
+            if rl is not None and rl[0] > se:
+                se, df = rl
+        extra = dict(base_run_p=base_est.run_p, other_run_p=other_est.run_p, base_runs=base_est.runs,
+                     other_runs=other_est.runs, run_level=run_mode)
     if math.isnan(se):
         lo = hi = p = mde = nan
     elif se == 0:
@@ -485,10 +468,30 @@ def compare(base, other, *, n_boot=DEFAULT_BOOT, seed=1, level=LEVEL, min_reps=D
     _, p_rank = mann_whitney(rep_other, rep_base)
     med_other, med_base = float(np.median(rep_other)), float(np.median(rep_base))
     mid = med_other / med_base if med_other > 0 and med_base > 0 else nan
+    if model is not None and model.shift:
+        # the median reps compared at one machine state too
+        mid *= math.exp(-model.shift) if lower_is_better(metric) else math.exp(model.shift)
     return Comparison(metric, a, b, ratio, lo, hi, p, p_rank, *counts, SAME, change, mde=mde,
-                      estimator=est_name, df=df, base_run_p=base_est.run_p, other_run_p=other_est.run_p,
-                      base_runs=base_est.runs, other_runs=other_est.runs, run_level=run_mode, run_sd=tau,
-                      parts=parts, mid_ratio=mid)
+                      estimator=est_name, df=df, mid_ratio=mid, **extra)
+
+
+def _runs_as_unit(a, b):
+    """(se, df) of the difference of two sides' estimates with the run as
+    the observation: the variance between runs, pooled over both sides'
+    runs (each run's estimate around its side's mean), times 1/k_a + 1/k_b.
+    A side with one run borrows the other's runs' variance.  None when no
+    side has two runs.  (The statistics used on reps alone, without the
+    run-level model.)"""
+    dev, dof = 0.0, 0
+    for e in (a, b):
+        if len(e.run_thetas) > 1:
+            m = float(np.mean(e.run_thetas))
+            dev += sum((t - m) ** 2 for t in e.run_thetas)
+            dof += len(e.run_thetas) - 1
+    if dof == 0:
+        return None
+    var = dev / dof
+    return math.sqrt(var * (1.0 / max(a.runs, 1) + 1.0 / max(b.runs, 1))), float(dof)
 
 
 PRIMARY = "primary"      # the cases behind the summary tables: one family of the adjustment
@@ -521,8 +524,8 @@ def decide(comparisons, *, min_effect=DEFAULT_MIN_EFFECT, level=LEVEL, adjust=Tr
     fast rep moves the low quantile by the modes' distance while the bulk
     of its reps stays put; a kernel change moves both.
     machine_shift: True, a reason, or one per comparison (a reason in
-    words, or True, when the controls of its domain moved between the
-    sides; "" or False when not): such a case is NOT_JUDGED, whatever its
+    words, or True, when a control its domain follows moved beyond what
+    the host's runs have shown; "" or False when not): such a case is NOT_JUDGED, whatever its
     p, with the reason in `not_judged`, and for the judged cases of its
     family it counts as a case with p = 1 (its small p, the machine's
     doing, would lower every judged case's bar in the step-up).  Adjusting keeps an

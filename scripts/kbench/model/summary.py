@@ -1,23 +1,31 @@
 """Per-case summary of a run, or of all runs of one kernel pooled (the
 numbers: views/summary_text.py words them)."""
-from . import stats
+from types import SimpleNamespace
+
+from . import judge, stats
 from .decl import case_sort_key
+from .defaults import DEFAULT_BOOT, DEFAULT_SEED
 
 NOT_OK_ORDER = ("failed", "crashed", "timeout", "interrupted", "skipped")
 
 
 def summarize_group(group, estimator=None, control=False, noise=None):
     """[(Case, stats.Summary)] in category order: the measured cases, or
-    with control=True the control cases.  noise: {host: stats.RunNoise}
-    (the mde then includes the drift between runs measured on the host)."""
+    with control=True the control cases.  noise: {host: judge.HostRuns}
+    (the mde is then the run-level model's: the drift between runs as the
+    host's runs and the prior measure it)."""
     out = []
     rn = (noise if noise is not None else {}).get(group.host)
-    for c in sorted(group.cases.values(), key=case_sort_key):
-        if c.control != control:
-            continue
+    cases = [c for c in sorted(group.cases.values(), key=case_sort_key) if c.control == control]
+    plans = {}
+    if rn and cases:
+        opts = SimpleNamespace(estimator=estimator or stats.DEFAULT_ESTIMATOR, n_boot=DEFAULT_BOOT,
+                               seed=DEFAULT_SEED, relative=True, prior=rn.prior)
+        domains = ["control" if c.control else (c.decl.get("domain") or "cpu") for c in cases]
+        plans = judge.plan(group.runs, rn, [c.name for c in cases], domains, opts)
+    for c in cases:
         series = stats.Series.single(c.rep_arrays(), c.metric, c.name, units=c.rep_units(), estimator=estimator)
-        s = stats.summarize(series, run_noise=rn.tau2(c.name) if rn else None)
-        out.append((c, s))
+        out.append((c, stats.summarize(series, plan=plans.get(c.name))))
     return out
 
 

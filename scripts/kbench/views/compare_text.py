@@ -6,7 +6,6 @@ import math
 
 from ..model import defaults, stats
 from ..model.compare import Options, noise_of
-from ..model.guards import moved_most
 from ..model.counters import changes as counter_changes
 from ..model.decl import in_order
 from .text import table
@@ -22,49 +21,33 @@ def run_level_source(noise):
     if not noise:
         return "none", ("not measured: the intervals hold the noise between reps only, not the drift of the "
                         "machine between runs (too narrow on a machine that drifts)")
-    on_boots, _ = boots_text(noise) if noise.measured else ("", "")
     if not noise.measured:
         return "prior", (f"no kernel of this host has two runs: the built-in drift prior "
                          f"({len(noise.prior.cases)} cases)")
+    on_boots, _ = boots_text(noise)
     if noise.prior is not None:
         return "host", (f"measured on this host from {noise.runs} runs of {noise.kernels} kernel(s) with two runs "
-                        f"or more{on_boots}, each case's spread weighed against the built-in drift prior"
-                        + (f"; {scale_text(noise)}" if noise.scales else ""))
+                        f"or more{on_boots}, each case's spread weighed against the built-in drift prior")
     return "host only", (f"measured on this host from {noise.runs} runs of {noise.kernels} kernel(s) with two runs "
                          f"or more{on_boots} (no built-in prior: --no-prior)")
 
 
-DOMAIN_WORDS = {"cpu": "CPU-bound", "cross": "cross-CPU", "memory": "memory-bound", "fs": "file-system-bound"}
+DOMAIN_WORDS = {"cpu": "CPU-bound", "cross": "cross-CPU", "same": "same-CPU two-party", "memory": "memory-bound",
+                "fs": "file-system-bound", "control": "control"}
+SCALE_SOURCE = {"runs": "the runs of each kernel with two", "comparison": "the bulk of this comparison's cases",
+                "prior": "the prior as it is"}
 
 
-def scale_text(noise):
-    """One phrase: how far this host drifts against the built-in prior, per
-    domain (drift.host_scales), and what measured it; '' without a scale.
-    "this host drifts 0.45x the built-in prior on its 178 CPU-bound cases
-    and 1.1x on its 114 memory-bound ones (2 runs of 6.18.44)"."""
-    if not noise or not noise.scales:
-        return ""
-    order = list(DOMAIN_WORDS)
-    scales = sorted(((d, s) for d, s in noise.scales.items() if not s.borrowed),
-                    key=lambda kv: (order.index(kv[0]) if kv[0] in order else len(order)))
-    parts = [f"{s.factor:.2g}x the built-in prior on its {s.cases} {DOMAIN_WORDS.get(d, d)} cases"
-             for d, s in scales]
-    parts[1:] = [p.replace(" the built-in prior", "").replace(" cases", " ones") for p in parts[1:]]
-    parts = [p + (" (at most: fitted across a machine shift between the runs; two more runs of a kernel may "
-                  "give it runs without one, and narrower intervals)" if s.across else "")
-             for p, (_, s) in zip(parts, scales)]
-    present = {noise.domain_of(k) for k in noise.spreads if not k.startswith("cell:")} \
-        if noise.domain_of is not None else set(DOMAIN_WORDS)
-    left = [d for d in DOMAIN_WORDS if d not in noise.scales and d in present]
-    across = [DOMAIN_WORDS[d] for d in left if d in noise.prior_across]
-    few = [DOMAIN_WORDS[d] for d in left if d not in noise.prior_across]
-    keep = (f"; {' and '.join(few)} cases keep the prior (too few cases)" if few else "") + \
-        (f"; {' and '.join(across)} cases keep the prior (their only runs are across a machine shift, and "
-         f"drifted as far as the prior; two more runs of a kernel may give them runs without one, and "
-         f"narrower intervals)" if across else "")
-    runs = ", ".join(f"{n} runs of {k}" for k, n in noise.kernel_runs) or f"{noise.runs} runs"
-    said = parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
-    return f"this host drifts {said} ({runs}){keep}"
+def scale_text(scale):
+    """One phrase: how far this comparison's runs drift against the built-in
+    prior, per domain (runmodel.Fit.scale: the prior's drift times sqrt(a),
+    the reps' noise times sqrt(b)), and what measured it; '' without one.
+    "the drift now: CPU-bound cases 0.45x the prior's (the bulk of this
+    comparison's cases), ..."."""
+    parts = [f"{DOMAIN_WORDS.get(d, d)} cases {math.sqrt(a):.2g}x the prior's ({SCALE_SOURCE.get(src, src)})"
+             for d, (a, b, src) in sorted(scale.items(), key=lambda kv: list(DOMAIN_WORDS).index(kv[0])
+                                          if kv[0] in DOMAIN_WORDS else 9) if d != "control"]
+    return ("scaled to the moment of these runs: " + ", ".join(parts)) if parts else ""
 
 
 def boots_text(noise):
@@ -134,47 +117,29 @@ def shift_lines(rep, opts):
         return ["note: no control cases on both sides (runs made before kbench had them): a shift of the "
                 "whole machine between the runs cannot be told from a change of the kernel."]
     out = []
-    if sh.shifted:
-        worst = moved_most(sh.rows)
-        step = (f" (by {sh.step * 100:g}% or more: too large a step to judge the CPU-bound cases relative to "
-                f"the machine's speed)" if sh.relative else "")
-        out.append(f"WARNING: MACHINE SHIFT. The control cases, which no kernel can change, moved between the "
-                   f"sides: the machine ran {worst.cmp.change_text} "
-                   f"during {rep.other.label} than during {rep.base.label} ({worst.case}){step}. The verdicts below "
-                   f"are not about the kernel: no case is called faster or slower on this evidence. Run both "
-                   f"kernels again, interleaved, on a quieter machine.")
-    elif sh.relative:
+    if sh.relative:
+        mem = (f", the memory controls {_or_na(sh.memory_change_text)} (against the CPU speed: "
+               + ", ".join(f"{n} {stats.change_text(stats.speed_change(math.exp(v), 'latency'))}"
+                           for n, v in zip(sh.memory_names, sh.dx[1:])) + ")") if sh.memory_names else ""
         ran = sh.speed_change_text
         ran = (f"at the same speed during {rep.other.label} as during {rep.base.label}" if ran == "same" else
                f"{_or_na(ran)} during {rep.other.label} than during {rep.base.label}")
-        out.append(f"Machine speed: the CPU controls ran {ran}. The CPU-bound cases are judged relative to each run's CPU speed "
-                   f"(their values shown at {rep.base.label}'s speed; --as-measured judges them as measured); "
-                   f"a CPU control moving by {sh.step * 100:g}% or more would be a machine shift.")
-        if sh.cpu_moved:
-            worst = moved_most(sh.rows)
-            out.append(f"WARNING: MACHINE MOVED. A CPU control moved by {sh.threshold * 100:g}% or more "
-                       f"({worst.case}, {worst.cmp.change_text}): the file-system- and memory-bound cases, which "
-                       f"do not follow the CPU's speed, are not judged.")
+        out.append(f"Machine state: the CPU controls ran {ran}{mem}. The CPU- and memory-bound cases are judged relative to "
+                   f"them (each case as far as the host's runs show it follows them; the values shown at "
+                   f"{rep.base.label}'s state; --as-measured judges them as measured); a move beyond what this "
+                   f"host's runs have shown (the CPU speed {sh.limit_text(0)}) is a machine shift.")
     else:
-        out.append(f"Machine check: the control cases did not move between the sides (CPU, overall "
-                   f"{sh.change_text if sh.change_text != '-' else 'n/a'}; a shift = significant and at "
-                   f"least {sh.threshold * 100:g}%).")
-    if sh.memory_shifted and not sh.shifted and not sh.cpu_moved:
-        worst = moved_most(sh.memory_rows)
-        unsure = "" if worst.cmp.significant else (
-            f" Its reps cannot make the move significant ({worst.cmp.ci_text}), but a move of "
-            f"{sh.threshold * 100:g}% or more is taken as it is: runs made minutes apart differ so, and the "
-            f"memory-bound cases follow.")
-        out.append(f"WARNING: MEMORY SHIFT. A memory control ({worst.case}), which no kernel can change, moved "
-                   f"between the sides: the memory system ran {worst.cmp.change_text} during {rep.other.label} "
-                   f"than during {rep.base.label} (a regime of the machine's memory bandwidth, or of what its other "
-                   f"tenants keep in the shared cache).{unsure} The memory-bound "
-                   f"cases (those their binaries declare so) are not judged; the others are, against the CPU "
-                   f"controls, which did not move.")
-    elif sh.memory_rows and not sh.shifted and not sh.cpu_moved:
-        out.append(f"Memory check: the memory controls did not move between the sides "
-                   f"({sh.memory_change_text if sh.memory_change_text != '-' else 'n/a'}; a shift = at least "
-                   f"{sh.threshold * 100:g}%, significant or not): the memory-bound cases are judged.")
+        out.append(f"Machine check: the CPU controls ran {_or_na(sh.change_text)}, the memory controls "
+                   f"{_or_na(sh.memory_change_text)} during {rep.other.label} than during {rep.base.label}; every "
+                   f"case is judged as measured (--as-measured).")
+    if sh.shifted:
+        why = sh.why("cpu")
+        out.append(f"WARNING: MACHINE SHIFT. {why[0].upper()}{why[1:]}: the machine changed more than its speed "
+                   f"between the sides, and no case is called faster or slower on this evidence. Run both "
+                   f"kernels again, interleaved, on a quieter machine.")
+    elif sh.memory_shifted:
+        out.append(f"WARNING: MEMORY SHIFT. {sh.why('memory')}: the memory-bound cases "
+                   f"(those their binaries declare so) are not judged; the others are.")
     cells = [row_cells(r) for r in sh.rows + sh.memory_rows]
     keys = ["case", "base", "other", "unit", "change", "ci", "p", "reps", "verdict"]
     out.append(table(["control", "base", "other", "unit", "change", f"{opts.level * 100:.0f}% CI", "p", "reps",
@@ -227,9 +192,11 @@ def run_level_lines(rep, opts):
     if sds:
         spread = (f" A run's own drift: median over cases {math.expm1(sds[len(sds) // 2]) * 100:.1f}%, "
                   f"90th percentile {math.expm1(sds[int(0.9 * (len(sds) - 1))]) * 100:.1f}%.")
+    now = scale_text(rep.scale) if rep.scale else ""
     boot_note = boots_text(noise)[1] if noise.measured else ""
-    return [f"Run level ({kind}): {text}.{spread} Each interval adds it for a side's number of runs, so the mde "
-            f"is what {'one run a side' if one else 'these runs'} can tell on this machine.{boot_note}"]
+    return [f"Run level ({kind}): {text}{'; ' + now if now else ''}.{spread} Each interval adds it for a side's "
+            f"number of runs, so the mde is what {'one run a side' if one else 'these runs'} can tell on this "
+            f"machine.{boot_note}"]
 
 
 def drift_basis(noise):
@@ -237,9 +204,9 @@ def drift_basis(noise):
     compare, summarize and the page)."""
     kind = run_level_source(noise)[0]
     if kind == "prior":
-        return "as the built-in prior assumes"
-    if noise is not None and noise.scales:
-        return "as its runs measured, the built-in prior scaled to this host"
+        return "as the built-in prior assumes, scaled as these runs measured it"
+    if kind == "host":
+        return "as its runs measured, weighed against the built-in prior"
     return "as it did"
 
 
@@ -348,7 +315,7 @@ def format_report(rep, changed_only=False, opts=None):
         adj = (", " + adjustment_text(rep.rows)) if opts.adjust else ""
         out.append(f"value = {ESTIMATOR_TEXT.get(opts.estimator, opts.estimator)}; ratio = other/base (time for "
                    f"latency, MB/s for bandwidth); the {opts.level * 100:.0f}% CI and p come from one model (the "
-                   f"difference of the log values, bootstrap standard errors, Welch t){adj}.")
+                   f"runs' estimates of log values, the drift between runs, the controls as covariates, t){adj}.")
         out.append(f"Faster/slower = p < {1 - opts.level:.2g} and a change of at least {opts.min_effect * 100:g}%. "
                    f"mde = the smallest change this comparison could detect (80% power); 'inconclusive' = not "
                    f"significant, and the mde is above {opts.min_effect * 100:g}%: more reps would tell.")

@@ -80,8 +80,8 @@ def write_json(reports, f):
             "base": rep.base.label, "other": rep.other.label,
             "machine_shift": bool(rep.shift and rep.shift.shifted),
             "memory_shift": bool(rep.shift and rep.shift.memory_shifted),
-            # the CPU controls moved by the shift threshold: judged relative to the speed, only the
-            # file-system- and memory-bound cases are out of judgement
+            # kept for readers of older comparisons: the same as machine_shift since the run-level
+            # model (the CPU controls beyond what the host's runs have shown)
             "machine_moved": bool(rep.shift and rep.shift.cpu_moved),
             "relative": bool(rep.shift and rep.shift.relative),
             "speed_ratio": _json_num(rep.shift.speed_ratio) if rep.shift and rep.shift.relative else None,

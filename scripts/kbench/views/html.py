@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..model import controls, counters, explain, stats
 from ..model.compare import flatten_meta, meta_differences
+from ..model.judge import HostRuns
 from ..model.decl import case_sort_key, categories as categories_of, category_of
 from ..model.load import META, RUNS, SAMPLES
 from ..model.runs import most_waiting
@@ -136,7 +137,7 @@ def _run_level_text(m):
     parts = []
     for h in hosts:
         rn = noise.get(h) if noise is not None else (
-            stats.RunNoise({}, prior=m.opts.prior) if m.opts.prior is not None else None)
+            HostRuns([], m.opts.prior) if m.opts.prior is not None else None)
         kind, text = run_level_source(rn)
         parts.append(f"Run level on {esc(h)} ({kind}): {esc(text)}.")
     return " ".join(parts) + _more_runs_text(m)
@@ -346,11 +347,8 @@ def trace_svg(run, width=640, height=150):
 
 
 def _moved_word(cmp):
-    """A control's "moved?" cell: a memory control's move of the threshold
-    that its reps cannot confirm still counts (compare.compare_controls)."""
-    if cmp.significant:
-        return "moved"
-    return "moved, not significant" if cmp.verdict == stats.MOVED else "no"
+    """A control's "moved?" cell: significant and by the minimum effect."""
+    return "moved" if cmp.significant else "no"
 
 
 def _machine(m):
@@ -358,13 +356,13 @@ def _machine(m):
     runs = [(g, r) for g in m.groups for r in g.runs if any(c.control for c in r.cases.values())]
     out = ["<h2 id='machine'>The machine (control cases)</h2>",
            "<p class='note'>Control cases (work with no system call, fault or TLB miss in it: for example "
-           "a load chain in L1, an arithmetic chain, a copy within L2) cost the same on every kernel; they run between the other cases all through a "
-           "run.  When they move between two kernels' runs, the machine changed, and no case is called "
-           "faster or slower on that evidence.  The memory controls (a 64 MB read, a random chase through "
-           "16 MB) follow the memory system's bandwidth and what the machine's other tenants keep in its "
-           "shared cache, which on shared machines switch regimes for minutes while the CPU-bound "
-           "controls do not move: when only they move, only the memory-bound cases (memory bandwidth and "
-           "latency, file and mmap reread) are not judged.</p>"]
+           "a load chain in L1, an arithmetic chain, a copy within L2) cost the same on every kernel; they run "
+           "between the other cases all through a run and measure the machine's state: its CPU speed, and with "
+           "the memory controls (a 64 MB read, a random chase through 16 MB) the memory system, which on shared "
+           "machines switches regimes for minutes.  Every CPU- and memory-bound case is judged relative to "
+           "them, as far as the host's runs show it follows them.  When a control moves beyond what the host's "
+           "runs have shown, the cases that follow it are not judged: all of them for the CPU's speed, the "
+           "memory-bound ones (memory bandwidth and latency, file and mmap reread) for a memory control.</p>"]
     if not runs:
         out.append("<p>No run here has control cases (runs made before kbench had them): a shift of the "
                    "machine between runs cannot be told from a change of the kernel.</p>")
@@ -376,16 +374,11 @@ def _machine(m):
         rows = "".join(f"<tr><td>{esc(r.case)}</td><td class='num'>{r.cmp.ratio:.3f}</td>"
                        f"<td class='num'>{esc(r.cmp.ci_text)}</td><td>{esc(r.cmp.change_text)}</td>"
                        f"<td>{_moved_word(r.cmp)}</td></tr>" for r in sh.all_rows)
-        verdict = (f"<span class='s2'>machine shift: the controls ran {esc(speed_words(sh.ratio, 'latency')[0])} than on the "
-                   "baseline's runs; no verdicts</span>" if sh.shifted else
-                   f"<span class='s2'>the CPU controls ran {esc(speed_words(sh.ratio, 'latency')[0])} than on the "
-                   "baseline's runs: the CPU-bound cases are judged relative to that speed, the file-system- and "
-                   "memory-bound cases are not judged</span>" if sh.cpu_moved else
-                   f"<span class='s2'>memory shift: the memory controls ran "
-                   f"{esc(speed_words(sh.memory_ratio, 'latency')[0])} than on the baseline's runs; the "
-                   "memory-bound cases are not judged</span>" if sh.memory_shifted else
-                   f"the controls did not move; the CPU-bound cases are judged relative to the runs' CPU speed "
-                   f"(its CPU controls: {esc(sh.speed_change_text)})" if sh.relative else "the controls did not move")
+        verdict = (f"<span class='s2'>machine shift: {esc(sh.why('cpu'))}; no verdicts</span>" if sh.shifted else
+                   f"<span class='s2'>memory shift: {esc(sh.why('memory'))}; the memory-bound cases are not "
+                   "judged</span>" if sh.memory_shifted else
+                   f"the CPU- and memory-bound cases are judged relative to the controls (the CPU's speed: "
+                   f"{esc(sh.speed_change_text)})" if sh.relative else "every case judged as measured")
         out.append(f"<h3>{esc(g.label)} against {esc(m.baseline.label)}: {verdict}</h3>"
                    "<table><thead><tr><th>control</th><th>ratio</th><th>95% CI</th><th>change</th>"
                    f"<th>moved?</th></tr></thead><tbody>{rows}</tbody></table>")
@@ -566,21 +559,13 @@ def render(m, out_path):
     for g in m.groups[1:]:
         sh = m.shifts.get(g.key)
         if sh is not None and sh.shifted:
-            parts.append(f"<div class='alarm'>Machine shift: the control cases, which no kernel can change, ran "
-                         f"{esc(speed_words(sh.ratio, 'latency')[0])} during {esc(g.label)} than during {esc(m.baseline.label)}.  "
-                         "The verdicts for that kernel are not about the kernel: none is called faster or slower "
-                         "(see <a href='#machine'>the machine</a>).</div>")
-        elif sh is not None and sh.cpu_moved:
-            parts.append(f"<div class='warn'>Machine moved: the CPU controls ran "
-                         f"{esc(speed_words(sh.ratio, 'latency')[0])} during {esc(g.label)} than during "
-                         f"{esc(m.baseline.label)}.  Its CPU-bound cases are judged relative to that speed; its "
-                         "file-system- and memory-bound cases are not judged (see <a href='#machine'>the "
-                         "machine</a>).</div>")
+            parts.append(f"<div class='alarm'>Machine shift during {esc(g.label)} against {esc(m.baseline.label)}: "
+                         f"{esc(sh.why('cpu'))}.  The verdicts for that kernel are not about the kernel: none is "
+                         "called faster or slower (see <a href='#machine'>the machine</a>).</div>")
         elif sh is not None and sh.memory_shifted:
-            parts.append(f"<div class='warn'>Memory shift: the memory control, which no kernel can change, ran "
-                         f"{esc(speed_words(sh.memory_ratio, 'latency')[0])} during {esc(g.label)} than during "
-                         f"{esc(m.baseline.label)} (a regime of the machine's memory bandwidth).  Its memory-bound "
-                         "cases are not judged; the others are (see <a href='#machine'>the machine</a>).</div>")
+            parts.append(f"<div class='warn'>Memory shift during {esc(g.label)} against {esc(m.baseline.label)}: "
+                         f"{esc(sh.why('memory'))}.  Its memory-bound cases are not judged; the others are (see "
+                         "<a href='#machine'>the machine</a>).</div>")
     if m.warnings:
         parts.append("<details><summary>Warnings while reading the results "
                      f"({len(m.warnings)})</summary><ul>"

@@ -164,8 +164,7 @@ def speed_words(ratio, metric):
 
 VERDICT_WORD = {stats.FASTER: "faster", stats.SLOWER: "slower", stats.SAME: "no sig. change",
                 stats.INCONCLUSIVE: "inconclusive", stats.FEW: "too few reps", stats.NOT_JUDGED: "not judged",
-                stats.MISSING: "missing", stats.UNDEFINED: "not comparable", stats.FAILED: "FAILED",
-                stats.MOVED: "moved, not sig."}
+                stats.MISSING: "missing", stats.UNDEFINED: "not comparable", stats.FAILED: "FAILED"}
 
 
 def cell_words(cmp):

@@ -33,7 +33,7 @@ def stayed_words(ch, result):
         return f"went back at {after} ({ch.back.change_text}); {told}"
     if ch.stayed == "unjudged":
         sh = ch.stay_shift
-        ran = (f"the control cases ran {sh.change_text}" if sh.shifted or sh.cpu_moved else
+        ran = (f"the control cases ran {sh.change_text}" if sh.shifted else
                f"the memory control ran {sh.memory_change_text}")
         return (f"cannot tell: {ran} on {after} than on {before}, a machine shift "
                 f"({after} against {before}: {s.change_text}, {s.ci_text}, not judged)")
@@ -80,12 +80,8 @@ def format_series(result, opts):
     out.append(f"Run level ({kind}): {text}.")
     for st in result.steps:
         if st.shift is not None and st.shift.shifted:
-            out.append(f"WARNING: MACHINE SHIFT between {st.base.label} and {st.other.label}: the control cases "
-                       f"ran {st.shift.change_text}; no case is called faster or slower at that step.")
-        elif st.shift is not None and st.shift.cpu_moved:
-            out.append(f"WARNING: MACHINE MOVED between {st.base.label} and {st.other.label}: the CPU controls ran "
-                       f"{st.shift.change_text}; the CPU-bound cases are judged relative to that speed, the "
-                       f"file-system- and memory-bound cases are not judged at that step.")
+            out.append(f"WARNING: MACHINE SHIFT between {st.base.label} and {st.other.label}: "
+                       f"{st.shift.why('cpu')}; no case is called faster or slower at that step.")
         elif st.shift is not None and st.shift.memory_shifted:
             out.append(f"WARNING: MEMORY SHIFT between {st.base.label} and {st.other.label}: the memory-bound "
                        f"cases are not judged at that step.")

@@ -160,6 +160,31 @@ TEST_CASE("plan_reps: caps, precise cases to 10 reps, the unusable none", "[plan
   CHECK(plan_reps({so_far(10, false, 0.01)}, 0.03, 100.0, 60) == std::vector<int>{0});
 }
 
+TEST_CASE("plan_reps: a summary table's precise case to 20 reps, the others to 10", "[plan]") {
+  using kbench::driver::plan_reps;
+  std::vector<kbench::driver::CaseSoFar> cases{so_far(5, false, 0.01), so_far(5, false, 0.01),
+                                               so_far(10, false, 0.01), so_far(25, false, 0.01)};
+  cases[0].headline = cases[2].headline = cases[3].headline = true;
+  // the headline ones to 20 (the one at 25 none), the other to 10
+  CHECK(plan_reps(cases, 0.03, 100.0, 60) == std::vector<int>{15, 5, 10, 0});
+  // never past max_reps
+  CHECK(plan_reps(cases, 0.03, 100.0, 12) == std::vector<int>{7, 5, 2, 0});
+}
+
+TEST_CASE("plan_reps: a summary table's case gets its 20 reps first, however dear", "[plan]") {
+  using kbench::driver::plan_reps;
+  // A dear headline case (0.5 s a rep) and a cheap noisy one; 2 s to spend:
+  // by gain per second the cheap one would take its 55 reps first.
+  std::vector<kbench::driver::CaseSoFar> cases{so_far(5, false, 0.5), so_far(5, true, 0.01)};
+  cases[0].headline = true;
+  CHECK(plan_reps(cases, 0.03, 2.0, 60) == std::vector<int>{4, 0});
+  // with time to spare, both: the headline case to 20, the noisy one to 60
+  CHECK(plan_reps(cases, 0.03, 100.0, 60) == std::vector<int>{15, 55});
+  // not a summary case: the cheap one first
+  cases[0].headline = false;
+  CHECK(plan_reps(cases, 0.03, 2.0, 60) == std::vector<int>{2, 55});
+}
+
 TEST_CASE("choose_round: a share of the plan per round, a case once per rep", "[plan]") {
   using kbench::driver::choose_round;
   const std::vector<kbench::driver::CaseSoFar> cases{so_far(5, false, 0.01), so_far(10, false, 0.01),

@@ -1,0 +1,249 @@
+"""Sides of a comparison put to the run-level model (runmodel): each run's
+own estimates (once per run), the covariates from its control cases, the
+host's runs that measure the run level (HostRuns), and the model's answer
+turned into a stats.Comparison per case."""
+import datetime
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import runmodel, stats
+from .bootstrap import side_estimate
+
+
+# ---- one run's estimates ---------------------------------------------------
+
+def run_estimates(run, opts, cells=None):
+    """{key: (theta, se, df)}: each case's estimate over this run's reps (log
+    time, the comparison's estimator) with its bootstrap standard error and
+    that error's degrees of freedom (stats.estimator_df),
+    and each summary-table cell made of several cases (cells(run) ->
+    {key: Series}), computed once per run and estimator."""
+    key = (opts.estimator, opts.n_boot, opts.seed)
+    cache = run.__dict__.setdefault("_kbench_estimates", {})
+    got = cache.get(key)
+    if got is None:
+        got = {}
+        side_id = f"{run.host}/{run.kernel}#{run.run_id}"
+        for name, c in run.cases.items():
+            ser = stats.Series.single(c.rep_arrays(), c.metric, name, units=c.rep_units(), estimator=opts.estimator)
+            e = _estimate(ser, side_id, name, opts)
+            if e is not None:
+                got[name] = e
+        for name, ser in (cells(run) if cells else {}).items():
+            e = _estimate(ser, side_id, name, opts)
+            if e is not None:
+                got[name] = e
+        cache[key] = got
+    return got
+
+
+def _estimate(ser, side_id, name, opts):
+    if ser is None or ser.n_reps < 2:
+        return None
+    e = side_estimate(ser, opts.n_boot, stats.seeded_rng(opts.seed, side_id, name), opts.estimator)
+    if math.isnan(e.theta):
+        return None
+    # (a se of nan, as two equal reps give, leaves the key out of the model; its
+    # estimate still serves as a covariate: a control of a short run)
+    return float(e.theta), float(e.se), float(e.df)
+
+
+def series_estimates(series, opts, tag):
+    """{run: (theta, se, df)} of one Series split by the run of each rep (a
+    quantity no run's own estimates hold: a scaling point)."""
+    by = {}
+    for r, u in zip(series.reps, series.units):
+        by.setdefault(u, []).append(r)
+    out = {}
+    for u, reps in by.items():
+        ser = stats.Series(reps, series.combine, series.metric, series.label, [u] * len(reps), opts.estimator)
+        e = _estimate(ser, f"{tag}#{u}", series.label, opts)
+        if e is not None:
+            out[u] = e
+    return out
+
+
+# ---- the covariates --------------------------------------------------------
+
+def control_names(runs):
+    """(CPU controls, memory controls) present in every run: the speed of
+    runs compared with one another must be the mean over the same ones."""
+    cpu = mem = None
+    for r in runs:
+        c = {n for n, x in r.cases.items() if x.control and x.reps and (x.decl.get("domain") or "cpu") == "cpu"}
+        m = {n for n, x in r.cases.items() if x.control and x.reps and x.decl.get("domain") == "memory"}
+        cpu = c if cpu is None else cpu & c
+        mem = m if mem is None else mem & m
+    return sorted(cpu or ()), sorted(mem or ())
+
+
+def covariates(est, cpu, mem):
+    """A run's covariates from its estimates: its CPU speed (the mean log
+    time of its CPU controls), then each memory control relative to it;
+    nan where a control is missing."""
+    if not cpu:
+        return []
+    vals = [est.get(n, (math.nan,))[0] for n in cpu]
+    speed = sum(vals) / len(vals)
+    return [speed] + [est.get(n, (math.nan,))[0] - speed for n in mem]
+
+
+# ---- the host's runs -------------------------------------------------------
+
+@dataclass
+class HostRuns:
+    """The runs of one host that measure how far whole runs drift: lists of
+    runs, each the replicates of one kernel (the compared sides are lists
+    of their own); with the built-in drift prior."""
+    lists: list = field(default_factory=list)
+    prior: object = None
+    boots: object = None          # boots the runs were made on; None: not recorded for all
+
+    @property
+    def measured(self):
+        return any(len(rs) >= 2 for rs in self.lists)
+
+    @property
+    def runs(self):
+        return sum(len(rs) for rs in self.lists if len(rs) >= 2)
+
+    @property
+    def kernels(self):
+        return sum(1 for rs in self.lists if len(rs) >= 2)
+
+    @property
+    def kernel_runs(self):
+        return [(rs[0].kernel, len(rs)) for rs in self.lists if len(rs) >= 2]
+
+    def __bool__(self):
+        return self.measured or self.prior is not None
+
+
+class NoiseMap(dict):
+    """{host: HostRuns}; get() of a host with none gives the prior alone
+    (HostRuns without runs), or None without a prior."""
+
+    def __init__(self, items=(), prior=None):
+        super().__init__(items)
+        self.prior = prior
+
+    def get(self, host, default=None):
+        v = super().get(host)
+        if v is None and self.prior is not None:
+            return HostRuns([], self.prior)
+        return default if v is None else v
+
+
+def tau2_of(prior, keys):
+    """Per key the prior's drift (tau^2); 0 without a prior."""
+    if prior is None:
+        return np.zeros(len(keys))
+    return np.array([prior.get(k)[0] for k in keys])
+
+
+# ---- a comparison ----------------------------------------------------------
+
+def rows_and_groups(base_runs, other_runs, host):
+    """(every run, base row indices, other row indices, replicate groups as
+    row indices): the sides' runs first, then the host's other runs; each
+    list of the host's runs one group (the sides' own lists among them)."""
+    runs, index = [], {}
+
+    def row(r):
+        k = (r.host, r.run_id, id(r))
+        if k not in index:
+            index[k] = len(runs)
+            runs.append(r)
+        return index[k]
+    base = [row(r) for r in base_runs]
+    other = [row(r) for r in other_runs]
+    groups = []
+    lists = list(host.lists) if host is not None else []
+    for side in (base_runs, other_runs):
+        if len(side) >= 2 and not any({id(r) for r in side} <= {id(x) for x in rs} for rs in lists):
+            lists.append(list(side))
+    for rs in lists:
+        if len(rs) >= 2:
+            groups.append([row(r) for r in rs])
+    return runs, base, other, groups
+
+
+def fit(base_runs, other_runs, keys, domains, opts, host, extra=None, cells=None):
+    """(runmodel.fit of these keys (cases, cells) for two sides' runs, with
+    the host's runs (HostRuns or None); the CPU and memory controls behind
+    the covariates).  extra: {key: {run: (theta, se)}} of keys no run's own
+    estimates hold (series_estimates); cells(run): the summary-table cells
+    each run's estimates include."""
+    runs, base, other, groups = rows_and_groups(base_runs, other_runs, host)
+    cpu, mem = control_names([runs[i] for i in base + other])
+    ests = []
+    for r in runs:
+        e = dict(run_estimates(r, opts, cells))
+        for key, per_run in (extra or {}).items():
+            if r.run_id in per_run:
+                e[key] = per_run[r.run_id]
+        ests.append(e)
+    x = [covariates(e, cpu, mem) for e in ests]
+    ncov = len(x[0]) if x else 0
+    d = runmodel.design(ests, x if ncov else [[] for _ in ests], keys)
+    prior = host.prior if host is not None else getattr(opts, "prior", None)
+    tau2 = tau2_of(prior, keys)
+    x_tau2 = covariate_tau2(prior, cpu, mem) if ncov else None
+    sessions = runmodel.sessions_of([started(r) for r in runs])
+    return runmodel.fit(d, base, other, groups, domains, tau2, relative=opts.relative, x_tau2=x_tau2,
+                        sessions=sessions), (cpu, mem)
+
+
+def started(run):
+    """A run's start (seconds since the epoch, from meta.json's
+    started_utc); nan when it was not recorded."""
+    t = (run.meta or {}).get("started_utc")
+    if not isinstance(t, str):
+        return math.nan
+    try:
+        return datetime.datetime.strptime(t, "%Y-%m-%dT%H:%M:%SZ").replace(
+            tzinfo=datetime.timezone.utc).timestamp()
+    except ValueError:
+        return math.nan
+
+
+def covariate_tau2(prior, cpu, mem):
+    """Per covariate the prior's drift of its controls (the CPU speed: the
+    mean of its controls'; a memory control relative to it: the two
+    added); None without a prior."""
+    if prior is None or not cpu:
+        return None
+    t = tau2_of(prior, list(cpu) + list(mem))
+    tc = float(np.mean(t[:len(cpu)]))
+    return [tc] + [float(v) + tc for v in t[len(cpu):]]
+
+
+def plan(runs, host, keys, domains, opts, cells=None):
+    """{key: (sig2, df)}: one run's total variance of each key on this host
+    (runmodel.variances) for a kernel's own summary: its runs and the
+    host's other runs (HostRuns or None)."""
+    rws, base, _, groups = rows_and_groups(runs, [], host)
+    cpu, mem = control_names([rws[i] for i in base])
+    ests = [run_estimates(r, opts, cells) for r in rws]
+    x = [covariates(e, cpu, mem) for e in ests]
+    d = runmodel.design(ests, x if x and x[0] else [[] for _ in ests], keys)
+    prior = host.prior if host is not None else getattr(opts, "prior", None)
+    sig2, df = runmodel.variances(d, base, groups, domains, tau2_of(prior, keys), opts.relative,
+                                  covariate_tau2(prior, cpu, mem) if x and x[0] else None)
+    return {k: (float(s), float(v)) for k, s, v in zip(keys, sig2, df)}
+
+
+def comparison(f, j, base_series, other_series, opts):
+    """The stats.Comparison of key j of a runmodel.Fit (stats.compare with
+    the model's difference, variance and degrees of freedom; the counts,
+    the rank test and the median reps from the two Series)."""
+    model = None
+    delta, var, mean = float(f.delta[j]), float(f.var[j]), float(f.base_mean[j])
+    if math.isfinite(delta) and math.isfinite(var) and math.isfinite(mean):
+        hist_df = float(f.df[j]) - sum(k - 1 for k in f.k if k >= 2)
+        model = stats.ModelDiff(mean, delta, var, float(f.df[j]), float(f.sig2[j]), hist_df, f.k,
+                                float(f.shift[j]))
+    return stats.compare(base_series, other_series, min_reps=opts.min_reps, estimator=opts.estimator,
+                         level=opts.level, model=model)

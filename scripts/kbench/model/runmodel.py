@@ -1,0 +1,570 @@
+"""The run level of the model: one model for every comparison.
+
+The observation is a run: its estimate of each case (the estimator over
+the run's reps, log time) with the bootstrap's squared standard error w
+(Kalibera & Jones, "Rigorous benchmarking in reasonable time", 2013).  For
+case c and run r of kernel K,
+
+    y_rc = mu_cK + beta_c . x_r + e_rc,    e_rc ~ sigma_c^2 t-tailed
+
+- x_r, the covariates: the run's CPU speed (the mean log time of its CPU
+  controls) and each memory control relative to it.  A CPU-bound case
+  follows the CPU speed (beta about 1), a memory-bound case the CPU speed
+  and the memory controls (beta about 0 for most, up to 1 for the large
+  buffers), a file-system-bound case none (what the runs before it left in
+  the file system moves it, not the machine's speed).  beta_c is the
+  posterior of a normal prior per domain given the host's runs: every
+  kernel with two runs or more, the compared sides' own included, centred
+  on its own mean; its uncertainty enters the interval (Var(beta) dx^2), so
+  a control that moved adds what is not known of how the case follows it.
+- sigma_c^2, the total variance of one run's estimate, nothing subtracted:
+  the runs' residual spread ss_c over dof_c (every kernel with two runs or
+  more) moderated towards a prior s0_c^2 = a tau_c^2 + b w_c (tau_c: the
+  built-in drift prior, w_c: the run's own reps' noise) worth D0 degrees
+  of freedom (Smyth 2004):  sigma_c^2 = (D0 s0_c^2 + ss_c) / (D0 + dof_c).
+- (a, b) per domain, measured now: on the compared sides' own runs (each
+  side with two runs or more, around its own mean) and on this
+  comparison's differences themselves (an empirical null, Efron 2004: the
+  bulk of the cases did not change), each by maximum likelihood under the
+  model's own distribution (s^2 / s0^2 ~ F(dof, D0); a difference over its
+  scale ~ t(D0)), the larger of the two per case.  How far the machine
+  drifts varies from hour to hour by more than a factor of e (the kept
+  series: tests/validation/README.md, "The run-level model"), so the scale
+  is measured at the time of the comparison; the host's other runs say
+  which cases drift more than others (ss_c) and how they follow the
+  controls (beta_c).
+- The comparison: delta_c = ybar_B - ybar_A - beta_c . (xbar_B - xbar_A),
+  variance sigma_c^2 (1/k_A + 1/k_B) + dx' V_beta dx, t with D0 + dof_c
+  degrees of freedom.  With one run a side and no history the same
+  formula holds, the prior (scaled by this comparison's bulk) doing the
+  work.
+- A guard: a control that moved more than GUARD_Z of its own run-to-run
+  standard deviations (the host's runs' spread of it, moderated towards
+  its drift prior) is outside what the runs have seen: the cases that
+  follow it are not judged, and the comparison says so in words.
+
+Pure functions on plain data (numpy arrays); compare.py builds the runs'
+estimates and turns the result into verdicts.
+"""
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .pvalues import _inverse_trigamma, digamma, t_quantile, trigamma
+
+# The prior's weight (degrees of freedom): how far one case's variance strays
+# from its prior's, the tails of an unchanged case's difference at one run a
+# side (t with D0 degrees of freedom).  Measured on the kept A/A series, the
+# differences scaled by the bulk of their cases: t with 4-6 degrees of freedom
+# (tests/validation/README.md, "The run-level model").
+D0 = 6.0
+# The priors of beta: (mean, sd) per domain and covariate.  CPU-bound and
+# memory-bound cases follow the CPU's speed with beta near 1 (the median case
+# of the kept series: 1.0-2.1).  A memory-bound case follows a memory control
+# (relative to the CPU's speed) as far as its buffer lives where the
+# control's does: most not at all (the kept AMD series: median 0.03), the
+# large buffers up to 1, and which ones depends on the machine (on the Intel
+# VM the 64 MB buffers followed its 64 MB control 1:1, the 256 MB ones
+# hardly).  So the prior's mean is 0 and its sd what the built-in drift prior
+# allows: a case that drifted tau between runs where the control drifted
+# tau_control cannot follow it by more than tau / tau_control (between
+# BETA_MEMORY_SD and 1).
+BETA_CPU = (1.0, 0.5)
+BETA_MEMORY_SD = (0.05, 1.0)
+# What the runs of one session share (a stretch of the machine's time, runs no
+# more than SESSION_GAP apart): the variance of a session's level around the
+# host's, as a share of one run's variance, per domain.  The kept A/A series
+# (sessions one to five hours apart on one boot) gave, after the CPU's
+# speed, 0.60 / 1.20 / 0.55 (CPU-, memory-, file-system-bound) on one boot
+# and 0.15 / 0.23 / 0.12 on another: the larger.  A comparison adds it for
+# the sessions its sides do not share (none when they alternate in one
+# session), so it never shrinks with more runs of one session.
+SESSION_SHARE = {"cpu": 0.6, "cross": 0.6, "same": 0.6, "memory": 1.2, "fs": 0.55, "control": 0.6}
+SESSION_GAP_S = 3600.0
+# A control that moved more than this many of its own standard deviations
+# between the sides is outside what the host's runs have seen.
+GUARD_Z = 4.0
+# Fewer cases than this in a domain: no scale fitted on them (the prior's as it is).
+MIN_FIT = 8
+# a beta held at its prior mean: its prior variance
+FIXED = 1e-10
+# The bounds of a scale's fit (s0 = a tau^2 + b w): b, the reps' own noise,
+# never below half of what their bootstrap says (the bootstrap of a low
+# quantile over 10-20 reps overstates it: on the kept series the runs' total
+# spread was 0.5-1 times w where they drifted least), a and b never above
+# e^4 (a fit that far out is the fit of a kernel's change, not of drift).
+B_MIN = 0.5
+LOG_MAX = 4.0
+# The drift is never taken below A_MIN times the built-in prior's (a third of
+# its sd): a host's cases do not all calm down alike, and a domain's bulk
+# measured calm (0.001-0.05 times the prior on the kept series) would leave
+# its volatile cases (a 256 MB bzero switching between two modes 50% apart
+# from run to run, whose prior is 41%) no drift at all.  On the kept A/A
+# splits, a floor of 0, 0.1 and 0.25 left 62, 25 and 11 of 307 comparisons
+# with a false flag, at a median mde of 7.7, 9.2 and 11.0% at two runs a side
+# (tests/validation/README.md, "The run-level model").
+A_MIN = 0.1
+# The empirical null's fit comes down to the median case's where that is
+# less than this share of it: a minority of changed cases far out, not the
+# drift's own tails (on the kept series the median case sat at 0.6-0.8 of
+# the fit: tails heavier than t(D0)) nor the bulk's chance (about a fifth
+# either way over a few hundred cases).
+MEDIAN_SHARE = 0.5
+
+
+@dataclass
+class Design:
+    """What the model needs of a set of runs: per run, each key's estimate
+    (theta, log time) and its squared standard error w, and the covariates."""
+    keys: list
+    y: np.ndarray          # runs x keys, nan where a run lacks a key
+    w: np.ndarray          # runs x keys
+    x: np.ndarray          # runs x covariates (nan: the run lacks a control)
+    wdf: np.ndarray = None  # runs x keys: the degrees of freedom of each w (its reps)
+
+
+def design(estimates, covariates, keys):
+    """A Design of runs given as {key: (theta, se, df)} dicts and their
+    covariate rows."""
+    n, k = len(estimates), len(keys)
+    y = np.full((n, k), math.nan)
+    w = np.full((n, k), math.nan)
+    wdf = np.full((n, k), math.nan)
+    idx = {key: j for j, key in enumerate(keys)}
+    for i, est in enumerate(estimates):
+        for key, v in est.items():
+            j = idx.get(key)
+            if j is not None and math.isfinite(v[0]) and math.isfinite(v[1]):
+                y[i, j] = v[0]
+                w[i, j] = v[1] * v[1]
+                wdf[i, j] = v[2] if len(v) > 2 else math.inf
+    x = np.array(covariates, dtype=float).reshape(n, -1)
+    return Design(list(keys), y, w, x, wdf)
+
+
+# The prior's weight as the host's own runs show it (Smyth 2004) is taken
+# where at least this many keys have a spread of their own: it may lower D0
+# (the built-in profile fits this host's cases worse than the kept series'),
+# never raise it.
+D0_MIN_KEYS = 30
+
+
+def host_d0(rss, dof, s0):
+    """How well the prior s0 predicts the keys' own spreads rss / dof, as
+    degrees of freedom: from the variance of log(s^2 / s0) beyond what
+    their own degrees of freedom explain (between 1 and D0); D0 with fewer
+    than D0_MIN_KEYS keys with a spread."""
+    ok = (dof > 0) & (rss > 0) & np.isfinite(s0) & (s0 > 0)
+    if np.sum(ok) < D0_MIN_KEYS:
+        return D0
+    d = dof[ok]
+    z = np.log(rss[ok] / d / s0[ok]) - np.array([digamma(v / 2.0) - math.log(v / 2.0) for v in d])
+    extra = float(np.var(z, ddof=1)) - float(np.mean([trigamma(v / 2.0) for v in d]))
+    if extra <= 0:
+        return D0
+    return min(max(2.0 * _inverse_trigamma(extra), 1.0), D0)
+
+
+def _prior_df(s0, bw, wdf, moments, d0=D0):
+    """The degrees of freedom of the prior variance s0 = a tau^2 + b w,
+    Satterthwaite's way: its drift part a tau^2 strays from the truth as
+    the prior does (D0), its reps' part b w as the reps' estimate of w
+    (wdf degrees of freedom), and the whole as the fit of (a, b) does when
+    it rests on other moments than the compared one (the runs' spread:
+    `moments` independent run differences, which the cases share; the
+    machine's drift varies from moment to moment by more than a factor of
+    e on the kept series)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where(s0 > 0, bw / s0, 0.0)
+        drift = 1.0 - share
+        inv = drift * drift / d0 + np.where(np.isfinite(wdf) & (wdf > 0), share * share / wdf, 0.0) \
+            + np.where(np.isfinite(moments) & (moments > 0), 1.0 / moments, 0.0)
+        return np.where(inv > 0, 1.0 / inv, 1e6)
+
+
+@dataclass
+class Fit:
+    """The model's answer for every key of one comparison."""
+    keys: list
+    delta: np.ndarray       # other - base, log time, adjusted for the covariates
+    var: np.ndarray         # its variance
+    df: np.ndarray          # its degrees of freedom
+    sig2: np.ndarray        # one run's total variance (the moderated sigma_c^2)
+    dof: np.ndarray         # the runs' own degrees of freedom behind sig2
+    shift: np.ndarray       # beta . dx: what the covariates moved each key by
+    raw: np.ndarray         # the unadjusted difference of the sides' means
+    base_mean: np.ndarray   # the base side's mean estimate (log time)
+    dx: np.ndarray          # the covariates' difference (other - base)
+    guarded: list = field(default_factory=list)    # covariate indices outside what the runs have seen
+    limit: tuple = ()       # per covariate: the move (log) beyond which it is guarded
+    scale: dict = field(default_factory=dict)      # {domain: (a, b, source)}
+    k: tuple = (1, 1)
+
+    def index(self, key):
+        return self.keys.index(key)
+
+
+def beta_prior(domains, ncov, relative=True, tau2=None, x_tau2=None):
+    """(means, variances): per key and covariate, the prior of beta. The
+    first covariate is the CPU speed, the others the memory controls;
+    tau2: per key the prior's drift, x_tau2: per covariate its control's
+    (the sd of a memory-bound case's beta on a memory control is
+    tau / tau_control within BETA_MEMORY_SD)."""
+    k = len(domains)
+    m = np.zeros((k, ncov))
+    v = np.full((k, ncov), FIXED)
+    if not relative or ncov == 0:
+        return m, v
+    lo, hi = BETA_MEMORY_SD
+    for j, d in enumerate(domains):
+        if d in ("cpu", "cross", "same", "memory"):
+            m[j, 0], v[j, 0] = BETA_CPU[0], BETA_CPU[1] ** 2
+        if d == "memory":
+            for i in range(1, ncov):
+                ratio = math.sqrt(tau2[j] / x_tau2[i]) if tau2 is not None and x_tau2 is not None \
+                    and x_tau2[i] > 0 and math.isfinite(tau2[j]) else hi
+                v[j, i] = min(max(ratio, lo), hi) ** 2
+    return m, v
+
+
+def _centred(d, rows):
+    """(y, x) of the runs `rows` of a design around their own means; a key
+    that any of them lacks is nan for all of them."""
+    y = d.y[rows]
+    x = d.x[rows]
+    yc = y - y.mean(axis=0)
+    xc = x - x.mean(axis=0)
+    return yc, xc
+
+
+def _moments(d, groups):
+    """Per key: X'X (keys x p x p), X'y (keys x p), y'y and dof of the
+    groups of runs (lists of row indices), each centred on its own mean;
+    a group counts for a key only where all its runs have it."""
+    k, p = d.y.shape[1], d.x.shape[1]
+    xtx = np.zeros((k, p, p))
+    xty = np.zeros((k, p))
+    yty = np.zeros(k)
+    dof = np.zeros(k)
+    for rows in groups:
+        if len(rows) < 2:
+            continue
+        yc, xc = _centred(d, rows)
+        ok = np.all(np.isfinite(yc), axis=0)
+        if not np.all(np.isfinite(xc)):
+            continue
+        y0 = np.where(ok, yc, 0.0)
+        xtx += ok[:, None, None] * (xc.T @ xc)[None, :, :]
+        xty += (y0.T @ xc)
+        yty += np.sum(y0 * y0, axis=0)
+        dof += ok * (len(rows) - 1)
+    return xtx, xty, yty, dof
+
+
+def _posterior(xtx, xty, m0, v0, sig2):
+    """beta's posterior mean and covariance per key (a normal prior m0, v0
+    per covariate; the residual variance sig2)."""
+    k, p = m0.shape
+    if p == 0:
+        return np.zeros((k, 0)), np.zeros((k, 0, 0))
+    s = np.where(sig2 > 0, sig2, np.inf)
+    prec0 = np.zeros((k, p, p))
+    idx = np.arange(p)
+    prec0[:, idx, idx] = 1.0 / v0
+    prec = prec0 + xtx / s[:, None, None]
+    cov = np.linalg.inv(prec)
+    rhs = np.einsum("kij,kj->ki", prec0, m0) + xty / s[:, None]
+    return np.einsum("kij,kj->ki", cov, rhs), cov
+
+
+def _rss(xtx, xty, yty, beta):
+    return yty - 2.0 * np.sum(beta * xty, axis=1) + np.einsum("ki,kij,kj->k", beta, xtx, beta)
+
+
+def _minimise(nll, high=LOG_MAX):
+    """(a, b) minimising nll(log a, log b) within the bounds (A_MIN,
+    B_MIN below; e^high above): a grid, then halving steps."""
+    lo_a, lo_b = math.log(A_MIN) if A_MIN > 0 else -12.0, math.log(B_MIN)
+
+    def f(la, lb):
+        v = nll(min(max(la, lo_a), high), min(max(lb, lo_b), high))
+        return v if math.isfinite(v) else math.inf
+    best = None
+    for la in np.linspace(lo_a, high, 17):
+        for lb in np.linspace(lo_b, high, 7):
+            v = f(la, lb)
+            if best is None or v < best[0]:
+                best = (v, la, lb)
+    _, la, lb = best
+    step = 0.5
+    while step > 1e-3:
+        moved = False
+        for da, db in ((step, 0.0), (-step, 0.0), (0.0, step), (0.0, -step)):
+            na, nb = min(max(la + da, lo_a), high), min(max(lb + db, lo_b), high)
+            v = f(na, nb)
+            if v < best[0]:
+                best, la, lb, moved = (v, na, nb), na, nb, True
+        if not moved:
+            step /= 2.0
+    return math.exp(la), math.exp(lb)
+
+
+def fit_t(d2, w, t2, nu=D0):
+    """(a, b) maximising the likelihood of differences d (d2 = d^2 over the
+    sides' 1/k_A + 1/k_B) under d / sqrt(a t2 + b w) ~ t(nu), neither
+    above 1: the compared cases' bulk may say the machine is calmer than
+    the prior, never that it drifts more (a change of the kernel that
+    moves most of a domain, every system call slower, would read so);
+    None with fewer than MIN_FIT usable keys."""
+    ok = np.isfinite(d2) & np.isfinite(w) & np.isfinite(t2) & (w > 0) & (t2 >= 0)
+    d2, w, t2 = d2[ok], w[ok], t2[ok]
+    if len(d2) < MIN_FIT:
+        return None
+
+    def nll(la, lb):
+        v = math.exp(la) * t2 + math.exp(lb) * w
+        return float(np.sum(0.5 * np.log(v) + (nu + 1.0) / 2.0 * np.log1p(d2 / (v * nu))))
+    a, b = _minimise(nll, high=0.0)
+    # The likelihood takes a minority of changed cases for the tails of the
+    # drift and widens every case for them; the median case did not change
+    # (a kernel's change rarely moves half of a domain): where the median
+    # difference is less than MEDIAN_SHARE of what the fit says, the fit
+    # comes down to it (the median of a few hundred cases strays by a fifth).
+    med = float(np.median(d2 / (a * t2 + b * w)))
+    c = med / t_quantile(0.5, nu) ** 2      # the median of t^2: the two-sided 50% point, squared
+    if c < MEDIAN_SHARE:
+        a, b = a * c, max(b * c, B_MIN)
+    return a, b
+
+
+def fit_f(ss, dof, w, t2, nu=D0):
+    """(a, b) maximising the likelihood of residual sums of squares ss on
+    dof degrees of freedom under (ss / dof) / (a t2 + b w) ~ F(dof, nu);
+    None with fewer than MIN_FIT usable keys."""
+    dof = np.broadcast_to(np.asarray(dof, dtype=float), np.shape(ss))
+    ok = np.isfinite(ss) & np.isfinite(w) & np.isfinite(t2) & (w > 0) & (t2 >= 0) & (dof > 0) & (ss > 0)
+    ss, dof, w, t2 = ss[ok], dof[ok], w[ok], t2[ok]
+    if len(ss) < MIN_FIT:
+        return None
+    s2 = ss / dof
+
+    def nll(la, lb):
+        v = math.exp(la) * t2 + math.exp(lb) * w
+        q = s2 / v
+        return float(-np.sum((dof / 2.0 - 1.0) * np.log(q) - (dof + nu) / 2.0 * np.log1p(dof * q / nu)
+                             - np.log(v)))
+    return _minimise(nll)
+
+
+def _scale_groups(domains):
+    """{group: key indices} of the domains a scale is fitted per."""
+    out = {}
+    for j, d in enumerate(domains):
+        out.setdefault(d, []).append(j)
+    return {g: np.array(ix) for g, ix in out.items()}
+
+
+def sessions_of(starts):
+    """A session number per run from its start time (seconds; nan: not
+    recorded): runs sorted by start, a new session after a gap of more than
+    SESSION_GAP_S; runs without a time are one session of their own with
+    the run nearest to them in the list (the first session)."""
+    order = sorted((t, i) for i, t in enumerate(starts) if math.isfinite(t))
+    out = [0] * len(starts)
+    sess, last = 0, None
+    for t, i in order:
+        if last is not None and t - last > SESSION_GAP_S:
+            sess += 1
+        out[i] = sess
+        last = t
+    return out
+
+
+def session_weight(sessions, base_rows, other_rows):
+    """sum over sessions of (the other side's share of runs in it - the
+    base side's)^2: 0 when the sides share their sessions alike, 2 when
+    each side is a session of its own."""
+    ka, kb = len(base_rows), len(other_rows)
+    got = 0.0
+    for s in set(sessions[i] for i in list(base_rows) + list(other_rows)):
+        wa = sum(1 for i in base_rows if sessions[i] == s) / ka
+        wb = sum(1 for i in other_rows if sessions[i] == s) / kb
+        got += (wb - wa) ** 2
+    return got
+
+
+def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=None, sessions=None):
+    """The model for every key of one comparison.
+
+    d: the Design of every run involved; base_rows, other_rows: the sides'
+    row indices; groups: lists of row indices, each the runs of one kernel
+    (the host's history and the sides, with two runs or more) whose spread
+    measures the run level; domains: per key cpu, memory, fs or control;
+    tau2: per key the built-in prior's drift (0 without a prior); x_tau2:
+    per covariate the prior's drift of its control (for the guard)."""
+    k = len(d.keys)
+    ka, kb = len(base_rows), len(other_rows)
+    ncov = d.x.shape[1]
+    ya, yb = d.y[base_rows], d.y[other_rows]
+    na, nb = np.sum(np.isfinite(ya), axis=0), np.sum(np.isfinite(yb), axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        # per key: a run that lacks it (a case that failed there) leaves it out of its side's mean
+        kk = np.where((na > 0) & (nb > 0), 1.0 / np.maximum(na, 1) + 1.0 / np.maximum(nb, 1), math.nan)
+        base_mean = _nanmean(ya)
+        raw = _nanmean(yb) - base_mean
+        wbar = _nanmean(np.vstack([d.w[base_rows], d.w[other_rows]]))
+        wdf = np.nansum(np.vstack([d.wdf[base_rows], d.wdf[other_rows]]), axis=0) if d.wdf is not None \
+            else np.full(k, math.inf)
+    dx = d.x[other_rows].mean(axis=0) - d.x[base_rows].mean(axis=0) if ncov else np.zeros(0)
+    m0, v0 = beta_prior(domains, ncov, relative, tau2, x_tau2)
+    xtx, xty, yty, dof = _moments(d, groups)
+    one_run = ka == 1 or kb == 1
+    scale_of = _scale_groups(domains)
+    sig2 = tau2 + wbar
+    beta, cov = _posterior(xtx, xty, m0, v0, sig2)
+    scale = {}
+    for _ in range(2):
+        rss = np.maximum(_rss(xtx, xty, yty, beta), 0.0)
+        adj = raw - np.sum(beta * dx, axis=1) if ncov else raw
+        s0, bw, moments = np.full(k, math.nan), np.full(k, math.nan), np.full(k, math.inf)
+        for g, ix in scale_of.items():
+            fits = []       # (a, b, what measured it, the moments behind it)
+            if one_run:
+                # one run on a side: the bulk of this comparison's own differences, the moment itself
+                got = fit_t(adj[ix] ** 2 / kk[ix], wbar[ix], tau2[ix])
+                if got:
+                    fits.append(got + ("comparison", math.inf))
+            if not fits and np.any(dof[ix] > 0):
+                # every kernel with two runs or more, the sides' own included, around its own mean:
+                # other moments than the compared one, as many as their run differences
+                got = fit_f(rss[ix], dof[ix], wbar[ix], tau2[ix])
+                if got:
+                    fits.append(got + ("runs", float(np.max(dof[ix]))))
+            if not fits:
+                fits = [(1.0, 1.0, "prior", math.inf)]
+            cand = np.array([a * tau2[ix] + b * wbar[ix] for a, b, _, _ in fits])
+            best = np.argmax(cand, axis=0)
+            s0[ix] = cand[best, np.arange(len(ix))]
+            bw[ix] = np.array([fits[i][1] for i in best]) * wbar[ix]
+            moments[ix] = np.array([fits[i][3] for i in best])
+            scale[g] = max(fits, key=lambda f: float(np.nanmedian(f[0] * tau2[ix] + f[1] * wbar[ix])))[:3]
+        if one_run:
+            bench_null(d.keys, adj, kk, wbar, tau2, s0, bw)
+        d0 = _prior_df(s0, bw, wdf, moments, host_d0(rss, dof, s0))
+        sig2 = (d0 * s0 + rss) / (d0 + dof)
+        beta, cov = _posterior(xtx, xty, m0, v0, sig2)
+    shift = np.sum(beta * dx, axis=1) if ncov else np.zeros(k)
+    vbeta = np.einsum("i,kij,j->k", dx, cov, dx) if ncov else np.zeros(k)
+    guarded, limit = guard(d, groups, dx, 1.0 / ka + 1.0 / kb, x_tau2) if ncov else ([], ())
+    sw = session_weight(sessions, base_rows, other_rows) if sessions is not None else 0.0
+    vsess = sw * np.array([SESSION_SHARE.get(g, max(SESSION_SHARE.values())) for g in domains]) * sig2 \
+        if sw > 0 else np.zeros(k)
+    return Fit(list(d.keys), raw - shift, sig2 * kk + vbeta + vsess, _sig3(d0 + dof), sig2, dof, shift, raw,
+               base_mean, dx, guarded if relative else [], limit, scale, (ka, kb))
+
+
+BENCH_MIN = 4
+
+
+def bench_null(keys, adj, kk, wbar, tau2, s0, bw):
+    """One run a side: the cases of one binary (BENCH_MIN or more) share a
+    path into the kernel and drift together (process creation 30% between
+    runs on a host whose system calls hold within 2%): each binary's own
+    bulk, scaled like its domain's (the same b), may widen its cases where
+    it moved further than its domain's bulk.  In place on s0."""
+    by = {}
+    for j, key in enumerate(keys):
+        if not key.startswith("cell:") and np.isfinite(adj[j]) and np.isfinite(s0[j]):
+            by.setdefault(key.split(" ", 1)[0], []).append(j)
+    for ix in by.values():
+        if len(ix) < BENCH_MIN:
+            continue
+        ix = np.array(ix)
+        d2, t2, base = adj[ix] ** 2 / kk[ix], tau2[ix], bw[ix]
+        if not np.any(t2 > 0):
+            continue
+
+        def nll(la):
+            v = math.exp(la) * t2 + base
+            return float(np.sum(0.5 * np.log(v) + (D0 + 1.0) / 2.0 * np.log1p(d2 / (v * D0))))
+        grid = np.linspace(-12.0, 0.0, 33)
+        la = min(grid, key=nll)
+        step = 0.25
+        while step > 1e-3:
+            la = min((la - step, la, la + step), key=nll)
+            step /= 2.0
+        # (never past the prior, as the domain's: a change of the binary's path moves all its cases)
+        s0[ix] = np.maximum(s0[ix], math.exp(min(la, 0.0)) * t2 + base)
+
+
+def _sig3(x):
+    """x to 3 significant digits: degrees of freedom are an approximation
+    (Satterthwaite's), and the t quantiles of the few hundred cases of a
+    comparison are then mostly memoised (they move by less than 0.1%)."""
+    x = np.asarray(x, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mag = np.where((x > 0) & np.isfinite(x), np.floor(np.log10(np.where(x > 0, x, 1.0))), 0.0)
+    scale = 10.0 ** (mag - 2)
+    return np.where((x > 0) & np.isfinite(x), np.round(x / scale) * scale, x)
+
+
+def _nanmean(a):
+    """The mean over runs (axis 0) of what each key has; nan where none."""
+    n = np.sum(np.isfinite(a), axis=0)
+    s = np.nansum(a, axis=0)
+    return np.where(n > 0, s / np.maximum(n, 1), math.nan)
+
+
+def guard(d, groups, dx, kk, x_tau2):
+    """(guarded, limits): the covariates whose move between the sides is
+    outside what the runs have seen, more than GUARD_Z of their
+    run-to-run standard deviation (the groups' spread of it, moderated
+    towards the prior's drift of the control, x_tau2) for the sides' runs;
+    and each covariate's limit (log)."""
+    if x_tau2 is None:
+        return [], ()
+    ss = np.zeros(d.x.shape[1])
+    dof = 0
+    for rows in groups:
+        if len(rows) >= 2 and np.all(np.isfinite(d.x[rows])):
+            xc = d.x[rows] - d.x[rows].mean(axis=0)
+            ss += np.sum(xc * xc, axis=0)
+            dof += len(rows) - 1
+    var = (D0 * np.asarray(x_tau2) + ss) / (D0 + dof)
+    limit = tuple(float(GUARD_Z * math.sqrt(v * kk)) for v in var)
+    return [i for i in range(len(dx)) if abs(dx[i]) > limit[i]], limit
+
+
+def variances(d, rows, groups, domains, tau2, relative=True, x_tau2=None):
+    """(sig2, df) per key with no comparison (a kernel's own summary): one
+    run's total variance on this host, from the groups' residual spread
+    moderated towards the prior scaled by the groups' own fit (or the
+    prior as it is); w from the runs `rows`."""
+    k, ncov = len(d.keys), d.x.shape[1]
+    wbar = _nanmean(d.w[rows])
+    wdf = np.nansum(d.wdf[rows], axis=0) if d.wdf is not None else np.full(k, math.inf)
+    m0, v0 = beta_prior(domains, ncov, relative, tau2, x_tau2)
+    xtx, xty, yty, dof = _moments(d, groups)
+    sig2 = tau2 + wbar
+    beta, _ = _posterior(xtx, xty, m0, v0, sig2)
+    for _ in range(2):
+        rss = np.maximum(_rss(xtx, xty, yty, beta), 0.0)
+        s0, bw, moments = tau2 + wbar, wbar.copy(), np.full(k, math.inf)
+        for g, ix in _scale_groups(domains).items():
+            got = fit_f(rss[ix], dof[ix], wbar[ix], tau2[ix]) if np.any(dof[ix] > 0) else None
+            if got:
+                s0[ix] = got[0] * tau2[ix] + got[1] * wbar[ix]
+                bw[ix] = got[1] * wbar[ix]
+                moments[ix] = float(np.max(dof[ix]))
+        d0 = _prior_df(s0, bw, wdf, moments, host_d0(rss, dof, s0))
+        sig2 = (d0 * s0 + rss) / (d0 + dof)
+        beta, _ = _posterior(xtx, xty, m0, v0, sig2)
+    return sig2, d0 + dof
+
+
+def planned(sig2, df, k):
+    """(se, df) of a comparison of k runs a side like these: one run's
+    total variance sig2 over k on each side; the sides' own runs add
+    2 (k - 1) degrees of freedom."""
+    return math.sqrt(2.0 * sig2 / k), df + 2.0 * (k - 1)

@@ -1,0 +1,178 @@
+"""The run-level model (scripts/kbench/model/runmodel.py): its parts on
+fixed inputs, and what compare says of a short run against its copy made
+20% slower, controls included."""
+import gzip
+import json
+import math
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kbench.model import compare, drift, load, runmodel, stats
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+KEPT = ROOT / "tests" / "validation" / "data" / "host-scale" / "20261204T223337Z-9fd498"
+
+
+def _design(y, w=None, x=None, wdf=None):
+    y = np.asarray(y, dtype=float)
+    w = np.full(y.shape, 1e-4) if w is None else np.asarray(w, dtype=float)
+    x = np.zeros((y.shape[0], 0)) if x is None else np.asarray(x, dtype=float)
+    wdf = np.full(y.shape, math.inf) if wdf is None else np.asarray(wdf, dtype=float)
+    return runmodel.Design([f"k{j}" for j in range(y.shape[1])], y, w, x, wdf)
+
+
+def test_one_runs_variance_is_moderated_towards_the_prior():
+    """No covariates, one key with runs of its own: sigma^2 = (d0 s0 + ss)
+    / (d0 + dof), s0 = a tau^2 + b w with the prior as it is (one key: no
+    scale is fitted), d0 = D0 here (no reps' share, w's df infinite)."""
+    y = [[0.0], [0.02], [0.5], [0.46], [0.01], [0.5]]      # base 0, 2; other 1, 3; history 4, 5
+    d = _design(y, w=[[0.0]] * 6)
+    tau2 = np.array([0.03 ** 2])
+    f = runmodel.fit(d, [0, 1], [2, 3], [[0, 1], [2, 3], [4, 5]], ["cpu"], tau2)
+    ss = 0.02 ** 2 / 2 + 0.04 ** 2 / 2 + 0.49 ** 2 / 2
+    assert f.dof[0] == 3
+    assert f.sig2[0] == pytest.approx((runmodel.D0 * 0.03 ** 2 + ss) / (runmodel.D0 + 3))
+    assert f.delta[0] == pytest.approx(0.48 - 0.01)
+    assert f.var[0] == pytest.approx(f.sig2[0] * (1 / 2 + 1 / 2))
+    assert f.df[0] == pytest.approx(runmodel.D0 + 3)
+
+
+def test_beta_follows_the_covariate_as_far_as_the_runs_show_it():
+    """A key that moves 1.5x the CPU speed in a history of eight runs: its
+    posterior beta is near 1.5 (the prior's 1 barely pulls), its
+    difference is taken at one machine state, and the covariate's move
+    adds beta's uncertainty to the variance."""
+    rng = np.random.default_rng(3)
+    x = rng.normal(0, 0.05, size=12)
+    y = 1.5 * x + rng.normal(0, 0.002, size=12)
+    y[10:] += 0.10                      # the other side: 10% slower, at its own speed
+    x[10:] += 0.04
+    y[10:] += 1.5 * 0.04
+    d = _design(y[:, None], x=x[:, None])
+    f = runmodel.fit(d, [8, 9], [10, 11], [list(range(8)), [8, 9], [10, 11]], ["cpu"], np.array([1e-4]))
+    assert f.delta[0] == pytest.approx(0.10, abs=0.01)
+    assert f.shift[0] == pytest.approx(1.5 * f.dx[0], rel=0.1)
+
+
+def test_the_guard_names_a_covariate_beyond_what_the_runs_have_shown():
+    """The CPU speed within 1% in the history and the sides, then 30% apart
+    between the sides: beyond GUARD_Z of its spread."""
+    x = np.array([[0.0], [0.01], [0.005], [0.3], [0.305], [0.0], [0.01]])
+    d = _design(np.zeros((7, 1)), x=x)
+    guarded, limit = runmodel.guard(d, [[0, 1, 2], [3, 4], [5, 6]], np.array([0.3]), 1.0, [0.02 ** 2])
+    assert guarded == [0] and limit[0] < 0.3
+    assert runmodel.guard(d, [[0, 1, 2]], np.array([0.01]), 1.0, [0.02 ** 2])[0] == []
+
+
+def test_sessions_and_their_weight():
+    """Runs more than an hour apart are two sessions; sides alternating in
+    one session weigh 0, sides each a session of its own 2, half and half
+    in between."""
+    starts = [0, 300, 600, 900, 20000, 20300]
+    s = runmodel.sessions_of(starts)
+    assert s == [0, 0, 0, 0, 1, 1]
+    assert runmodel.session_weight(s, [0, 2], [1, 3]) == 0.0
+    assert runmodel.session_weight(s, [0, 1], [4, 5]) == 2.0
+    assert runmodel.session_weight(s, [0, 4], [1, 2]) == pytest.approx(0.5)
+    assert runmodel.sessions_of([math.nan, 5.0]) == [0, 0]
+
+
+def test_the_empirical_null_finds_the_scale_and_ignores_a_minority_of_changes():
+    """Differences drawn with variance tau^2 / 4 (a host calmer than the
+    prior: a = 0.25), a tenth of them moved by 20 sds: the fit finds a
+    near 0.25 all the same; a bulk that moved further than the prior allows
+    (every case 4x its variance: a kernel's change of a whole domain, or a
+    machine beyond the prior) is taken at the prior, never past it."""
+    rng = np.random.default_rng(7)
+    t2 = rng.uniform(1e-4, 4e-4, size=300)
+    w = np.full(300, 1e-6)
+    d = rng.standard_t(runmodel.D0, size=300) * np.sqrt(0.25 * t2)
+    d[:30] += 20 * np.sqrt(0.25 * t2[:30])
+    a, b = runmodel.fit_t(d * d, w, t2)
+    assert 0.15 < a < 0.4
+    wide = rng.standard_t(runmodel.D0, size=300) * np.sqrt(4 * t2)
+    a, b = runmodel.fit_t(wide * wide, w, t2)
+    assert a == pytest.approx(1.0) and b <= 1.0
+
+
+def test_the_runs_spread_fit_finds_the_scale():
+    rng = np.random.default_rng(11)
+    t2 = rng.uniform(1e-4, 4e-4, size=300)
+    w = np.full(300, 1e-6)
+    dof = np.full(300, 3.0)
+    true = 0.5 * t2 * rng.f(3, runmodel.D0, size=300)
+    a, b = runmodel.fit_f(true * dof, dof, w, t2)
+    assert 0.35 < a < 0.7
+
+
+def test_planned_runs_narrow_the_mde():
+    parts = (0.02 ** 2, 8.0)
+    one, four = stats.planned_mde(parts, 1), stats.planned_mde(parts, 4)
+    se1, df1 = runmodel.planned(0.02 ** 2, 8.0, 1)
+    assert se1 == pytest.approx(math.sqrt(2) * 0.02) and df1 == 8.0
+    assert one == pytest.approx(stats.detectable_change(se1, 8.0))
+    assert four < one / 2
+    assert stats.runs_for(parts, 0.03) == next(k for k in range(1, 31) if stats.planned_mde(parts, k) <= 0.03)
+
+
+def _short_run(dst, factor, run_id):
+    """A kept run cut to three cases (as `--only` runs them) with its
+    controls' first two reps, every sample's time times factor."""
+    keep = {"lat_syscall null", "lat_syscall stat", "bw_mem rd size_kb=262144"}
+    controls = {"ctl_machine chain", "ctl_machine alu", "ctl_machine copy", "ctl_machine mem", "ctl_machine llc"}
+    d = dst / "vm" / ("6.18.44" if factor == 1.0 else "6.18.44-copy") / run_id
+    d.mkdir(parents=True)
+    meta = json.loads((KEPT / "meta.json").read_text())
+    meta.update(run_id=run_id, kernel_release=d.parent.name)
+    (d / "meta.json").write_text(json.dumps(meta))
+    first = {}      # a control's first two reps (its rep_idx are the run's control slots)
+    with gzip.open(KEPT / "samples.jsonl.gz", "rt") as f:
+        for line in f:
+            o = json.loads(line)
+            if o["case"] in controls:
+                got = first.setdefault(o["case"], [])
+                if o["rep_idx"] not in got and len(got) < 2:
+                    got.append(o["rep_idx"])
+    for name in ("samples.jsonl", "runs.jsonl", "cases.jsonl"):
+        out = []
+        with gzip.open(KEPT / (name + ".gz"), "rt") as f:
+            for line in f:
+                o = json.loads(line)
+                case = o.get("case")
+                if case is None or not (case in keep or case in controls):
+                    continue
+                if case in controls and name != "cases.jsonl" and o.get("rep_idx") not in first[case]:
+                    continue
+                if "run_id" in o:
+                    o["run_id"] = run_id
+                if name == "samples.jsonl":
+                    if o["metric"] == "bandwidth":
+                        o["mb_per_s"] = o.get("mb_per_s", 0) / factor if "mb_per_s" in o else o.get("mb_per_s")
+                    o["ns_per_op"] *= factor
+                    o["elapsed_ns"] = int(o["elapsed_ns"] * factor)
+                out.append(json.dumps(o))
+        (d / name).write_text("\n".join(out) + "\n")
+    return d
+
+
+def test_a_short_run_cannot_hide_a_shift(tmp_path):
+    """Three cases and their controls at two reps, against a copy with
+    every sample 20% slower, controls included, with the built-in prior
+    and no history: no case is called faster or slower; the CPU controls'
+    move is beyond anything a run drifts, so the report says MACHINE SHIFT
+    and why."""
+    a = _short_run(tmp_path, 1.0, "a1")
+    b = _short_run(tmp_path, 1.2, "b1")
+    w = load.Warnings()
+    sa, sb = compare.Side("A", load.load_runs([a], w)), compare.Side("B", load.load_runs([b], w))
+    opts = compare.Options(prior=drift.load_prior())
+    rep = compare.run_compare(sa, sb, opts)
+    assert rep.shift is not None and rep.shift.speed_ratio == pytest.approx(1.2, rel=0.01)
+    rows = {r.case: r.cmp for r in rep.rows}
+    assert {"lat_syscall null", "lat_syscall stat", "bw_mem rd size_kb=262144"} <= set(rows)
+    assert not any(c.significant for c in rows.values())
+    assert rep.shift.shifted and all(c.verdict == stats.MACHINE for c in rows.values() if c.comparable)
+    assert all(c.not_judged.startswith("machine shift: the CPU controls ran 20.0% slower") for c in rows.values() if c.comparable)

@@ -1,0 +1,656 @@
+#!/usr/bin/python3
+"""The run-level model checked on the kept series (data/host-scale): A/A
+splits at 1-4 runs a side, one run a side with no history, the kept
+slowdowns, and a short run against its copy made 20% slower.
+
+Every comparison is held out: a judged run is never in the history that
+judges it, and the built-in drift prior was made from other runs.
+
+The protocol (fixed before any figure was looked at):
+- A series: the A/A runs of one prefix in index.txt (its two history runs
+  and its A/A runs, in the order they ran).
+- Splits at k runs a side: the series' runs paired in order ((1,2), (3,4),
+  ...); every choice of k pairs, each pair split either way (the first
+  chosen pair's earlier run on the baseline side): every interleaved
+  split, ABAB... and ABBA... alike.
+- History of a split: the first two runs of the nearest other series of
+  the same boot (by start time): a baseline run twice at another moment.
+- No history (one run a side): every pair of runs of every series.
+- Slowdowns: each kept slowdown at its own runs a side, with its series'
+  history pair (the first boot's series and the per-call tax: the first
+  series' history pair).
+
+Backends: `model` (this tree's scripts, in process: one estimate per run,
+then every comparison) and `cli` (any tree's scripts/compare, one process
+a comparison: how the figures of an older model are made again; slow).
+
+  run_level.py [--backend model|cli --tree DIR] [--only aa|k1|slow|short]
+               [--json FILE] [--check]
+"""
+import argparse
+import collections
+import gzip
+import itertools
+import json
+import math
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+DATA = HERE / "data" / "host-scale"
+HEADLINE_SYSCALL = re.compile(r"^lat_syscall (null|read|write|stat|fstat|open)$")
+SYSCALL = re.compile(r"^(lat_syscall (null|read|write|stat|fstat|open)|lat_sig install)$")
+NULL_CALL = re.compile(r"^lat_syscall null$")
+SIGNIFICANT = ("significantly faster", "significantly slower")
+
+
+# ---- the kept runs and the protocol ---------------------------------------
+
+def read_index(data=DATA):
+    """[(role, run id)] in the order index.txt lists them (the order they ran)."""
+    out = []
+    for line in (data / "index.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            role, name = line.split()
+            out.append((role, name))
+    return out
+
+
+def series_of(index):
+    """{series: [run ids]}: each prefix's history and A/A runs in order."""
+    out = collections.OrderedDict()
+    for role, name in index:
+        if role == "aa":
+            out.setdefault("aa", []).append(name)
+        elif role.endswith("-aa") or role.endswith("-history"):
+            out.setdefault(role.rsplit("-", 1)[0], []).append(name)
+    return out
+
+
+def splits(runs, k):
+    """Every interleaved split of `runs` at k a side: (base, other) lists."""
+    pairs = [runs[i:i + 2] for i in range(0, len(runs) - 1, 2)]
+    out = []
+    for chosen in itertools.combinations(range(len(pairs)), k):
+        for flips in itertools.product((0, 1), repeat=k - 1):
+            flips = (0,) + flips
+            out.append(([pairs[p][f] for p, f in zip(chosen, flips)],
+                        [pairs[p][1 - f] for p, f in zip(chosen, flips)]))
+    return out
+
+
+def boot_of(meta):
+    return meta.get("boot_id") or meta.get("host", "")
+
+
+def protocol(index, metas, history="near2"):
+    """The comparisons: dicts with kind (aa, k1, slow), label, series, k,
+    base, other and history (run ids).  history: near2 (the first two runs
+    of the nearest other series of the boot) or all (every A/A run of the
+    boot's other series: a long history)."""
+    series = series_of(index)
+    boots = {s: boot_of(metas[rs[0]]) for s, rs in series.items()}
+    pos = {name: i for i, (_, name) in enumerate(index)}
+    out = []
+    for s, rs in series.items():
+        others = [t for t in series if t != s and boots[t] == boots[s]]
+        near = min(others, key=lambda t: abs(pos[series[t][0]] - pos[rs[0]])) if others else None
+        hist = (series[near][:2] if near else []) if history == "near2" else \
+            [n for t in others for n in series[t]]
+        for k in (1, 2, 3, 4):
+            for i, (a, b) in enumerate(splits(rs, k)):
+                out.append(dict(kind="aa", label=f"{s} k={k} split {i + 1}", series=s, k=k, base=a, other=b,
+                                history=hist))
+        for a, b in itertools.combinations(rs, 2):
+            out.append(dict(kind="k1", label=f"{s} pair {rs.index(a) + 1}-{rs.index(b) + 1}", series=s, k=1,
+                            base=[a], other=[b], history=[]))
+    roles = collections.defaultdict(list)
+    for role, name in index:
+        roles[role].append(name)
+    first_hist = series["aa"][:2] if "aa" in series else []
+    for role in roles:
+        m = re.fullmatch(r"(?:(\w+)-)?(one|tax|cost|small)-base", role)
+        if not m:
+            continue
+        pre = m.group(1) or ""
+        hist_series = pre if pre in series and pre not in ("later", "heldout") and \
+            any(r == f"{pre}-history" for r, _ in index) else "aa"
+        hist = series[hist_series][:2] if hist_series in series else first_hist
+        base, taxed = roles[role], roles[role.replace("-base", "-taxed")]
+        kind = m.group(2)
+        expect = NULL_CALL.pattern if kind in ("one", "small") else SYSCALL.pattern
+        n = min(len(base), len(taxed))
+        rounds = [(base[i:i + 2], taxed[i:i + 2]) for i in range(0, n - 1, 2)] if kind == "cost" \
+            else [(base[:n], taxed[:n])]
+        for i, (a, b) in enumerate(rounds):
+            out.append(dict(kind="slow", label=f"{role[:-5]}{' round %d' % (i + 1) if len(rounds) > 1 else ''}",
+                            series=pre or "aa", k=len(a), base=a, other=b, history=hist, expect=expect,
+                            slowdown=kind))
+        # and a user's first look: the first run of each, one a side, no history
+        out.append(dict(kind="slow", label=f"{role[:-5]} 1v1", series=pre or "aa", k=1, base=base[:1],
+                        other=taxed[:1], history=[], expect=expect, slowdown=kind))
+    return out
+
+
+# ---- what a comparison's rows say ------------------------------------------
+
+def summarise(rows, domains, cmp):
+    """The figures of one comparison from its rows (dicts with case,
+    verdict, p_t, mde_pct, family, change_pct): unchanged cases are every
+    case outside `cmp["expect"]` (all of them in an A/A comparison)."""
+    expect = re.compile(cmp["expect"]) if cmp.get("expect") else None
+    judged = [r for r in rows if not r.get("control") and r["case"] in domains]
+    other = [r for r in judged if not (expect and expect.search(r["case"]))]
+    ps = [r["p_t"] for r in other if r.get("p_t") is not None and math.isfinite(r["p_t"])]
+    flagged = [r for r in other if r["verdict"] in SIGNIFICANT]
+
+    def med(rs):
+        # (a case not judged has an mde that means nothing: left out)
+        v = [r["mde_pct"] for r in rs if r.get("mde_pct") is not None and math.isfinite(r["mde_pct"])
+             and not r["verdict"].startswith("not judged")]
+        return statistics.median(v) if v else math.nan
+    by = {d: [r for r in judged if domains[r["case"]] == d] for d in ("cpu", "memory", "fs")}
+    mem_not = [r for r in by["memory"] if r["verdict"].startswith("not judged")]
+    out = dict(label=cmp["label"], kind=cmp["kind"], series=cmp["series"], k=cmp["k"],
+               cases=len(other), p05=sum(p < 0.05 for p in ps), with_p=len(ps),
+               flagged=[(r["case"], r.get("change_pct")) for r in flagged],
+               headline_flagged=[r["case"] for r in flagged if (r.get("family") or "").startswith("primary")],
+               mde=med(judged), mde_cpu=med(by["cpu"]), mde_memory=med(by["memory"]), mde_fs=med(by["fs"]),
+               mde_syscall=med([r for r in judged if HEADLINE_SYSCALL.match(r["case"])]),
+               memory_not_judged=len(mem_not), memory_cases=len(by["memory"]))
+    if expect:
+        want = [r for r in judged if expect.search(r["case"])]
+        out["expected"] = len(want)
+        out["expected_flagged"] = [(r["case"], r.get("change_pct"), r.get("mde_pct")) for r in want
+                                   if r["verdict"] == "significantly slower"]
+        out["expected_missed"] = [(r["case"], r.get("change_pct"), r.get("mde_pct")) for r in want
+                                  if r["verdict"] != "significantly slower"]
+    return out
+
+
+# ---- backends --------------------------------------------------------------
+
+def unpack(names, dst, data=DATA):
+    """The kept runs (gzipped JSON Lines) unpacked under dst: {run id: dir}."""
+    out = {}
+    for name in names:
+        d = dst / name
+        if not d.exists():
+            d.mkdir(parents=True)
+            for f in (data / name).iterdir():
+                if f.suffix == ".gz":
+                    with gzip.open(f, "rb") as i, open(d / f.stem, "wb") as o:
+                        shutil.copyfileobj(i, o)
+                else:
+                    shutil.copy(f, d / f.name)
+        out[name] = d
+    return out
+
+
+class CliBackend:
+    """scripts/compare of a tree (this one, or an older checkout), one
+    process a comparison, each side a kernel directory of links."""
+
+    def __init__(self, tree, tmp, dirs):
+        self.tree, self.tmp, self.dirs = Path(tree), tmp, dirs
+        self.n = 0
+
+    def _kernel_dir(self, runs, name):
+        self.n += 1
+        meta = json.loads((self.dirs[runs[0]] / "meta.json").read_text())
+        k = self.tmp / f"{name}{self.n}" / meta.get("host", "host") / meta.get("kernel_release", "kernel")
+        k.mkdir(parents=True)
+        for r in runs:
+            d = k / r
+            d.mkdir()
+            for f in self.dirs[r].iterdir():
+                if f.name == "meta.json":
+                    # one kernel to compare: the series' runs carry labels of their roles (history, aa)
+                    m = json.loads(f.read_text())
+                    m.pop("label", None)
+                    (d / f.name).write_text(json.dumps(m))
+                else:
+                    (d / f.name).symlink_to(f)
+        return k
+
+    def compare(self, cmp):
+        a, b = self._kernel_dir(cmp["base"], "a"), self._kernel_dir(cmp["other"], "b")
+        cmd = [sys.executable, str(self.tree / "scripts" / "compare"), "--no-history"]
+        if cmp["history"]:
+            cmd += ["--history", str(self._kernel_dir(cmp["history"], "h").parent.parent)]
+        out = self.tmp / "c.json"
+        p = subprocess.run(cmd + [str(a), str(b), "--json", str(out)], capture_output=True, text=True)
+        if p.returncode not in (0, 1):
+            sys.exit(f"run_level.py: compare failed on {cmp['label']}: {p.stderr.strip()[-400:]}")
+        got = json.loads(out.read_text())[0]
+        shutil.rmtree(a.parent.parent)
+        shutil.rmtree(b.parent.parent)
+        return got["rows"]
+
+
+class ModelBackend:
+    """This tree's model in process: each run loaded once (its estimates
+    are computed once, judge.run_estimates), each comparison as compare
+    makes it with --no-history --history H."""
+
+    def __init__(self, dirs, opts=None):
+        sys.path.insert(0, str(ROOT / "scripts"))
+        from kbench.model import compare, drift, load
+        self.cmp, self.load = compare, load
+        self.dirs = dirs
+        self.runs = {}
+        self.opts = opts or compare.Options(prior=drift.load_prior())
+
+    def _runs(self, names):
+        for n in names:
+            if n not in self.runs:
+                self.runs[n] = self.load.load_run(self.dirs[n], self.load.Warnings())
+        return [self.runs[n] for n in names]
+
+    def compare(self, cmp):
+        c = self.cmp
+        a, b = self._runs(cmp["base"]), self._runs(cmp["other"])
+        lists = [a, b] + ([self._runs(cmp["history"])] if cmp["history"] else [])
+        opts = c.Options(**{**self.opts.__dict__, "run_noise": c.measure_run_noise(lists, self.opts)})
+        rep = c.run_compare(c.Side("base", a), c.Side("other", b), opts)
+        return [dict(case=r.case, verdict=r.cmp.verdict, p_t=r.cmp.p, mde_pct=r.cmp.mde * 100,
+                     family=r.cmp.family, change_pct=r.cmp.change) for r in rep.rows]
+
+
+def domains_of(dirs, names):
+    """{case: cpu, memory or fs} as the runs' binaries declared them."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from kbench.model import compare, load
+    out = {}
+    for n in names:
+        run = load.load_run(dirs[n], load.Warnings())
+        out.update({c: compare.domain_of(case) for c, case in run.cases.items() if not case.control})
+    return out
+
+
+# ---- tables and criteria ---------------------------------------------------
+
+def _median(values):
+    """The median of the finite values; nan without one."""
+    v = [x for x in values if x is not None and math.isfinite(x)]
+    return statistics.median(v) if v else math.nan
+
+
+def aa_table(results, kind="aa"):
+    """{(series, k): figures} over the comparisons of one kind."""
+    by = collections.OrderedDict()
+    for r in results:
+        if r["kind"] == kind:
+            by.setdefault((r["series"], r["k"]), []).append(r)
+    out = collections.OrderedDict()
+    for key, rs in by.items():
+        p05 = sum(r["p05"] for r in rs) / max(1, sum(r["with_p"] for r in rs))
+        out[key] = dict(n=len(rs), p05=p05, max_flags=max(len(r["flagged"]) for r in rs),
+                        headline=sum(len(r["headline_flagged"]) for r in rs),
+                        over_one=sum(len(r["flagged"]) > 1 for r in rs),
+                        memory_judged=sum(r["memory_not_judged"] == 0 for r in rs) / len(rs),
+                        mde=_median(r["mde"] for r in rs), mde_cpu=_median(r["mde_cpu"] for r in rs),
+                        mde_memory=_median(r["mde_memory"] for r in rs),
+                        mde_syscall=_median(r["mde_syscall"] for r in rs))
+    return out
+
+
+def _pct(x):
+    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}%"
+
+
+def _mde(x):
+    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.1f}%"
+
+
+def report(results, today=None, title=""):
+    """The figures as Markdown lines: the A/A tables (series x k), the
+    slowdowns, and the issue's criteria, each with today's figure (the
+    same protocol judged by an older model: --today) beside."""
+    out = []
+    tt = {kind: aa_table(today or [], kind) for kind in ("aa", "k1")}
+    for kind, head in (("aa", f"A/A splits{title}"), ("k1", "One run a side, no history: every pair of runs")):
+        t = aa_table(results, kind)
+        if not t:
+            continue
+        out += ["", f"**{head}.** p<.05: the share of cases with an unadjusted p below .05; flags: cases called "
+                    "faster or slower (false: every case is unchanged); mde: the median over the comparisons of "
+                    "each one's median (all cases, CPU-bound, memory-bound, the headline system calls)"
+                    + ("; today: the same comparisons by the model this one replaced" if today else "") + ".", "",
+                "| series | k | n | p<.05 | most flags | >1 flag | headline flags | memory judged | mde all / CPU / "
+                "memory / syscall |" + (" today: p<.05, most flags, >1 flag, mde all |" if today else ""),
+                "|---|---|---|---|---|---|---|---|---|" + ("---|" if today else "")]
+        for (ser, k), v in t.items():
+            row = (f"| {ser} | {k} | {v['n']} | {_pct(v['p05'])} | {v['max_flags']} | {v['over_one']} | "
+                   f"{v['headline']} | {100 * v['memory_judged']:.0f}% | {_mde(v['mde'])} / {_mde(v['mde_cpu'])} / "
+                   f"{_mde(v['mde_memory'])} / {_mde(v['mde_syscall'])} |")
+            w = tt[kind].get((ser, k))
+            if today:
+                row += (f" {_pct(w['p05'])}, {w['max_flags']}, {w['over_one']}, {_mde(w['mde'])} |" if w else " - |")
+            out.append(row)
+        for k in sorted({k for _, k in t}):
+            rs = [r for r in results if r["kind"] == kind and r["k"] == k]
+            p = sum(r["p05"] for r in rs) / max(1, sum(r["with_p"] for r in rs))
+            row = (f"| all | {k} | {len(rs)} | {_pct(p)} | {max(len(r['flagged']) for r in rs)} | "
+                   f"{sum(len(r['flagged']) > 1 for r in rs)} | {sum(len(r['headline_flagged']) for r in rs)} | "
+                   f"{100 * sum(r['memory_not_judged'] == 0 for r in rs) / len(rs):.0f}% | "
+                   f"{_mde(_median(r['mde'] for r in rs))} |")
+            ws = [r for r in today or [] if r["kind"] == kind and r["k"] == k]
+            if today:
+                row += (f" {_pct(sum(r['p05'] for r in ws) / max(1, sum(r['with_p'] for r in ws)))}, "
+                        f"{max(len(r['flagged']) for r in ws)}, {sum(len(r['flagged']) > 1 for r in ws)}, "
+                        f"{_mde(_median(r['mde'] for r in ws))} |" if ws else " - |")
+            out.append(row)
+    slow = [r for r in results if r["kind"] == "slow"]
+    if slow:
+        old = {r["label"]: r for r in today or [] if r["kind"] == "slow"}
+        out += ["", "**Slowdowns**, each at its own runs a side with its series' history pair: the expected "
+                    "cases flagged slower (of 1 for getppid alone, of 7 for a tax on every call), the others "
+                    "flagged" + (", and today's" if today else "") + ".", "",
+                "| slowdown | k | flagged | missed (change, mde) | others flagged |" + (" today |" if today else ""),
+                "|---|---|---|---|---|" + ("---|" if today else "")]
+        for r in slow:
+            miss = ", ".join(f"{c.split(' ', 1)[1]} ({ch:+.1f}%, {m:.1f}%)" for c, ch, m in r["expected_missed"]
+                             if ch is not None and m is not None)
+            row = (f"| {r['label']} | {r['k']} | {len(r['expected_flagged'])} of {r['expected']} | {miss or '-'} | "
+                   f"{', '.join(c for c, _ in r['flagged']) or '-'} |")
+            o = old.get(r["label"])
+            if today:
+                row += (f" {len(o['expected_flagged'])} of {o['expected']}, {len(o['flagged'])} others |"
+                        if o else " - |")
+            out.append(row)
+    return out
+
+
+AMD = ("aa", "later", "heldout", "fresh", "check", "hold", "late", "plan", "again")
+
+
+def criteria(results, today=None):
+    """The issue's criteria: (what, figure, met) per line."""
+    out = []
+    aa = [r for r in results if r["kind"] == "aa"]
+    if aa:
+        bad = [r for r in aa if len(r["flagged"]) > 1 or r["headline_flagged"]]
+        out.append(("A/A: comparisons with more than one false flag or a headline one",
+                    f"{len(bad)} of {len(aa)}", not bad))
+        for k in sorted({r["k"] for r in aa}):
+            rs = [r for r in aa if r["k"] == k]
+            p = sum(r["p05"] for r in rs) / max(1, sum(r["with_p"] for r in rs))
+            out.append((f"A/A k={k}: share of unchanged cases at p < .05 (3-8%)", _pct(p), 0.03 <= p <= 0.08))
+        mem = sum(r["memory_not_judged"] == 0 for r in aa) / len(aa)
+        out.append(("A/A: comparisons with every memory-bound case judged (>= 80%)", f"{100 * mem:.0f}%", mem >= 0.8))
+    if today:
+        t_aa, n_aa = aa_table(today, "aa"), aa_table(results, "aa")
+        for k, limit in ((2, 1.0), (3, 1.25)):
+            worse = [f"{s} {n_aa[(s, k)]['mde']:.1f} vs {t_aa[(s, k)]['mde']:.1f}" for s in AMD + ("intel",)
+                     if (s, k) in n_aa and (s, k) in t_aa and n_aa[(s, k)]["mde"] > limit * t_aa[(s, k)]["mde"]]
+            out.append((f"power: median mde at k={k} within {limit:g}x today's, every series",
+                        "; ".join(worse) or "all", not worse))
+    sys3 = {s: v["mde_syscall"] for (s, k), v in aa_table(results, "aa").items() if k == 3 and s in AMD}
+    if sys3:
+        over = [f"{s} {m:.1f}%" for s, m in sys3.items() if m > 3.0]
+        out.append(("AMD series: headline system calls' mde <= 3% at k=3", "; ".join(over) or "all",
+                    not over))
+    slow = [r for r in results if r["kind"] == "slow"]
+    if slow and today:
+        old = {r["label"]: len(r["expected_flagged"]) for r in today if r["kind"] == "slow"}
+        fewer = [f"{r['label']} {len(r['expected_flagged'])} vs {old[r['label']]}" for r in slow
+                 if r["label"] in old and len(r["expected_flagged"]) < old[r["label"]]]
+        out.append(("slowdowns: expected cases flagged, as today or more", "; ".join(fewer) or "all", not fewer))
+    k1 = [r for r in results if r["kind"] == "k1"]
+    if k1:
+        bad = [r for r in k1 if len(r["flagged"]) > 1 or r["headline_flagged"]]
+        out.append(("one run a side, no history: pairs with more than one false flag or a headline one",
+                    f"{len(bad)} of {len(k1)}", not bad))
+        t = aa_table(results, "k1")
+        over = [f"{s} {v['mde']:.1f}%" for (s, _), v in t.items() if v["mde"] > 12.0]
+        out.append(("one run a side, no history: median mde <= 12% on every series", "; ".join(over) or "all",
+                    not over))
+    return out
+
+
+def _runs_and_estimates(dirs, names):
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from kbench.model import compare, judge, load
+    opts = compare.Options()
+    runs = {n: load.load_run(dirs[n], load.Warnings()) for n in names}
+    est = {n: judge.run_estimates(r, opts) for n, r in runs.items()}
+    return runs, est
+
+
+def blocks(dirs, index):
+    """Is a run's block drift a fair predictor of the drift to the next
+    run?  Per consecutive pair of A/A runs: the scale a of the pair's own
+    differences (as the model fits one run a side: runmodel.fit_t, the
+    CPU-bound cases, relative to the CPU speed) against the mean of the
+    two runs' block scales (each case's reps in two halves by time, the
+    halves' mean log times apart, fitted the same way with the halves'
+    own noise).  Printed: per domain, the correlation of their logs and the
+    sd of the log ratio, beside the sd of the pair scales themselves."""
+    import numpy as np
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from kbench.model import compare, drift, judge, runmodel, stats
+    prior = drift.load_prior()
+    series = series_of(index)
+    names = [n for rs in series.values() for n in rs]
+    runs, est = _runs_and_estimates(dirs, names)
+
+    def speed(n):
+        cpu, _ = judge.control_names([runs[n]])
+        return judge.covariates(est[n], cpu, [])[0]
+
+    def half_scale(n, dom):
+        d2, w, t2 = [], [], []
+        for name, c in runs[n].cases.items():
+            if c.control or compare.domain_of(c) != dom:
+                continue
+            keys = sorted(c.rep_keys(), key=lambda k: c.rep_start.get(k, 0))
+            y = stats.Series.single([np.asarray(c.reps[k], dtype=float) for k in keys], c.metric).log_times()
+            y = y[np.isfinite(y)]
+            if len(y) < 4:
+                continue
+            a, b = y[: len(y) // 2], y[len(y) // 2:]
+            d2.append((a.mean() - b.mean()) ** 2)
+            w.append(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b))
+            t2.append(prior.get(name)[0])
+        got = runmodel.fit_t(np.array(d2), np.array(w), np.array(t2))
+        return got[0] if got else math.nan
+
+    out = {}
+    for dom in ("cpu", "memory"):
+        pts = []
+        for rs in series.values():
+            for x, y in zip(rs, rs[1:]):
+                keys = [k for k in est[x] if k in est[y] and not k.startswith("cell:") and k in runs[x].cases
+                        and not runs[x].cases[k].control and compare.domain_of(runs[x].cases[k]) == dom]
+                dd = np.array([est[y][k][0] - est[x][k][0] - (speed(y) - speed(x)) for k in keys])
+                w = np.array([(est[x][k][1] ** 2 + est[y][k][1] ** 2) / 2 for k in keys])
+                t2 = np.array([prior.get(k)[0] for k in keys])
+                got = runmodel.fit_t(dd * dd / 2, w, t2)
+                hb = (half_scale(x, dom) + half_scale(y, dom)) / 2
+                if got and got[0] > 0 and hb > 0:
+                    pts.append((math.log(got[0]), math.log(hb)))
+        a, b = np.array([p[0] for p in pts]), np.array([p[1] for p in pts])
+        out[dom] = (len(pts), float(np.corrcoef(a, b)[0, 1]), float(np.std(a - b, ddof=1)), float(np.std(a, ddof=1)))
+    for dom, (n, r, sd_ratio, sd_pair) in out.items():
+        print(f"{dom}: {n} pairs of runs; correlation of log(pair scale) and log(block scale) {r:.2f}; sd of "
+              f"their log ratio {sd_ratio:.2f}, of the pair scale itself {sd_pair:.2f}")
+    return 0
+
+
+def sessions(dirs, index):
+    """What the runs of one session share: per boot, each case's variance
+    of its series' means (A/A series hours apart) beyond what its runs'
+    own variance explains, over that variance (the model's SESSION_SHARE),
+    the median over the cases of each domain (CPU-bound relative to the
+    CPU speed)."""
+    import statistics as st
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from kbench.model import compare, judge
+    series = series_of(index)
+    names = [n for rs in series.values() for n in rs]
+    runs, est = _runs_and_estimates(dirs, names)
+    boots = collections.OrderedDict()
+    for name, rs in series.items():
+        if len(rs) >= 6:
+            boots.setdefault(boot_of(runs[rs[0]].meta), []).append(rs)
+    for boot, group in boots.items():
+        if len(group) < 2:
+            continue
+        cpu, _ = judge.control_names([runs[n] for rs in group for n in rs])
+        spd = {n: judge.covariates(est[n], cpu, [])[0] for rs in group for n in rs}
+        cases = [k for k, c in runs[group[0][0]].cases.items() if not c.control]
+        by = collections.defaultdict(list)
+        for k in cases:
+            dom = compare.domain_of(runs[group[0][0]].cases[k])
+            ms, vs, ns = [], [], []
+            for rs in group:
+                y = [est[n][k][0] - (spd[n] if dom != "fs" else 0.0) for n in rs if k in est[n]]
+                if len(y) < 3:
+                    break
+                ms.append(st.mean(y))
+                vs.append(st.variance(y))
+                ns.append(len(y))
+            else:
+                v = st.mean(vs)
+                if v > 0:
+                    by[dom].append((st.variance(ms) - st.mean(x / m for x, m in zip(vs, ns))) / v)
+        print(f"boot {boot[:8]} ({len(group)} series): " + ", ".join(
+            f"{d} {st.median(r):.2f} over {len(r)} cases" for d, r in sorted(by.items())))
+    return 0
+
+
+MARK_BEGIN = "<!-- run_level.py: begin -->"
+MARK_END = "<!-- run_level.py: end -->"
+README = HERE / "README.md"
+REPLACED = HERE / "data" / "run-level" / "replaced-model.json"
+
+
+def _work(job):
+    """One worker's comparisons (a fork of the parent: `_STATE` holds the
+    runs' directories and the domains)."""
+    dirs, domains = _STATE
+    backend = ModelBackend(dirs)
+    return [(i, summarise(backend.compare(c), domains, c)) for i, c in job]
+
+
+_STATE = None
+
+
+def run_all(cmps, dirs, domains, jobs):
+    """Every comparison's figures, in order; `jobs` processes, each taking
+    whole series (the runs of a series are read and estimated once)."""
+    global _STATE
+    _STATE = (dirs, domains)
+    by = collections.OrderedDict()
+    for i, c in enumerate(cmps):
+        by.setdefault(c["series"], []).append((i, c))
+    work = [[] for _ in range(max(1, jobs))]
+    for part in sorted(by.values(), key=len, reverse=True):
+        min(work, key=lambda w: sum(len(c["base"]) + len(c["other"]) for _, c in w)).extend(part)
+    if jobs <= 1:
+        got = _work(work[0])
+    else:
+        import multiprocessing
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            got = [x for part in pool.map(_work, [w for w in work if w]) for x in part]
+    return [r for _, r in sorted(got, key=lambda x: x[0])]
+
+
+def markdown(results, today, history):
+    lines = report(results, today, " with a held-out history (" + (
+        "two runs of the nearest other series of the boot)" if history == "near2" else
+        "every A/A run of the boot's other series)"))
+    lines += ["", "**Criteria.**", "", "| criterion | figure | met |", "|---|---|---|"]
+    lines += [f"| {what} | {fig} | {'yes' if met else 'NO'} |" for what, fig, met in criteria(results, today)]
+    return lines
+
+
+def check(lines, readme=README):
+    """The README's block between the markers holds exactly these lines."""
+    text = readme.read_text()
+    if MARK_BEGIN not in text or MARK_END not in text:
+        return [f"{readme}: no {MARK_BEGIN} ... {MARK_END} block"]
+    kept = text.split(MARK_BEGIN, 1)[1].split(MARK_END, 1)[0].strip("\n").splitlines()
+    new = "\n".join(lines).strip("\n").splitlines()
+    return [f"README: {a!r}\nnow:    {b!r}" for a, b in zip(kept, new) if a != b][:10] + \
+        ([f"README has {len(kept)} lines, the figures {len(new)}"] if len(kept) != len(new) else [])
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    ap.add_argument("--backend", choices=("model", "cli"), default="model")
+    ap.add_argument("--tree", default=str(ROOT), help="the tree whose scripts/compare the cli backend runs")
+    ap.add_argument("--only", choices=("aa", "k1", "slow"), action="append")
+    ap.add_argument("--json", metavar="FILE", help="write every comparison's figures as JSON")
+    ap.add_argument("--today", metavar="FILE", default=str(REPLACED) if REPLACED.exists() else None,
+                    help="the figures of an older model (--backend cli --json) to show beside (default: the "
+                         "model this one replaced, data/run-level/replaced-model.json)")
+    ap.add_argument("--jobs", type=int, default=2, help="processes (default 2)")
+    ap.add_argument("--check", action="store_true",
+                    help="exit 1 unless tests/validation/README.md holds these figures word for word")
+    ap.add_argument("--history", choices=("near2", "all"), default="near2",
+                    help="the A/A splits' history: two runs of the nearest other series (default) or every "
+                         "A/A run of the boot's other series")
+    ap.add_argument("--k", type=int, action="append", help="only these runs a side")
+    ap.add_argument("--limit", type=int, help="only the first N comparisons (a check of the script)")
+    ap.add_argument("--cache", metavar="DIR", help="the cli backend: unpack the kept runs here (kept for the next "
+                                                   "call)")
+    ap.add_argument("--from-json", metavar="FILE", help="print the figures of an earlier --json, judging nothing")
+    ap.add_argument("--blocks", action="store_true", help="does a run's block drift predict the next run's?")
+    ap.add_argument("--sessions", action="store_true", help="what the runs of one session share")
+    args = ap.parse_args(argv)
+    if args.from_json:
+        results = json.loads(Path(args.from_json).read_text())
+        today = json.loads(Path(args.today).read_text()) if args.today else None
+        print("\n".join(markdown(results, today, args.history)))
+        return 0
+    index = read_index()
+    names = [n for _, n in index]
+    tmpdir = tempfile.mkdtemp(prefix="kbench-run-level-")
+    try:
+        # the scripts read the kept runs' gzipped JSON Lines where they lie; an older tree's
+        # compare (the cli backend) may not: it gets them unpacked
+        dirs = unpack(names, Path(args.cache) if args.cache else Path(tmpdir) / "runs") \
+            if args.backend == "cli" else {n: DATA / n for n in names}
+        metas = {n: json.loads((dirs[n] / "meta.json").read_text()) for n in names}
+        if args.blocks:
+            return blocks(dirs, index)
+        if args.sessions:
+            return sessions(dirs, index)
+        cmps = [c for c in protocol(index, metas, args.history) if (not args.only or c["kind"] in args.only)
+                and (not args.k or c["k"] in args.k)][:args.limit]
+        domains = domains_of(dirs, names[:1] + [n for n in names if metas[n].get("cpu_model", "").startswith("Intel")][:1])
+        if args.backend == "cli":
+            backend = CliBackend(args.tree, Path(tmpdir), dirs)
+            results = []
+            for i, c in enumerate(cmps):
+                results.append(summarise(backend.compare(c), domains, c))
+                print(f"[{i + 1}/{len(cmps)}] {c['label']}", file=sys.stderr, flush=True)
+        else:
+            results = run_all(cmps, dirs, domains, args.jobs)
+        if args.json:
+            Path(args.json).write_text(json.dumps(results, indent=0))
+        today = json.loads(Path(args.today).read_text()) if args.today else None
+        lines = markdown(results, today, args.history)
+        print("\n".join(lines))
+        if args.check:
+            diff = check(lines)
+            if diff:
+                print("run_level.py: the figures differ from tests/validation/README.md's:\n" + "\n".join(diff),
+                      file=sys.stderr)
+                return 1
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
