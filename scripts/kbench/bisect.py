@@ -208,8 +208,8 @@ def references(a, opts):
     if not differ and shift is not None and (shift.shifted or shift.memory_shifted):
         # compare's rule: with the controls moved, no case is called faster or slower
         why = shift.reason("memory" if shift.memory_shifted and not shift.shifted else "cpu")
-        raise Usage(f"the control cases moved between the good and bad references ({why} on bad): a machine "
-                    f"shift, so those cases are not judged between them. Record them again on a quiet machine, "
+        raise Usage(f"the control cases moved between the good and bad references, bad against good: {why}. "
+                    f"The cases are not judged between them. Record them again on a quiet machine, "
                     f"or, when the kernels themselves move the controls (a PREEMPT_RT kernel, an emulated guest), "
                     f"give --as-measured")
     if not differ:

@@ -22,7 +22,7 @@ it, on a list of at most three that holds it), no step judged wrongly.
 The case that tells them apart is lat_pipe rt @same (about twice as slow
 on the rt kernel in an emulated guest); the rt kernel also moves the
 control cases there (ctl_machine copy up to 50% slower), so the steps run
-with --shift-threshold 60, and the built-in prior of the drift between
+--as-measured, and the built-in prior of the drift between
 runs (without it, an inconclusive step's retry can widen the interval
 past use: see test_git_bisect_run_on_debian_kernel_images)."""
 import json
@@ -131,7 +131,7 @@ def test_git_bisect_run_on_debian_kernel_images(tmp_path, static):
     # the built-in prior, not --no-prior: a retry pools two runs of the commit, and without the prior
     # their run level rests on one degree of freedom (one step's interval was 0.022..62.5 so)
     args = [sys.executable, ROOT / "scripts" / "bisect-step", "--only", PIPE, "--reps", "10",
-            "--shift-threshold", "60", "--work", work, "--build", "cp \"$(cat choice)\" out.img", "--image",
+            "--as-measured", "--work", work, "--build", "cp \"$(cat choice)\" out.img", "--image",
             "out.img", "--vm-args", f"--static {static} --limit 1200"]
     # two runs of each reference (--record again pools): one run a side leaves their difference to the
     # prior's drift of a run, and once the references did not differ significantly so

@@ -180,11 +180,11 @@ def test_bad_use_stops_the_bisection(tmp_path, gen):
     assert r.returncode == 129 and "do not differ in the cases of --only" in r.stderr
 
 
-def test_references_across_a_machine_shift_say_so_and_the_threshold_lets_them_differ(tmp_path, gen):
+def test_references_across_a_machine_shift_say_so_and_as_measured_lets_them_differ(tmp_path, gen):
     """The controls 50% slower on bad (as a PREEMPT_RT kernel's ctl_machine
     copy in an emulated guest): compare judges nothing across a machine
     shift, and bisect-step says that (not "do not differ") and how to go
-    on; --shift-threshold above it bisects."""
+    on; --as-measured bisects."""
     refs = references(tmp_path, gen)
     for side, factor, seed in (("good", 1.0, 11), ("bad", 1.5, 12)):
         run_dir, = (p.parent for p in (tmp_path / side).rglob("meta.json"))
@@ -194,11 +194,10 @@ def test_references_across_a_machine_shift_say_so_and_the_threshold_lets_them_di
     r = sh(sys.executable, BISECT, *refs, *run, check=False)
     assert r.returncode == 129, r.stderr
     import re
-    assert re.match(r"bisect-step: the control cases moved between the good and bad references \(ctl_machine copy "
-                    r"(49|50)\.\d% slower on bad\): a machine shift, so no case is judged between them\.", r.stderr)
-    assert "give --shift-threshold above 50 (55 would do)" in r.stderr and "do not differ" not in r.stderr
+    assert re.match(r"bisect-step: the control cases moved between the good and bad references, bad against good: "
+                    r"machine shift: the CPU controls ran (49|50)\.\d% slower, beyond what the runs of this host have "
+                    r"shown \(up to [\d.]+%\)\. The cases are not judged between them\.", r.stderr), r.stderr
+    assert "give --as-measured" in r.stderr and "do not differ" not in r.stderr
     assert not (tmp_path / "work" / "bisect-log.jsonl").exists()       # nothing measured
-    r = sh(sys.executable, BISECT, *refs, *run, "--shift-threshold", "55", check=False)
+    r = sh(sys.executable, BISECT, *refs, *run, "--as-measured", check=False)
     assert r.returncode == 0 and "closer to good (exit 0)" in r.stderr, r.stderr
-    r = sh(sys.executable, BISECT, *refs, *run, "--shift-threshold", "-1", check=False)
-    assert r.returncode == 129 and "--shift-threshold must be a percentage from 0 to 1000, not -1" in r.stderr
