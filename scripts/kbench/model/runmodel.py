@@ -22,12 +22,15 @@ case c and run r of kernel K,
   more) moderated towards a prior s0_c^2 = a tau_c^2 + b w_c (tau_c: the
   built-in drift prior, w_c: the run's own reps' noise) worth D0 degrees
   of freedom (Smyth 2004):  sigma_c^2 = (D0 s0_c^2 + ss_c) / (D0 + dof_c).
-- (a, b) per domain, measured now: on the compared sides' own runs (each
-  side with two runs or more, around its own mean) and on this
-  comparison's differences themselves (an empirical null, Efron 2004: the
-  bulk of the cases did not change), each by maximum likelihood under the
-  model's own distribution (s^2 / s0^2 ~ F(dof, D0); a difference over its
-  scale ~ t(D0)), the larger of the two per case.  How far the machine
+- (a, b) per group of cases (CPU-bound alone, across CPUs, on one CPU,
+  memory-, file-system-bound, controls), measured now, by maximum
+  likelihood under the model's own distribution: with two runs or more a
+  side on the runs' residuals, the compared sides' included
+  (s^2 / s0^2 ~ F(dof, D0)); with one run on a side on this comparison's
+  differences themselves (an empirical null, Efron 2004: the bulk of the
+  cases did not change; a difference over its scale ~ t(D0)), never past
+  the prior (a change that moves most of a group would read as drift),
+  and per binary where its cases moved further than their group.  How far the machine
   drifts varies from hour to hour by more than a factor of e (the kept
   series: tests/validation/README.md, "The run-level model"), so the scale
   is measured at the time of the comparison; the host's other runs say
