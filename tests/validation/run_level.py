@@ -484,6 +484,40 @@ def blocks(dirs, index):
     return 0
 
 
+def which(dirs, index):
+    """Which cases drift between runs: per series of six runs or more, each
+    case's variance of its runs' estimates (log time) against the median
+    over the runs of its own reps' noise w (the estimate's squared
+    bootstrap error) and against the built-in drift prior's tau^2.
+    Printed: the correlation of the logs, the median ratio and the sd of
+    the log ratio, over every series and per series."""
+    import numpy as np
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from kbench.model import drift
+    prior = drift.load_prior()
+    series = {s: rs for s, rs in series_of(index).items() if len(rs) >= 6}
+    runs, est = _runs_and_estimates(dirs, [n for rs in series.values() for n in rs])
+    rows = []
+    for name, rs in series.items():
+        keys = set.intersection(*[set(est[n]) for n in rs])
+        for k in sorted(keys):
+            if k.startswith(("ctl_", "cell:")):
+                continue
+            theta = np.array([est[n][k][0] for n in rs])
+            w = np.array([est[n][k][1] ** 2 for n in rs])
+            if np.all(np.isfinite(theta)) and np.all(w > 0):
+                rows.append((name, float(np.var(theta, ddof=1)), float(np.median(w)), prior.get(k)[0]))
+    print("| series | cases | corr: w / prior | median ratio: to w / to prior | log-sd of the ratio: w / prior |")
+    print("|---|---|---|---|---|")
+    for label in ["all"] + list(series):
+        sel = [r for r in rows if label in ("all", r[0])]
+        v, w, t = (np.array([r[i] for r in sel]) for i in (1, 2, 3))
+        lv, lw, lt = np.log(np.maximum(v, 1e-12)), np.log(w), np.log(t)
+        print(f"| {label} | {len(sel)} | {np.corrcoef(lv, lw)[0, 1]:.2f} / {np.corrcoef(lv, lt)[0, 1]:.2f} | "
+              f"{np.median(v / w):.2f} / {np.median(v / t):.2f} | {np.std(lv - lw):.2f} / {np.std(lv - lt):.2f} |")
+    return 0
+
+
 def sessions(dirs, index):
     """What the runs of one session share: per boot, each case's variance
     of its series' means (A/A series hours apart) beyond what its runs'
@@ -606,6 +640,8 @@ def main(argv=None):
     ap.add_argument("--from-json", metavar="FILE", help="print the figures of an earlier --json, judging nothing")
     ap.add_argument("--blocks", action="store_true", help="does a run's block drift predict the next run's?")
     ap.add_argument("--sessions", action="store_true", help="what the runs of one session share")
+    ap.add_argument("--which", action="store_true",
+                    help="which cases drift between runs: the reps' own noise against the built-in prior")
     args = ap.parse_args(argv)
     if args.from_json:
         results = json.loads(Path(args.from_json).read_text())
@@ -625,6 +661,8 @@ def main(argv=None):
             return blocks(dirs, index)
         if args.sessions:
             return sessions(dirs, index)
+        if args.which:
+            return which(dirs, index)
         cmps = [c for c in protocol(index, metas, args.history) if (not args.only or c["kind"] in args.only)
                 and (not args.k or c["k"] in args.k)][:args.limit]
         domains = domains_of(dirs, names[:1] + [n for n in names if metas[n].get("cpu_model", "").startswith("Intel")][:1])
