@@ -40,6 +40,26 @@ def test_one_runs_variance_is_moderated_towards_the_prior():
     assert f.df[0] == pytest.approx(runmodel.D0 + 3)
 
 
+def test_a_run_whose_reps_scattered_counts_for_less():
+    """A run's weight against a typical run (reps' noise wbar): the drift
+    sig2 - wbar plus its own w; never above one."""
+    sig2, wbar = np.array([4e-4]), np.array([1e-4])
+    u = runmodel.weights(np.array([[1e-4], [0.0], [0.0256], [math.nan]]), sig2, wbar)
+    assert u[:, 0].tolist() == pytest.approx([1.0, 1.0, 4e-4 / (4e-4 - 1e-4 + 0.0256), 1.0])
+    # three runs a side, one of the base's 15% off with reps that scattered (se 0.16), its w
+    # far above the others': the sides' difference is the other runs', and the spread that
+    # run adds is weighed down with it
+    y = [[0.15], [0.0], [0.002], [0.07], [0.068], [0.072]]
+    w = [[0.0256], [1e-4], [1e-4], [1e-4], [1e-4], [1e-4]]
+    f = runmodel.fit(_design(y, w=w), [0, 1, 2], [3, 4, 5], [[0, 1, 2], [3, 4, 5]], ["cpu"],
+                     np.array([1e-4]))
+    assert f.delta[0] == pytest.approx(0.07 - 0.001, abs=0.004)
+    plain = runmodel.fit(_design(y, w=[[1e-4]] * 6), [0, 1, 2], [3, 4, 5], [[0, 1, 2], [3, 4, 5]], ["cpu"],
+                         np.array([1e-4]))
+    assert plain.delta[0] == pytest.approx(0.07 - 0.050667, abs=1e-4)    # as if every run were alike
+    assert f.var[0] < plain.var[0] / 3
+
+
 def test_beta_follows_the_covariate_as_far_as_the_runs_show_it():
     """A key that moves 1.5x the CPU speed in a history of eight runs: its
     posterior beta is near 1.5 (the prior's 1 barely pulls), its

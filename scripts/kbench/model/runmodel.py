@@ -20,7 +20,7 @@ case c and run r of kernel K,
 - sigma_c^2, the total variance of one run's estimate, nothing subtracted:
   the runs' residual spread ss_c over dof_c (every kernel with two runs or
   more) moderated towards a prior s0_c^2 = a tau_c^2 + b w_c (tau_c: the
-  built-in drift prior, w_c: the run's own reps' noise) worth D0 degrees
+  built-in drift prior, w_c: a typical run's reps' noise) worth D0 degrees
   of freedom (Smyth 2004):  sigma_c^2 = (D0 s0_c^2 + ss_c) / (D0 + dof_c).
 - (a, b) per group of cases (CPU-bound alone, across CPUs, on one CPU,
   memory-, file-system-bound, controls), measured now, by maximum
@@ -36,9 +36,12 @@ case c and run r of kernel K,
   is measured at the time of the comparison; the host's other runs say
   which cases drift more than others (ss_c) and how they follow the
   controls (beta_c).
+- Each run weighed by its own reps' noise (random effects: its estimate
+  strays by the drift sigma_c^2 - w_c plus its own w_rc), never above a
+  typical run of the comparison (w_c: the median run's w).
 - The comparison: delta_c = ybar_B - ybar_A - beta_c . (xbar_B - xbar_A),
-  variance sigma_c^2 (1/k_A + 1/k_B) + dx' V_beta dx, t with D0 + dof_c
-  degrees of freedom.  With one run a side and no history the same
+  the means weighed, variance sigma_c^2 (1/U_A + 1/U_B) + dx' V_beta dx
+  (U: a side's sum of weights), t with d0 + dof_c degrees of freedom.  With one run a side and no history the same
   formula holds, the prior (scaled by this comparison's bulk) doing the
   work.
 - A guard: a control that moved more than GUARD_Z of its own run-to-run
@@ -104,8 +107,8 @@ LOG_MAX = 4.0
 # measured calm (0.001-0.05 times the prior on the kept series) would leave
 # its volatile cases (a 256 MB bzero switching between two modes 50% apart
 # from run to run, whose prior is 41%) no drift at all.  On the kept A/A
-# splits, a floor of 0, 0.1 and 0.25 left 62, 25 and 11 of 307 comparisons
-# with a false flag, at a median mde of 7.7, 9.2 and 11.0% at two runs a side
+# splits, a floor of 0, 0.1 and 0.25 left 79, 27 and 10 of 307 comparisons
+# with false flags, at a median mde of 6.7, 9.2 and 11.3% at two runs a side
 # (tests/validation/README.md, "The run-level model").
 A_MIN = 0.1
 # The empirical null's fit comes down to the median case's where that is
@@ -231,20 +234,11 @@ def beta_prior(domains, ncov, relative=True, tau2=None, x_tau2=None):
     return m, v
 
 
-def _centred(d, rows):
-    """(y, x) of the runs `rows` of a design around their own means; a key
-    that any of them lacks is nan for all of them."""
-    y = d.y[rows]
-    x = d.x[rows]
-    yc = y - y.mean(axis=0)
-    xc = x - x.mean(axis=0)
-    return yc, xc
-
-
-def _moments(d, groups):
+def _moments(d, groups, u=None):
     """Per key: X'X (keys x p x p), X'y (keys x p), y'y and dof of the
-    groups of runs (lists of row indices), each centred on its own mean;
-    a group counts for a key only where all its runs have it."""
+    groups of runs (lists of row indices), each centred on its own mean,
+    each run weighed by u (runs x keys; None: alike); a group counts for a
+    key only where all its runs have it."""
     k, p = d.y.shape[1], d.x.shape[1]
     xtx = np.zeros((k, p, p))
     xty = np.zeros((k, p))
@@ -253,16 +247,45 @@ def _moments(d, groups):
     for rows in groups:
         if len(rows) < 2:
             continue
-        yc, xc = _centred(d, rows)
-        ok = np.all(np.isfinite(yc), axis=0)
-        if not np.all(np.isfinite(xc)):
+        y, x = d.y[rows], d.x[rows]
+        if not np.all(np.isfinite(x)):
             continue
-        y0 = np.where(ok, yc, 0.0)
-        xtx += ok[:, None, None] * (xc.T @ xc)[None, :, :]
-        xty += (y0.T @ xc)
-        yty += np.sum(y0 * y0, axis=0)
+        ok = np.all(np.isfinite(y), axis=0)
+        uu = np.ones(y.shape) if u is None else np.where(np.isfinite(u[rows]), u[rows], 1.0)
+        sw = np.sum(uu, axis=0)
+        y0 = np.where(ok, y, 0.0)
+        yc = (y0 - np.sum(uu * y0, axis=0) / sw).T                        # keys x runs
+        xc = x[None, :, :] - ((uu.T @ x) / sw[:, None])[:, None, :]        # keys x runs x p
+        uk = uu.T * ok[:, None]
+        xtx += np.einsum("kr,kri,krj->kij", uk, xc, xc)
+        xty += np.einsum("kr,kr,kri->ki", uk, yc, xc)
+        yty += np.sum(uk * yc * yc, axis=1)
         dof += ok * (len(rows) - 1)
     return xtx, xty, yty, dof
+
+
+def weights(w, sig2, wbar):
+    """Per run and key, the run's weight against a typical run of the
+    comparison (whose reps' noise is wbar): a run's estimate strays by the
+    drift (sig2 - wbar) plus its own reps' noise w, so a run whose reps
+    scattered (a burst, a mode its reps split between) counts for less
+    (random effects: DerSimonian and Laird, 1986).  Never more than a
+    typical run: a run whose reps happened to agree is not trusted beyond
+    one (on the kept A/A splits, weights up to 2 left 57 of 307 with a
+    false flag, against 27).  1 where w is unknown."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        u = sig2 / np.maximum(sig2 - wbar + w, sig2)
+    return np.where(np.isfinite(u) & (u > 0), u, 1.0)
+
+
+def _wmean(y, u):
+    """Per key the weighted mean of the rows of y (nan rows left out) and
+    the sum of their weights."""
+    ok = np.isfinite(y)
+    uu = np.where(ok, u, 0.0)
+    sw = np.sum(uu, axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(sw > 0, np.sum(uu * np.where(ok, y, 0.0), axis=0) / sw, math.nan), sw
 
 
 def _posterior(xtx, xty, m0, v0, sig2):
@@ -410,26 +433,37 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
     ka, kb = len(base_rows), len(other_rows)
     ncov = d.x.shape[1]
     ya, yb = d.y[base_rows], d.y[other_rows]
-    na, nb = np.sum(np.isfinite(ya), axis=0), np.sum(np.isfinite(yb), axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        # per key: a run that lacks it (a case that failed there) leaves it out of its side's mean
-        kk = np.where((na > 0) & (nb > 0), 1.0 / np.maximum(na, 1) + 1.0 / np.maximum(nb, 1), math.nan)
-        base_mean = _nanmean(ya)
-        raw = _nanmean(yb) - base_mean
-        wbar = _nanmean(np.vstack([d.w[base_rows], d.w[other_rows]]))
+        # the reps' noise of a typical run of the two sides (one run's burst is its own, weighed below)
+        wbar = _nanmedian(np.vstack([d.w[base_rows], d.w[other_rows]]))
         wdf = np.nansum(np.vstack([d.wdf[base_rows], d.wdf[other_rows]]), axis=0) if d.wdf is not None \
             else np.full(k, math.inf)
+    # the controls' move as the guard and the words see it: the sides' plain means
     dx = d.x[other_rows].mean(axis=0) - d.x[base_rows].mean(axis=0) if ncov else np.zeros(0)
     m0, v0 = beta_prior(domains, ncov, relative, tau2, x_tau2)
-    xtx, xty, yty, dof = _moments(d, groups)
     one_run = ka == 1 or kb == 1
     scale_of = _scale_groups(domains)
     sig2 = tau2 + wbar
-    beta, cov = _posterior(xtx, xty, m0, v0, sig2)
     scale = {}
-    for _ in range(2):
+    for _ in range(3):
+        # each run weighed by its own reps' noise against the drift the last pass measured
+        u = weights(d.w, sig2, wbar)
+        base_mean, ua = _wmean(ya, u[base_rows])
+        other_mean, ub = _wmean(yb, u[other_rows])
+        raw = other_mean - base_mean
+        with np.errstate(invalid="ignore", divide="ignore"):
+            # per key: a run that lacks it (a case that failed there) leaves it out of its side's mean
+            kk = np.where((ua > 0) & (ub > 0), 1.0 / ua + 1.0 / ub, math.nan)
+        # the controls' move per key, each side's runs weighed as that key's
+        with np.errstate(invalid="ignore", divide="ignore"):
+            uy = np.where(np.isfinite(d.y), u, 0.0)
+            dxk = (np.einsum("rk,ri->ki", uy[other_rows], d.x[other_rows]) / ub[:, None]
+                   - np.einsum("rk,ri->ki", uy[base_rows], d.x[base_rows]) / ua[:, None]) if ncov \
+                else np.zeros((k, 0))
+        xtx, xty, yty, dof = _moments(d, groups, u)
+        beta, cov = _posterior(xtx, xty, m0, v0, sig2)
         rss = np.maximum(_rss(xtx, xty, yty, beta), 0.0)
-        adj = raw - np.sum(beta * dx, axis=1) if ncov else raw
+        adj = raw - np.sum(beta * dxk, axis=1) if ncov else raw
         s0, bw, moments = np.full(k, math.nan), np.full(k, math.nan), np.full(k, math.inf)
         for g, ix in scale_of.items():
             fits = []       # (a, b, what measured it, the moments behind it)
@@ -456,9 +490,9 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
             bench_null(d.keys, adj, kk, wbar, tau2, s0, bw)
         d0 = _prior_df(s0, bw, wdf, moments, host_d0(rss, dof, s0))
         sig2 = (d0 * s0 + rss) / (d0 + dof)
-        beta, cov = _posterior(xtx, xty, m0, v0, sig2)
-    shift = np.sum(beta * dx, axis=1) if ncov else np.zeros(k)
-    vbeta = np.einsum("i,kij,j->k", dx, cov, dx) if ncov else np.zeros(k)
+    beta, cov = _posterior(xtx, xty, m0, v0, sig2)
+    shift = np.sum(beta * dxk, axis=1) if ncov else np.zeros(k)
+    vbeta = np.einsum("ki,kij,kj->k", dxk, cov, dxk) if ncov else np.zeros(k)
     guarded, limit = guard(d, groups, dx, 1.0 / ka + 1.0 / kb, x_tau2) if ncov else ([], ())
     sw = session_weight(sessions, base_rows, other_rows) if sessions is not None else 0.0
     vsess = sw * np.array([SESSION_SHARE.get(g, max(SESSION_SHARE.values())) for g in domains]) * sig2 \
@@ -517,6 +551,15 @@ def _nanmean(a):
     n = np.sum(np.isfinite(a), axis=0)
     s = np.nansum(a, axis=0)
     return np.where(n > 0, s / np.maximum(n, 1), math.nan)
+
+
+def _nanmedian(a):
+    """The median over runs (axis 0) of what each key has; nan where none."""
+    ok = np.any(np.isfinite(a), axis=0)
+    out = np.full(a.shape[1], math.nan)
+    if np.any(ok):
+        out[ok] = np.nanmedian(a[:, ok], axis=0)
+    return out
 
 
 def guard(d, groups, dx, kk, x_tau2):
