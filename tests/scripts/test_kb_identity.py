@@ -54,6 +54,19 @@ def test_another_command_line_is_another_kernel_with_a_warning(tmp_path, gen):
     assert w.startswith("WARNING: h/6.1.0:") and "kernel_cmdline" in w and "LABEL=" in w
 
 
+def test_a_campaigns_boot_marker_is_not_another_command_line(tmp_path, gen):
+    """Each boot of a campaign carries its own marker (kbench.campaign=ID:STEP:TRY):
+    the runs of one kernel's boots stay one kernel."""
+    a, b = _two_runs(gen, tmp_path, kernel_cmdline="root=/dev/vda panic=10 kbench.campaign=20261206T075131Z:3:1")
+    set_meta(a, kernel_cmdline="root=/dev/vda panic=10 kbench.campaign=20261206T075131Z:1:2")
+    groups, warnings = _groups(tmp_path)
+    assert [g.label for g in groups] == ["h/6.1.0"] and len(groups[0].runs) == 2
+    assert not [m for m in warnings if "different kernels" in m]
+    set_meta(a, kernel_cmdline="root=/dev/vda panic=10 mitigations=off kbench.campaign=20261206T075131Z:1:2")
+    groups, _ = _groups(tmp_path)
+    assert len(groups) == 2
+
+
 def test_another_config_is_another_kernel_only_when_every_run_has_one(tmp_path, gen):
     a, b = _two_runs(gen, tmp_path, kernel_config={"source": "/proc/config.gz", "fnv1a64": "00000000000000aa"})
     groups, warnings = _groups(tmp_path)
