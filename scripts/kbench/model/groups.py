@@ -35,21 +35,8 @@ CONDITION_KEYS = ("arch", "build_arch", "page_size", "cpu_model", "cpu_count", "
                   "clocksource", "aslr", "virtualization", "virt", "compiler", "cxxflags", "suite_version")
 
 
-# A campaign's marker on each test boot's command line (kbench.campaign=ID:STEP:TRY,
-# src/driver/campaign.cpp) proves which boot a run came from; it differs from boot to
-# boot of one kernel and says nothing of the kernel.
-_CAMPAIGN_MARKER = "kbench.campaign="
-
-
-def _meta_identity(run, key):
-    v = run.meta.get(key)
-    if key == "kernel_cmdline" and isinstance(v, str):
-        v = " ".join(w for w in v.split() if not w.startswith(_CAMPAIGN_MARKER))
-    return v
-
-
 def _identity(run, keys):
-    return tuple(json.dumps(_meta_identity(run, k), sort_keys=True) for k in keys)
+    return tuple(json.dumps(condition_value(k, run.meta.get(k)), sort_keys=True) for k in keys)
 
 
 def _short_hash(text):

@@ -231,11 +231,20 @@ def is_quick(meta):
 _DEBUG_INFO_FLAG = re.compile(r"-g(?:[0-3]|gdb[0-3]?|dwarf(?:-\d+)?|split-dwarf|z(?:=\S+)?)?")
 
 
+# A campaign's marker on each test boot's command line (kbench.campaign=ID:STEP:TRY,
+# src/driver/campaign.cpp) proves which boot a run came from; it differs from boot to
+# boot of one kernel and says nothing of the kernel.
+_CAMPAIGN_MARKER = "kbench.campaign="
+
+
 def condition_value(key, value):
     """A condition's value as runs are compared on it: cxxflags without
-    the options that only choose the debug information; any other as it is."""
+    the options that only choose the debug information, the kernel's
+    command line without a campaign's boot marker; any other as it is."""
     if key == "cxxflags" and isinstance(value, str):
         return " ".join(t for t in value.split() if not _DEBUG_INFO_FLAG.fullmatch(t))
+    if key == "kernel_cmdline" and isinstance(value, str):
+        return " ".join(t for t in value.split() if not t.startswith(_CAMPAIGN_MARKER))
     return value
 
 
