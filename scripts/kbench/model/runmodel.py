@@ -30,20 +30,20 @@ case c and run r of kernel K,
   differences themselves (an empirical null, Efron 2004: the bulk of the
   cases did not change; a difference over its scale ~ t(D0)), never past
   the prior (a change that moves most of a group would read as drift),
-  and per binary where its cases moved further than their group.  How far the machine
-  drifts varies from hour to hour by more than a factor of e (the kept
-  series: tests/validation/README.md, "The run-level model"), so the scale
-  is measured at the time of the comparison; the host's other runs say
-  which cases drift more than others (ss_c) and how they follow the
-  controls (beta_c).
+  and per binary where its cases moved further than their group.  How
+  far the machine drifts varies from hour to hour by more than a factor
+  of e (the kept series: tests/validation/README.md, "The run-level
+  model"), so the scale is measured at the time of the comparison; the
+  host's other runs say which cases drift more than others (ss_c) and
+  how they follow the controls (beta_c).
 - Each run weighed by its own reps' noise (random effects: its estimate
   strays by the drift sigma_c^2 - w_c plus its own w_rc), never above a
   typical run of the comparison (w_c: the median run's w).
 - The comparison: delta_c = ybar_B - ybar_A - beta_c . (xbar_B - xbar_A),
   the means weighed, variance sigma_c^2 (1/U_A + 1/U_B) + dx' V_beta dx
-  (U: a side's sum of weights), t with d0 + dof_c degrees of freedom.  With one run a side and no history the same
-  formula holds, the prior (scaled by this comparison's bulk) doing the
-  work.
+  (U: a side's sum of weights), t with d0 + dof_c degrees of freedom.
+  With one run a side and no history the same formula holds, the prior
+  (scaled by this comparison's bulk) doing the work.
 - A guard: a control that moved more than GUARD_Z of its own run-to-run
   standard deviations (the host's runs' spread of it, moderated towards
   its drift prior) is outside what the runs have seen: the cases that
