@@ -95,22 +95,20 @@ GUARD_Z = 4.0
 MIN_FIT = 8
 # a beta held at its prior mean: its prior variance
 FIXED = 1e-10
-# The bounds of a scale's fit (s0 = a tau^2 + b w): b, the reps' own noise,
-# never below half of what their bootstrap says (the bootstrap of a low
-# quantile over 10-20 reps overstates it: on the kept series the runs' total
-# spread was 0.5-1 times w where they drifted least), a and b never above
-# e^4 (a fit that far out is the fit of a kernel's change, not of drift).
-B_MIN = 0.5
+# The bounds of a scale's fit (s0 = a tau^2 + b w): b never below 1 (a run's
+# total variance holds at least its own reps' noise: the drift adds to it),
+# a and b never above e^4 (a fit that far out is the fit of a kernel's
+# change, not of drift).
 LOG_MAX = 4.0
-# The drift is never taken below A_MIN times the built-in prior's (a third of
-# its sd): a host's cases do not all calm down alike, and a domain's bulk
+# The drift is never taken below A_MIN times the built-in prior's (a seventh
+# of its sd): a host's cases do not all calm down alike, and a domain's bulk
 # measured calm (0.001-0.05 times the prior on the kept series) would leave
 # its volatile cases (a 256 MB bzero switching between two modes 50% apart
-# from run to run, whose prior is 41%) no drift at all.  On the kept A/A
-# splits, a floor of 0, 0.1 and 0.25 left 79, 27 and 10 of 307 comparisons
-# with false flags, at a median mde of 6.7, 9.2 and 11.3% at two runs a side
-# (tests/validation/README.md, "The run-level model").
-A_MIN = 0.1
+# from run to run, whose prior is 41%) only their reps' noise.  On the kept
+# A/A splits, a floor of 0, 0.02, 0.05 and 0.1 left 41, 25, 24 and 14 of 307
+# comparisons with false flags, at a median mde of 7.7, 8.3, 8.9 and 10.0%
+# at two runs a side (tests/validation/README.md, "The run-level model").
+A_MIN = 0.02
 # The empirical null's fit comes down to the median case's where that is
 # less than this share of it: a minority of changed cases far out, not the
 # drift's own tails (on the kept series the median case sat at 0.6-0.8 of
@@ -310,8 +308,8 @@ def _rss(xtx, xty, yty, beta):
 
 def _minimise(nll, high=LOG_MAX):
     """(a, b) minimising nll(log a, log b) within the bounds (A_MIN,
-    B_MIN below; e^high above): a grid, then halving steps."""
-    lo_a, lo_b = math.log(A_MIN) if A_MIN > 0 else -12.0, math.log(B_MIN)
+    b at least 1; e^high above): a grid, then halving steps."""
+    lo_a, lo_b = math.log(A_MIN) if A_MIN > 0 else -12.0, 0.0
 
     def f(la, lb):
         v = nll(min(max(la, lo_a), high), min(max(lb, lo_b), high))
@@ -360,7 +358,7 @@ def fit_t(d2, w, t2, nu=D0):
     med = float(np.median(d2 / (a * t2 + b * w)))
     c = med / t_quantile(0.5, nu) ** 2      # the median of t^2: the two-sided 50% point, squared
     if c < MEDIAN_SHARE:
-        a, b = a * c, max(b * c, B_MIN)
+        a, b = a * c, max(b * c, 1.0)
     return a, b
 
 
