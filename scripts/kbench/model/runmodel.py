@@ -314,9 +314,11 @@ def _minimise(nll, high=LOG_MAX):
     def f(la, lb):
         v = nll(min(max(la, lo_a), high), min(max(lb, lo_b), high))
         return v if math.isfinite(v) else math.inf
+    # with high at 0 (one run a side) b is held at 1: a alone is searched
+    b_free = high > lo_b
     best = None
     for la in np.linspace(lo_a, high, 17):
-        for lb in np.linspace(lo_b, high, 7):
+        for lb in np.linspace(lo_b, high, 7) if b_free else (lo_b,):
             v = f(la, lb)
             if best is None or v < best[0]:
                 best = (v, la, lb)
@@ -324,7 +326,7 @@ def _minimise(nll, high=LOG_MAX):
     step = 0.5
     while step > 1e-3:
         moved = False
-        for da, db in ((step, 0.0), (-step, 0.0), (0.0, step), (0.0, -step)):
+        for da, db in ((step, 0.0), (-step, 0.0)) + (((0.0, step), (0.0, -step)) if b_free else ()):
             na, nb = min(max(la + da, lo_a), high), min(max(lb + db, lo_b), high)
             v = f(na, nb)
             if v < best[0]:
@@ -452,8 +454,7 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
         with np.errstate(invalid="ignore", divide="ignore"):
             # per key: a run that lacks it (a case that failed there) leaves it out of its side's mean
             kk = np.where((ua > 0) & (ub > 0), 1.0 / ua + 1.0 / ub, math.nan)
-        # the controls' move per key, each side's runs weighed as that key's
-        with np.errstate(invalid="ignore", divide="ignore"):
+            # the controls' move per key, each side's runs weighed as that key's
             uy = np.where(np.isfinite(d.y), u, 0.0)
             dxk = (np.einsum("rk,ri->ki", uy[other_rows], d.x[other_rows]) / ub[:, None]
                    - np.einsum("rk,ri->ki", uy[base_rows], d.x[base_rows]) / ua[:, None]) if ncov \
