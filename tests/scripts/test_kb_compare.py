@@ -15,8 +15,9 @@ from kbench.views import compare_text
 FAST = compare.Options(n_boot=300)
 
 
-def side(path, label=None):
-    runs = load.load_runs([path], load.Warnings())
+def side(paths, label=None):
+    """A Side of one run directory, or of a list of them."""
+    runs = load.load_runs(paths if isinstance(paths, list) else [paths], load.Warnings())
     return compare.Side(label or runs[0].key[1], runs)
 
 
@@ -48,8 +49,7 @@ def test_aa_at_two_runs_a_side_flags_nothing(tmp_path, gen, seed):
     level, and no case comes out faster or slower."""
     runs = [gen.make_run(tmp_path, "h", "k", seed=seed * 10 + i, reps=5, samples=6, cases="medium",
                          run_id=f"r{i}") for i in range(4)]
-    load_side = lambda paths, label: compare.Side(label, load.load_runs(paths, load.Warnings()))
-    rows = compare.compare_sides(load_side(runs[:2], "A"), load_side(runs[2:], "B"), FAST)
+    rows = compare.compare_sides(side(runs[:2], "A"), side(runs[2:], "B"), FAST)
     assert len(rows) > 150
     assert [r.case for r in rows if r.cmp.significant] == []
     assert all(r.cmp.verdict in (stats.SAME, stats.INCONCLUSIVE, stats.MISSING) for r in rows)
