@@ -19,8 +19,11 @@ What a run holds (each case's reps, 3 samples each):
 - reps in a fast and a slow mode for a fifth of the CPU-bound cases;
 - and, in the "sessions" scenario, the two sides in sessions of their own
   (a step per case between sessions).
-The judged runs alternate in pairs (each pair's order drawn); the history
-is two runs of another session.
+The judged runs are one stretch of the machine's time, the sides
+alternating in pairs (each pair's order drawn), as a campaign runs them:
+the factors that persist from run to run (the memory regime, the
+kernel-path factor, the trend) fall on both sides alike; the history is
+two runs of another session.
 
 Printed: per scenario and k, the type-I error per case (the share of
 cases with p < .05, unadjusted), the comparisons with a false flag, and
@@ -79,9 +82,10 @@ class World:
             self.cases[n]["speed"] = 1.0
 
 
-def make_runs(world, rng, n, session, start, change=None, prefix="r"):
+def make_runs(world, rng, n, session, start, change=None, prefix="r", changed=None):
     """n runs of one session, in order: the machine's factors drawn along
-    them; change: {case: factor} on every run (a kernel's change)."""
+    them; change: {case: factor} on the runs whose index is in changed
+    (every run when None: a kernel's change)."""
     runs = []
     mem_state, path = 0.0, 0.0
     step = {name: (rng.normal(0, c["tau"] * 0.5) if session else 0.0) for name, c in world.cases.items()}
@@ -99,7 +103,7 @@ def make_runs(world, rng, n, session, start, change=None, prefix="r"):
         for name, c in world.cases.items():
             own = c["tau"] * rng.standard_t(5) / math.sqrt(5 / 3)
             effect = c["speed"] * (speed + trend) + c["memory"] * mem_state + c["path"] * path + own + step[name]
-            if change and name in change:
+            if change and name in change and (changed is None or i in changed):
                 effect += math.log(change[name])
             case = load.Case(name, c["bench"], c["variant"], "", "unpinned", "latency", control=c["control"])
             for rep in range(8):
@@ -118,13 +122,12 @@ def judge(world, rng, k, scenario, change=None, n_boot=200):
         base = make_runs(world, rng, k, 1, 0, prefix="a")
         other = make_runs(world, rng, k, 2, 100, change, prefix="b")
     else:
-        a = make_runs(world, rng, 2 * k, 0, 0)
-        b = make_runs(world, rng, 2 * k, 0, 0, change, prefix="c")
-        base, other = [], []
-        for i in range(k):
-            first = rng.random() < 0.5
-            base.append(a[2 * i] if first else a[2 * i + 1])
-            other.append(b[2 * i + 1] if first else b[2 * i])
+        # one stretch of the machine's time, the sides' runs alternating in pairs
+        order = [j for i in range(k) for j in ((2 * i, 2 * i + 1) if rng.random() < 0.5 else (2 * i + 1, 2 * i))]
+        other_at = set(order[1::2])
+        runs = make_runs(world, rng, 2 * k, 0, 0, change, changed=other_at)
+        base = [runs[j] for j in order[0::2]]
+        other = [runs[j] for j in order[1::2]]
     hist = make_runs(world, rng, 2, 3, 200, prefix="h")
     opts = compare.Options(n_boot=n_boot, prior=drift.load_prior())
     opts.run_noise = compare.measure_run_noise([base, other, hist], opts)
@@ -139,7 +142,7 @@ README = Path(__file__).resolve().parent / "README.md"
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--reps", type=int, default=10, help="A/A comparisons per scenario and k (default 10)")
+    ap.add_argument("--reps", type=int, default=20, help="A/A comparisons per scenario and k (default 20)")
     ap.add_argument("--power-reps", type=int, default=5, help="comparisons per change and k (default 5)")
     ap.add_argument("--seed", type=int, default=58)
     ap.add_argument("--check", action="store_true",
