@@ -128,6 +128,32 @@ def test_the_runs_spread_fit_finds_the_scale():
     assert 0.35 < a < 0.7
 
 
+def test_a_summary_takes_one_runs_variance_as_a_comparison_of_its_runs_does():
+    """The power line plans with what a comparison would measure: for the
+    runs of two sides (two each), a history pair and a CPU-speed
+    covariate, variances() gives the very sigma^2 fit() does, with the
+    same reps' noise (the median run's) and the same weights: here one
+    run whose reps scattered, which a plain mean of w would have made the
+    typical run."""
+    rng = np.random.default_rng(5)
+    n_keys = 40
+    speed = rng.normal(0, 0.02, size=6)
+    y = speed[:, None] + rng.normal(0, 0.01, size=(6, n_keys))
+    w = np.full((6, n_keys), 4e-5)
+    w[2] = 0.004                           # the base's second run: its reps scattered
+    d = _design(y, w=w, x=speed[:, None], wdf=np.full((6, n_keys), 9.0))
+    groups = [[0, 1], [2, 3], [4, 5]]      # history, base, other
+    domains = ["cpu"] * n_keys
+    tau2 = np.full(n_keys, 2e-4)
+    f = runmodel.fit(d, [2, 3], [4, 5], groups, domains, tau2, x_tau2=[1e-4])
+    sig2, df = runmodel.variances(d, [2, 3, 4, 5], groups, domains, tau2, x_tau2=[1e-4])
+    assert sig2 == pytest.approx(f.sig2, rel=1e-9)
+    assert df == pytest.approx(f.df, rel=0.01)       # fit's rounded to 3 digits
+    assert f.scale["cpu"][2] == "runs"
+    u = runmodel.weights(d.w, f.sig2, np.median(w[2:], axis=0))
+    assert np.all(u[2] < 0.2) and np.all(u[[0, 1, 3, 4, 5]] == 1.0)
+
+
 def test_planned_runs_narrow_the_mde():
     parts = (0.02 ** 2, 8.0)
     one, four = stats.planned_mde(parts, 1), stats.planned_mde(parts, 4)

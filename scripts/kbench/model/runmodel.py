@@ -484,7 +484,7 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
             s0[ix] = cand[best, np.arange(len(ix))]
             bw[ix] = np.array([fits[i][1] for i in best]) * wbar[ix]
             moments[ix] = np.array([fits[i][3] for i in best])
-            scale[g] = max(fits, key=lambda f: float(np.nanmedian(f[0] * tau2[ix] + f[1] * wbar[ix])))[:3]
+            scale[g] = max(fits, key=lambda f: _median_or(f[0] * tau2[ix] + f[1] * wbar[ix]))[:3]
         if one_run:
             bench_null(d.keys, adj, kk, wbar, tau2, s0, bw)
         d0 = _prior_df(s0, bw, wdf, moments, host_d0(rss, dof, s0))
@@ -545,11 +545,10 @@ def _sig3(x):
     return np.where((x > 0) & np.isfinite(x), np.round(x / scale) * scale, x)
 
 
-def _nanmean(a):
-    """The mean over runs (axis 0) of what each key has; nan where none."""
-    n = np.sum(np.isfinite(a), axis=0)
-    s = np.nansum(a, axis=0)
-    return np.where(n > 0, s / np.maximum(n, 1), math.nan)
+def _median_or(v, empty=-math.inf):
+    """The median of v's finite values; empty where it has none."""
+    v = v[np.isfinite(v)]
+    return float(np.median(v)) if len(v) else empty
 
 
 def _nanmedian(a):
@@ -583,17 +582,21 @@ def guard(d, groups, dx, kk, x_tau2):
 
 def variances(d, rows, groups, domains, tau2, relative=True, x_tau2=None):
     """(sig2, df) per key with no comparison (a kernel's own summary): one
-    run's total variance on this host, from the groups' residual spread
-    moderated towards the prior scaled by the groups' own fit (or the
-    prior as it is); w from the runs `rows`."""
+    run's total variance on this host as a comparison of the runs `rows`
+    (two runs or more a side) would take it: the groups' residual spread,
+    each run weighed by its own reps' noise, moderated towards the prior
+    scaled by the groups' own fit (or the prior as it is); w: the median
+    of the runs `rows`."""
     k, ncov = len(d.keys), d.x.shape[1]
-    wbar = _nanmean(d.w[rows])
-    wdf = np.nansum(d.wdf[rows], axis=0) if d.wdf is not None else np.full(k, math.inf)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        wbar = _nanmedian(d.w[rows])
+        wdf = np.nansum(d.wdf[rows], axis=0) if d.wdf is not None else np.full(k, math.inf)
     m0, v0 = beta_prior(domains, ncov, relative, tau2, x_tau2)
-    xtx, xty, yty, dof = _moments(d, groups)
     sig2 = tau2 + wbar
-    beta, _ = _posterior(xtx, xty, m0, v0, sig2)
-    for _ in range(2):
+    for _ in range(3):
+        u = weights(d.w, sig2, wbar)
+        xtx, xty, yty, dof = _moments(d, groups, u)
+        beta, _ = _posterior(xtx, xty, m0, v0, sig2)
         rss = np.maximum(_rss(xtx, xty, yty, beta), 0.0)
         s0, bw, moments = tau2 + wbar, wbar.copy(), np.full(k, math.inf)
         for g, ix in _scale_groups(domains).items():
@@ -604,7 +607,6 @@ def variances(d, rows, groups, domains, tau2, relative=True, x_tau2=None):
                 moments[ix] = float(np.max(dof[ix]))
         d0 = _prior_df(s0, bw, wdf, moments, host_d0(rss, dof, s0))
         sig2 = (d0 * s0 + rss) / (d0 + dof)
-        beta, _ = _posterior(xtx, xty, m0, v0, sig2)
     return sig2, d0 + dof
 
 
