@@ -488,12 +488,14 @@ def which(dirs, index):
     """Which cases drift between runs: per series of six runs or more, each
     case's variance of its runs' estimates (log time) against the median
     over the runs of its own reps' noise w (the estimate's squared
-    bootstrap error) and against the built-in drift prior's tau^2.
-    Printed: the correlation of the logs, the median ratio and the sd of
-    the log ratio, over every series and per series."""
+    bootstrap error), of its reps' own variance (log time, not divided by
+    their number: drift between runs does not shrink with more reps) and
+    against the built-in drift prior's tau^2.  Printed: the correlation
+    of the logs, the median ratio and the sd of the log ratio, over every
+    series and per series."""
     import numpy as np
     sys.path.insert(0, str(ROOT / "scripts"))
-    from kbench.model import drift
+    from kbench.model import drift, stats
     prior = drift.load_prior()
     series = {s: rs for s, rs in series_of(index).items() if len(rs) >= 6}
     runs, est = _runs_and_estimates(dirs, [n for rs in series.values() for n in rs])
@@ -505,16 +507,26 @@ def which(dirs, index):
                 continue
             theta = np.array([est[n][k][0] for n in rs])
             w = np.array([est[n][k][1] ** 2 for n in rs])
-            if np.all(np.isfinite(theta)) and np.all(w > 0):
-                rows.append((name, float(np.var(theta, ddof=1)), float(np.median(w)), prior.get(k)[0]))
-    print("| series | cases | corr: w / prior | median ratio: to w / to prior | log-sd of the ratio: w / prior |")
+            s2 = []
+            for n in rs:
+                c = runs[n].cases.get(k)
+                y = stats.Series.single([np.asarray(c.reps[r], dtype=float) for r in c.rep_keys()],
+                                        c.metric).log_times() if c is not None else np.array([])
+                y = y[np.isfinite(y)]
+                s2.append(float(np.var(y, ddof=1)) if len(y) > 1 else math.nan)
+            if np.all(np.isfinite(theta)) and np.all(w > 0) and np.nanmedian(s2) > 0:
+                rows.append((name, float(np.var(theta, ddof=1)), float(np.median(w)), prior.get(k)[0],
+                             float(np.nanmedian(s2))))
+    print("| series | cases | corr: w / reps' variance / prior | median ratio: to w / to prior | "
+          "log-sd of the ratio: w / reps' variance / prior |")
     print("|---|---|---|---|---|")
     for label in ["all"] + list(series):
         sel = [r for r in rows if label in ("all", r[0])]
-        v, w, t = (np.array([r[i] for r in sel]) for i in (1, 2, 3))
-        lv, lw, lt = np.log(np.maximum(v, 1e-12)), np.log(w), np.log(t)
-        print(f"| {label} | {len(sel)} | {np.corrcoef(lv, lw)[0, 1]:.2f} / {np.corrcoef(lv, lt)[0, 1]:.2f} | "
-              f"{np.median(v / w):.2f} / {np.median(v / t):.2f} | {np.std(lv - lw):.2f} / {np.std(lv - lt):.2f} |")
+        v, w, t, s2 = (np.array([r[i] for r in sel]) for i in (1, 2, 3, 4))
+        lv, lw, lt, ls = np.log(np.maximum(v, 1e-12)), np.log(w), np.log(t), np.log(s2)
+        print(f"| {label} | {len(sel)} | {np.corrcoef(lv, lw)[0, 1]:.2f} / {np.corrcoef(lv, ls)[0, 1]:.2f} / "
+              f"{np.corrcoef(lv, lt)[0, 1]:.2f} | {np.median(v / w):.2f} / {np.median(v / t):.2f} | "
+              f"{np.std(lv - lw):.2f} / {np.std(lv - ls):.2f} / {np.std(lv - lt):.2f} |")
     return 0
 
 
