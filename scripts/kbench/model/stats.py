@@ -296,6 +296,8 @@ class Comparison:
     family: str = ""               # the adjustment's family (PRIMARY, SECONDARY; "" = one family)
     alone: bool = False            # significant, but it moved alone (decide's groups): INCONCLUSIVE
     mid_ratio: float = math.nan    # other / base of the median rep (the middle of the reps, not the estimator)
+    fast_ratio: float = math.nan   # other / base of the fastest rep (where a fast mode sits)
+    overlap: float = math.nan      # the faster side's share of reps as slow as the slower side's value, or slower
     modes: bool = False            # significant, but the middle of the reps did not follow (decide): INCONCLUSIVE
     not_judged: str = ""           # NOT_JUDGED: why, in words ("memory shift: ctl_machine llc ran 9.1% slower")
 
@@ -468,11 +470,37 @@ def compare(base, other, *, n_boot=DEFAULT_BOOT, seed=1, level=LEVEL, min_reps=D
     _, p_rank = mann_whitney(rep_other, rep_base)
     med_other, med_base = float(np.median(rep_other)), float(np.median(rep_base))
     mid = med_other / med_base if med_other > 0 and med_base > 0 else nan
-    if model is not None and model.shift:
+    shift = model.shift if model is not None else 0.0
+    if shift:
         # the median reps compared at one machine state too
-        mid *= math.exp(-model.shift) if lower_is_better(metric) else math.exp(model.shift)
+        mid *= math.exp(-shift) if lower_is_better(metric) else math.exp(shift)
+    fast, overlap = _fast_mode(base, other, a, b, shift, metric)
     return Comparison(metric, a, b, ratio, lo, hi, p, p_rank, *counts, SAME, change, mde=mde,
-                      estimator=est_name, df=df, mid_ratio=mid, **extra)
+                      estimator=est_name, df=df, mid_ratio=mid, fast_ratio=fast, overlap=overlap, **extra)
+
+
+def _fast_mode(base, other, a, b, shift, metric):
+    """(fast_ratio, overlap) of two Series: other / base of the fastest rep
+    (each side's runs' fastest reps, their mean in log time: the pooled
+    fastest of many runs is the fastest run's), the other side's taken at
+    the base side's machine state (shift: log time); and the faster side's
+    share of reps at least as slow as the slower side's value (a, b: the
+    sides' values as compared)."""
+    def fastest(series, off):
+        y = series.log_times() - off
+        runs = {}
+        for u, v in zip(series.units, y):
+            if math.isfinite(v):
+                runs[u] = min(v, runs.get(u, math.inf))
+        return (float(np.mean(list(runs.values()))) if runs else math.nan), y[np.isfinite(y)]
+    fb, yb = fastest(base, 0.0)
+    fo, yo = fastest(other, shift)
+    if not (math.isfinite(fb) and math.isfinite(fo)) or not (a > 0 and b > 0):
+        return math.nan, math.nan
+    fast = math.exp(fo - fb) if lower_is_better(metric) else math.exp(fb - fo)
+    ea, eb = to_log_time([a], metric)[0], to_log_time([b], metric)[0]
+    faster, slow_value = (yb, eb) if eb >= ea else (yo, ea)
+    return fast, float(np.mean(faster >= slow_value))
 
 
 def _runs_as_unit(a, b):
@@ -499,7 +527,11 @@ PRIMARY = "primary"      # the cases behind the summary tables: one family of th
 # this share of it (or the other way) is a new mix of fast and slow reps, not
 # a shift (decide: `modes`).  On the A/A and slowdown runs of
 # tests/validation/README.md ("Host drift scale"), the mode flips flagged had
-# shares 0.08-0.16 and the slowdowns and drifts 0.81-1.53.
+# shares 0.08-0.16 and the slowdowns and drifts 0.81-1.53.  The same share
+# of the fastest rep, where the faster side's reps reach the slower side's
+# value (a share of them at least LOW_Q, the estimator's own quantile): the
+# sides drew both modes, in another mix (tests/validation/README.md, "The
+# run-level model").
 MODES_SHARE = 0.5
 SECONDARY = "secondary"  # every other case: another family
 
@@ -522,7 +554,12 @@ def decide(comparisons, *, min_effect=DEFAULT_MIN_EFFECT, level=LEVEL, adjust=Tr
     INCONCLUSIVE, marked `modes`: where a case's reps fall into a fast and
     a slow mode (two threads on one CPU), a run that drew no
     fast rep moves the low quantile by the modes' distance while the bulk
-    of its reps stays put; a kernel change moves both.
+    of its reps stays put; a kernel change moves both.  So does a change
+    of the low estimator that the sides' fastest reps do not follow
+    (less than MODES_SHARE of it) where the faster side's reps reach the
+    slower side's value in at least a LOW_Q share: both sides drew both
+    modes, and the slower one fewer fast reps (a run with one fast rep in
+    fifteen and its neighbour with eight).
     machine_shift: True, a reason, or one per comparison (a reason in
     words, or True, when a control its domain follows moved beyond what
     the host's runs have shown; "" or False when not): such a case is NOT_JUDGED, whatever its
@@ -601,11 +638,18 @@ def decide(comparisons, *, min_effect=DEFAULT_MIN_EFFECT, level=LEVEL, adjust=Tr
 
 
 def _modes(c):
-    """The low estimator moved and the median rep did not follow: less
-    than MODES_SHARE of the change (in log terms), or the other way."""
+    """The low estimator moved and the median rep did not follow (less
+    than MODES_SHARE of the change in log terms, or the other way), or the
+    fastest rep did not, the faster side's reps reaching the slower side's
+    value at least a LOW_Q share of the time."""
     if c.estimator == "median" or not (c.ratio > 0 and c.mid_ratio > 0) or c.ratio == 1.0:
         return False
-    return math.log(c.mid_ratio) / math.log(c.ratio) < MODES_SHARE
+    if math.log(c.mid_ratio) / math.log(c.ratio) < MODES_SHARE:
+        return True
+    # the fast mode stayed where it was, and the faster side's reps reach the
+    # slower side's value as often as the estimator's quantile: the sides'
+    # reps share both modes and drew them in another mix
+    return c.fast_ratio > 0 and c.overlap >= LOW_Q and math.log(c.fast_ratio) / math.log(c.ratio) < MODES_SHARE
 
 
 # ------------------------------------------------------------ units

@@ -405,10 +405,12 @@ def format_report(rep, changed_only=False, opts=None):
                    lambda c: f"CI {c.ci_text}")
     out += _listed([r for r in rep.rows if r.cmp.modes],
                    lambda n: f"(modes) {n} case(s) changed significantly at the fast end of their reps while their "
-                             f"median rep did not follow: inconclusive, because the reps fall into a fast and a slow "
-                             f"mode and the sides drew a different mix of them; a change of the path moves both. "
-                             f"More runs of each side would tell.",
-                   lambda c: f"median rep {stats.change_text(stats.speed_change(c.mid_ratio, c.metric))}")
+                             f"median or their fastest rep did not follow: inconclusive, because the reps fall into "
+                             f"a fast and a slow mode and the sides drew a different mix of them; a change of the "
+                             f"path moves both. More runs of each side would tell.",
+                   lambda c: f"median rep {stats.change_text(stats.speed_change(c.mid_ratio, c.metric))}"
+                             + (f", fastest rep {stats.change_text(stats.speed_change(c.fast_ratio, c.metric))}"
+                                if c.fast_ratio > 0 else ""))
     return "\n".join(out)
 
 

@@ -227,7 +227,7 @@ def _all_cases(m, out_dir, ids):
                            + (" <small>(not resolved: more reps needed)</small>" if cmp.unresolved else "")
                            + (" <small>(moved alone: measure that side again)</small>"
                               if getattr(cmp, "alone", False) else "")
-                           + (" <small>(fast reps only: the median rep did not follow)</small>"
+                           + (" <small>(fast reps only: the median or the fastest rep did not follow)</small>"
                               if getattr(cmp, "modes", False) else "")
                            + (f" <small title='more than half its time blocked (I/O, a journal commit, a lock) on a "
                               f"side: the change is how long something made it wait, not the cost of its path'>"

@@ -215,7 +215,8 @@ def cmp_title(cmp, desc="", note="", unit="", div=1.0, adjusted=True):
                 parts.append("significant, but the only case of its binary that moved, with one run on a side: "
                              "one run can jump that far, one case at a time; another run of that side would tell")
             if getattr(cmp, "modes", False):
-                parts.append("significant at the fast end of the reps, but the median rep did not follow: the "
+                parts.append("significant at the fast end of the reps, but the median or the fastest rep did not "
+                             "follow: the "
                              "reps fall into a fast and a slow mode and the sides drew a different mix; more runs "
                              "of each side would tell")
         else:
