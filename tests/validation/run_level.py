@@ -578,6 +578,56 @@ README = HERE / "README.md"
 REPLACED = HERE / "data" / "run-level" / "replaced-model.json"
 
 
+def calibration(dirs, index, metas, ks=None):
+    """Where the A/A splits' intervals stand against their own
+    differences: per k and domain, the median of t^2 (the difference over
+    its standard error, squared) over the median the model's t
+    distribution gives it (1: as wide as the differences; 2: twice the
+    variance they show), the share of the variance beyond one run's total
+    variance over the runs a side (the covariates' uncertainty and the
+    runs' weights), and the median scale (a, b) of s0 = a tau^2 + b w."""
+    import numpy as np
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from kbench.model import runmodel, stats
+    rec = []
+    orig = runmodel.fit
+
+    def fit(d, base_rows, other_rows, groups, domains, tau2, **kw):
+        f = orig(d, base_rows, other_rows, groups, domains, tau2, **kw)
+        rec.append((f, list(domains)))
+        return f
+    runmodel.fit = fit
+    try:
+        backend = ModelBackend(dirs)
+        cmps = [c for c in protocol(index, metas) if c["kind"] == "aa" and (not ks or c["k"] in ks)]
+        by_k = collections.defaultdict(list)
+        for c in cmps:
+            n = len(rec)
+            backend.compare(c)
+            by_k[c["k"]] += rec[n:]
+    finally:
+        runmodel.fit = orig
+    print("| k | domain | cases | median t^2 / the model's | variance beyond the runs' part | scale a / b |")
+    print("|---|---|---|---|---|---|")
+    for k in sorted(by_k):
+        for dom in ("cpu", "cross", "same", "memory", "fs"):
+            t2, expect, rest, a, b = [], [], [], [], []
+            for f, doms in by_k[k]:
+                m = np.array([x == dom for x in doms], dtype=bool).reshape(-1) & np.isfinite(f.delta) & np.isfinite(f.var) & (f.var > 0)
+                if not np.any(m):
+                    continue
+                t2 += list(f.delta[m] ** 2 / f.var[m])
+                expect += [stats.t_quantile(0.5, v) ** 2 for v in f.df[m]]
+                rest += list(1.0 - f.sig2[m] * (1.0 / f.k[0] + 1.0 / f.k[1]) / f.var[m])
+                if dom in f.scale:
+                    a.append(f.scale[dom][0])
+                    b.append(f.scale[dom][1])
+            if t2:
+                print(f"| {k} | {dom} | {len(t2)} | {np.median(t2) / np.median(expect):.2f} | "
+                      f"{100 * np.median(rest):.0f}% | {np.median(a):.3g} / {np.median(b):.3g} |")
+    return 0
+
+
 def _work(job):
     """One worker's comparisons (a fork of the parent: `_STATE` holds the
     runs' directories and the domains)."""
@@ -654,6 +704,8 @@ def main(argv=None):
     ap.add_argument("--sessions", action="store_true", help="what the runs of one session share")
     ap.add_argument("--which", action="store_true",
                     help="which cases drift between runs: the reps' own noise against the built-in prior")
+    ap.add_argument("--calibration", action="store_true",
+                    help="the A/A splits' differences against their intervals, per k and domain (with --k)")
     args = ap.parse_args(argv)
     if args.from_json:
         results = json.loads(Path(args.from_json).read_text())
@@ -675,6 +727,8 @@ def main(argv=None):
             return sessions(dirs, index)
         if args.which:
             return which(dirs, index)
+        if args.calibration:
+            return calibration(dirs, index, metas, args.k)
         cmps = [c for c in protocol(index, metas, args.history) if (not args.only or c["kind"] in args.only)
                 and (not args.k or c["k"] in args.k)][:args.limit]
         domains = domains_of(dirs, names[:1] + [n for n in names if metas[n].get("cpu_model", "").startswith("Intel")][:1])
