@@ -154,6 +154,29 @@ def test_a_summary_takes_one_runs_variance_as_a_comparison_of_its_runs_does():
     assert np.all(u[2] < 0.2) and np.all(u[[0, 1, 3, 4, 5]] == 1.0)
 
 
+def test_the_plan_at_the_comparisons_own_runs_is_the_comparison():
+    """A plan for as many runs a side as the comparison had gives its
+    variance: one run's total variance over the runs, what the controls'
+    move added (the covariates' uncertainty) and the session term, which
+    more runs do not shrink."""
+    rng = np.random.default_rng(8)
+    n_keys = 30
+    speed = np.array([0.0, 0.01, 0.0, 0.03, 0.005, 0.04])      # the other side ran slower machines
+    y = speed[:, None] * rng.normal(1.0, 0.3, size=n_keys) + rng.normal(0, 0.01, size=(6, n_keys))
+    d = _design(y, x=speed[:, None])
+    groups = [[0, 1], [2, 4], [3, 5]]
+    domains = ["cpu"] * n_keys
+    f = runmodel.fit(d, [2, 4], [3, 5], groups, domains, np.full(n_keys, 1e-4), x_tau2=[1e-4],
+                     sessions=[0, 0, 0, 1, 0, 1])
+    assert np.all(f.vbeta > 0) and np.all(f.vsess > 0)
+    vcov = f.vbeta * 2.0 / (1.0 / 2 + 1.0 / 2)
+    for j in range(n_keys):
+        se, _ = runmodel.planned(f.sig2[j], 8.0, 2, vcov[j], f.vsess[j])
+        assert se ** 2 == pytest.approx(f.var[j], rel=1e-9)
+    se8, _ = runmodel.planned(f.sig2[0], 8.0, 8, vcov[0], f.vsess[0])
+    assert se8 ** 2 == pytest.approx((2 * f.sig2[0] + vcov[0]) / 8 + f.vsess[0])
+
+
 def test_planned_runs_narrow_the_mde():
     parts = (0.02 ** 2, 8.0)
     one, four = stats.planned_mde(parts, 1), stats.planned_mde(parts, 4)

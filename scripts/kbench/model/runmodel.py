@@ -204,6 +204,8 @@ class Fit:
     limit: tuple = ()       # per covariate: the move (log) beyond which it is guarded
     scale: dict = field(default_factory=dict)      # {domain: (a, b, source)}
     k: tuple = (1, 1)
+    vbeta: np.ndarray = None  # the part of var that is the covariates' uncertainty
+    vsess: np.ndarray = None  # the part of var that is the session term
 
     def index(self, key):
         return self.keys.index(key)
@@ -497,7 +499,7 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
     vsess = sw * np.array([SESSION_SHARE.get(g, max(SESSION_SHARE.values())) for g in domains]) * sig2 \
         if sw > 0 else np.zeros(k)
     return Fit(list(d.keys), raw - shift, sig2 * kk + vbeta + vsess, _sig3(d0 + dof), sig2, dof, shift, raw,
-               base_mean, dx, guarded if relative else [], limit, scale, (ka, kb))
+               base_mean, dx, guarded if relative else [], limit, scale, (ka, kb), vbeta, vsess)
 
 
 BENCH_MIN = 4
@@ -610,8 +612,12 @@ def variances(d, rows, groups, domains, tau2, relative=True, x_tau2=None):
     return sig2, d0 + dof
 
 
-def planned(sig2, df, k):
+def planned(sig2, df, k, vcov=0.0, vsess=0.0):
     """(se, df) of a comparison of k runs a side like these: one run's
     total variance sig2 over k on each side; the sides' own runs add
-    2 (k - 1) degrees of freedom."""
-    return math.sqrt(2.0 * sig2 / k), df + 2.0 * (k - 1)
+    2 (k - 1) degrees of freedom.  vcov: what the covariates' uncertainty
+    added to a comparison of one run a side (the controls' move between
+    the sides, a mean over k runs, shrinks with k as the runs' own
+    variance does); vsess: the session term, which more runs of the same
+    sessions do not shrink."""
+    return math.sqrt((2.0 * sig2 + vcov) / k + vsess), df + 2.0 * (k - 1)

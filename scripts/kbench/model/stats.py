@@ -136,15 +136,17 @@ def from_log_time(y, metric):
 
 def planned_mde(parts, k, level=LEVEL):
     """The mde of a comparison if each side were k runs like these.  parts
-    = (sig2, df): one run's total variance on this host (the run-level
-    model's sigma^2, log units) and the degrees of freedom behind it; the
-    sides' own k runs add 2 (k - 1) (runmodel.planned).  nan without parts."""
+    = (sig2, df) or (sig2, df, vcov, vsess): one run's total variance on
+    this host (the run-level model's sigma^2, log units) and the degrees
+    of freedom behind it; the sides' own k runs add 2 (k - 1); a
+    comparison's own parts add what the controls' move and the sessions
+    added to it (runmodel.planned).  nan without parts."""
     if not parts or k < 1:
         return math.nan
-    sig2, df = parts
+    sig2, df = parts[:2]
     if math.isnan(sig2) or math.isnan(df):
         return math.nan
-    se, df = runmodel.planned(sig2, df, k)
+    se, df = runmodel.planned(sig2, df, k, *parts[2:])
     # A plan, not a verdict: its degrees of freedom to 3 significant digits
     # (the t quantiles move less than 0.1%), so that the quantiles of the
     # many cases and run counts a page plans for are mostly memoised.
@@ -378,7 +380,9 @@ class ModelDiff:
     the base side's mean estimate and the difference (log time), its
     variance and degrees of freedom, one run's total variance and the
     degrees of freedom the host's runs gave it (a plan's), the runs a side,
-    and how far the covariates moved the case."""
+    how far the covariates moved the case, and the parts of var that are
+    the covariates' uncertainty (as at one run a side) and the session
+    term."""
     base_mean: float
     delta: float
     var: float
@@ -387,6 +391,8 @@ class ModelDiff:
     plan_df: float
     runs: tuple
     shift: float = 0.0
+    vcov: float = 0.0
+    vsess: float = 0.0
 
 
 def compare(base, other, *, n_boot=DEFAULT_BOOT, seed=1, level=LEVEL, min_reps=DEFAULT_MIN_REPS,
@@ -434,7 +440,7 @@ def compare(base, other, *, n_boot=DEFAULT_BOOT, seed=1, level=LEVEL, min_reps=D
         ratio = b / a
         change = speed_change(ratio, metric)
         extra = dict(base_runs=model.runs[0], other_runs=model.runs[1], run_level=True,
-                     run_sd=math.sqrt(model.sig2) if model.sig2 >= 0 else nan, parts=(model.sig2, model.plan_df))
+                     run_sd=math.sqrt(model.sig2) if model.sig2 >= 0 else nan, parts=(model.sig2, model.plan_df, model.vcov, model.vsess))
     else:
         if base_est is None:
             base_est = side_estimate(base, n_boot, seeded_rng(seed, base_id, base.label), est_name)
