@@ -613,7 +613,8 @@ def calibration(dirs, index, metas, ks=None):
         for dom in ("cpu", "cross", "same", "memory", "fs"):
             t2, expect, rest, a, b = [], [], [], [], []
             for f, doms in by_k[k]:
-                m = np.array([x == dom for x in doms], dtype=bool).reshape(-1) & np.isfinite(f.delta) & np.isfinite(f.var) & (f.var > 0)
+                m = np.array([x == dom for x in doms], dtype=bool).reshape(-1) & np.isfinite(f.delta) \
+                    & np.isfinite(f.var) & (f.var > 0)
                 if not np.any(m):
                     continue
                 t2 += list(f.delta[m] ** 2 / f.var[m])

@@ -440,7 +440,8 @@ def compare(base, other, *, n_boot=DEFAULT_BOOT, seed=1, level=LEVEL, min_reps=D
         ratio = b / a
         change = speed_change(ratio, metric)
         extra = dict(base_runs=model.runs[0], other_runs=model.runs[1], run_level=True,
-                     run_sd=math.sqrt(model.sig2) if model.sig2 >= 0 else nan, parts=(model.sig2, model.plan_df, model.vcov, model.vsess))
+                     run_sd=math.sqrt(model.sig2) if model.sig2 >= 0 else nan,
+                     parts=(model.sig2, model.plan_df, model.vcov, model.vsess))
     else:
         if base_est is None:
             base_est = side_estimate(base, n_boot, seeded_rng(seed, base_id, base.label), est_name)

@@ -216,9 +216,8 @@ def cmp_title(cmp, desc="", note="", unit="", div=1.0, adjusted=True):
                              "one run can jump that far, one case at a time; another run of that side would tell")
             if getattr(cmp, "modes", False):
                 parts.append("significant at the fast end of the reps, but the median or the fastest rep did not "
-                             "follow: the "
-                             "reps fall into a fast and a slow mode and the sides drew a different mix; more runs "
-                             "of each side would tell")
+                             "follow: the reps fall into a fast and a slow mode and the sides drew a different mix; "
+                             "more runs of each side would tell")
         else:
             parts.append(cmp.verdict + (f", {cmp.not_judged}" if cmp.not_judged_kind else ""))
         if not math.isnan(cmp.q):
