@@ -4,7 +4,6 @@ fixed inputs, and what compare says of a short run against its copy made
 import gzip
 import json
 import math
-import shutil
 from pathlib import Path
 
 import numpy as np
