@@ -110,6 +110,15 @@ class Series:
             return float(np.median(self.rep_values()))
         return from_log_time(estimate(y, self.estimator), self.metric)
 
+    def unit_codes(self):
+        """Each rep's run as a small integer (0, 1, ... in the order the
+        runs first appear).  Computed once, as rep_values."""
+        cached = getattr(self, "_unit_codes", None)
+        if cached is None:
+            index = {}
+            cached = self._unit_codes = np.array([index.setdefault(u, len(index)) for u in self.units], dtype=int)
+        return cached
+
     def log_times(self):
         """log of each rep's time per unit of work (ns/op; for bandwidth
         1/MB/s), so that lower is always faster; nan where not positive."""
@@ -495,11 +504,13 @@ def _fast_mode(base, other, a, b, shift, metric):
     sides' values as compared)."""
     def fastest(series, off):
         y = series.log_times() - off
-        runs = {}
-        for u, v in zip(series.units, y):
-            if math.isfinite(v):
-                runs[u] = min(v, runs.get(u, math.inf))
-        return (float(np.mean(list(runs.values()))) if runs else math.nan), y[np.isfinite(y)]
+        ok = np.isfinite(y)
+        if not np.any(ok):
+            return math.nan, y[ok]
+        codes = series.unit_codes()[ok]
+        runs = np.full(int(codes.max()) + 1, np.inf)
+        np.minimum.at(runs, codes, y[ok])
+        return float(np.mean(runs[np.isfinite(runs)])), y[ok]
     fb, yb = fastest(base, 0.0)
     fo, yo = fastest(other, shift)
     if not (math.isfinite(fb) and math.isfinite(fo)) or not (a > 0 and b > 0):
