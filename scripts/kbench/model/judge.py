@@ -243,11 +243,10 @@ def comparison(f, j, base_series, other_series, opts):
     delta, var, mean = float(f.delta[j]), float(f.var[j]), float(f.base_mean[j])
     if math.isfinite(delta) and math.isfinite(var) and math.isfinite(mean):
         hist_df = float(f.df[j]) - sum(k - 1 for k in f.k if k >= 2)
-        # the covariates' part as at one run a side (the controls' mean move shrinks with the runs)
-        vcov = float(f.vbeta[j]) * 2.0 / (1.0 / f.k[0] + 1.0 / f.k[1]) if f.vbeta is not None else 0.0
-        vsess = float(f.vsess[j]) if f.vsess is not None else 0.0
+        # the covariates' part as at one run a side (the controls' mean move shrinks with the runs);
+        # both parts of var, finite where var is
+        vcov = float(f.vbeta[j]) * 2.0 / (1.0 / f.k[0] + 1.0 / f.k[1])
         model = stats.ModelDiff(mean, delta, var, float(f.df[j]), float(f.sig2[j]), hist_df, f.k,
-                                float(f.shift[j]), vcov if math.isfinite(vcov) else 0.0,
-                                vsess if math.isfinite(vsess) else 0.0)
+                                float(f.shift[j]), vcov, float(f.vsess[j]))
     return stats.compare(base_series, other_series, min_reps=opts.min_reps, estimator=opts.estimator,
                          level=opts.level, model=model)

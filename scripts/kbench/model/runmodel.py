@@ -204,8 +204,8 @@ class Fit:
     limit: tuple = ()       # per covariate: the move (log) beyond which it is guarded
     scale: dict = field(default_factory=dict)      # {domain: (a, b, source)}
     k: tuple = (1, 1)
-    vbeta: np.ndarray = None  # the part of var that is the covariates' uncertainty
-    vsess: np.ndarray = None  # the part of var that is the session term
+    vbeta: np.ndarray = None  # the part of var that is the covariates' uncertainty (fit() always sets it)
+    vsess: np.ndarray = None  # the part of var that is the session term (fit() always sets it)
 
     def index(self, key):
         return self.keys.index(key)
@@ -422,6 +422,33 @@ def session_weight(sessions, base_rows, other_rows):
     return got
 
 
+def _scales(scale_of, rss, dof, wbar, tau2, d2=None):
+    """(s0, b w, moments, {group: (a, b, what measured it)}): per key the
+    prior s0 = a tau^2 + b w scaled per group of keys (scale_of), its
+    reps' part and the independent moments behind the scale.  With one
+    run a side (d2: this comparison's squared differences over the sides'
+    1/k_A + 1/k_B) the bulk of those differences, the moment itself; else,
+    or with too few keys for it, every kernel with two runs or more, the
+    sides' own included, around its own mean: other moments than the
+    compared one, as many as their run differences; else the prior as it
+    is."""
+    k = len(rss)
+    s0, bw, moments = np.full(k, math.nan), np.full(k, math.nan), np.full(k, math.inf)
+    scale = {}
+    for g, ix in scale_of.items():
+        got = fit_t(d2[ix], wbar[ix], tau2[ix]) if d2 is not None else None
+        a, b, source, mom = got + ("comparison", math.inf) if got else (1.0, 1.0, "prior", math.inf)
+        if not got and np.any(dof[ix] > 0):
+            got = fit_f(rss[ix], dof[ix], wbar[ix], tau2[ix])
+            if got:
+                a, b, source, mom = got + ("runs", float(np.max(dof[ix])))
+        s0[ix] = a * tau2[ix] + b * wbar[ix]
+        bw[ix] = b * wbar[ix]
+        moments[ix] = mom
+        scale[g] = (a, b, source)
+    return s0, bw, moments, scale
+
+
 def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=None, sessions=None):
     """The model for every key of one comparison.
 
@@ -446,7 +473,6 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
     one_run = ka == 1 or kb == 1
     scale_of = _scale_groups(domains)
     sig2 = tau2 + wbar
-    scale = {}
     for _ in range(3):
         # each run weighed by its own reps' noise against the drift the last pass measured
         u = weights(d.w, sig2, wbar)
@@ -465,28 +491,7 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
         beta, cov = _posterior(xtx, xty, m0, v0, sig2)
         rss = np.maximum(_rss(xtx, xty, yty, beta), 0.0)
         adj = raw - np.sum(beta * dxk, axis=1) if ncov else raw
-        s0, bw, moments = np.full(k, math.nan), np.full(k, math.nan), np.full(k, math.inf)
-        for g, ix in scale_of.items():
-            fits = []       # (a, b, what measured it, the moments behind it)
-            if one_run:
-                # one run on a side: the bulk of this comparison's own differences, the moment itself
-                got = fit_t(adj[ix] ** 2 / kk[ix], wbar[ix], tau2[ix])
-                if got:
-                    fits.append(got + ("comparison", math.inf))
-            if not fits and np.any(dof[ix] > 0):
-                # every kernel with two runs or more, the sides' own included, around its own mean:
-                # other moments than the compared one, as many as their run differences
-                got = fit_f(rss[ix], dof[ix], wbar[ix], tau2[ix])
-                if got:
-                    fits.append(got + ("runs", float(np.max(dof[ix]))))
-            if not fits:
-                fits = [(1.0, 1.0, "prior", math.inf)]
-            cand = np.array([a * tau2[ix] + b * wbar[ix] for a, b, _, _ in fits])
-            best = np.argmax(cand, axis=0)
-            s0[ix] = cand[best, np.arange(len(ix))]
-            bw[ix] = np.array([fits[i][1] for i in best]) * wbar[ix]
-            moments[ix] = np.array([fits[i][3] for i in best])
-            scale[g] = max(fits, key=lambda f: _median_or(f[0] * tau2[ix] + f[1] * wbar[ix]))[:3]
+        s0, bw, moments, scale = _scales(scale_of, rss, dof, wbar, tau2, adj ** 2 / kk if one_run else None)
         if one_run:
             bench_null(d.keys, adj, kk, wbar, tau2, s0, bw)
         d0 = _prior_df(s0, bw, wdf, moments, host_d0(rss, dof, s0))
@@ -547,12 +552,6 @@ def _sig3(x):
     return np.where((x > 0) & np.isfinite(x), np.round(x / scale) * scale, x)
 
 
-def _median_or(v, empty=-math.inf):
-    """The median of v's finite values; empty where it has none."""
-    v = v[np.isfinite(v)]
-    return float(np.median(v)) if len(v) else empty
-
-
 def _nanmedian(a):
     """The median over runs (axis 0) of what each key has; nan where none."""
     ok = np.any(np.isfinite(a), axis=0)
@@ -600,13 +599,7 @@ def variances(d, rows, groups, domains, tau2, relative=True, x_tau2=None):
         xtx, xty, yty, dof = _moments(d, groups, u)
         beta, _ = _posterior(xtx, xty, m0, v0, sig2)
         rss = np.maximum(_rss(xtx, xty, yty, beta), 0.0)
-        s0, bw, moments = tau2 + wbar, wbar.copy(), np.full(k, math.inf)
-        for g, ix in _scale_groups(domains).items():
-            got = fit_f(rss[ix], dof[ix], wbar[ix], tau2[ix]) if np.any(dof[ix] > 0) else None
-            if got:
-                s0[ix] = got[0] * tau2[ix] + got[1] * wbar[ix]
-                bw[ix] = got[1] * wbar[ix]
-                moments[ix] = float(np.max(dof[ix]))
+        s0, bw, moments, _ = _scales(_scale_groups(domains), rss, dof, wbar, tau2)
         d0 = _prior_df(s0, bw, wdf, moments, host_d0(rss, dof, s0))
         sig2 = (d0 * s0 + rss) / (d0 + dof)
     return sig2, d0 + dof
