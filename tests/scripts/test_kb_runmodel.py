@@ -176,6 +176,64 @@ def test_the_plan_at_the_comparisons_own_runs_is_the_comparison():
     assert se8 ** 2 == pytest.approx((2 * f.sig2[0] + vcov[0]) / 8 + f.vsess[0])
 
 
+def test_a_groups_own_bulk_widens_it_never_past_the_cap():
+    """bulk_widen on fixed inputs: twenty keys of variance 1 and (nearly)
+    normal tails; every difference 2 puts the median t^2 at 4 against the
+    normal's 0.455, so each variance is multiplied by 4 / 0.455, up to its
+    cap; differences within their variances, or fewer than MIN_FIT keys,
+    leave them as they are; the median is robust to a minority moved far."""
+    var, df = np.ones(20), np.full(20, 1e6)
+    q = 0.6744897501960817 ** 2
+    got, lam = runmodel.bulk_widen(np.full(20, 2.0), var, df, np.full(20, math.inf))
+    assert lam == pytest.approx(4.0 / q, rel=1e-4)
+    assert got == pytest.approx(np.full(20, 4.0 / q), rel=1e-4)
+    cap = np.r_[np.full(10, 5.0), np.full(10, 0.5)]
+    got, _ = runmodel.bulk_widen(np.full(20, 2.0), var, df, cap)
+    assert got.tolist() == [5.0] * 10 + [1.0] * 10          # capped; a cap below var never narrows
+    small = np.r_[np.full(14, 0.3), np.full(6, 30.0)]      # six far out: the median is the bulk's
+    got, lam = runmodel.bulk_widen(small, var, df, np.full(20, math.inf))
+    assert lam == pytest.approx(0.09 / q, rel=1e-4) and got.tolist() == [1.0] * 20
+    got, lam = runmodel.bulk_widen(np.full(7, 2.0), np.ones(7), np.full(7, 1e6), np.full(7, math.inf))
+    assert math.isnan(lam) and got.tolist() == [1.0] * 7
+
+
+def test_two_party_cases_that_moved_together_are_widened_cpu_bound_ones_are_not():
+    """Two runs a side and a history pair; each side's runs agree, but the
+    sides drew a factor that moved twenty two-party cases 8% together
+    (across CPUs, then on one CPU; and, in a third fit, twenty CPU-bound
+    cases, where the CPU speed and a kernel's change of their path are
+    what moves them together): a two-party group is widened by its own
+    bulk, the CPU-bound group is judged as its runs' spread says."""
+    rng = np.random.default_rng(12)
+    n = 20
+    y = rng.normal(0, 0.01, size=(6, n))
+    y[[4, 5]] += 0.08                       # the other side: every case 8% slower, the runs agree
+    tau2 = np.full(n, 0.05 ** 2)
+    groups = [[0, 1], [2, 3], [4, 5]]
+    cross = runmodel.fit(_design(y), [2, 3], [4, 5], groups, ["cross"] * n, tau2)
+    cpu = runmodel.fit(_design(y), [2, 3], [4, 5], groups, ["cpu"] * n, tau2)
+    same = runmodel.fit(_design(y), [2, 3], [4, 5], groups, ["same"] * n, tau2)
+    assert cross.bulk["cross"] > 4 and same.bulk["same"] > 4 and cpu.bulk == {}
+    assert np.all(cross.var > 2 * cpu.var)
+    assert np.all(cross.var <= (tau2 + 1e-4) * 1.0 + 1e-12)     # never past the prior's (a = b = 1)
+    t_cross, t_cpu = cross.delta / np.sqrt(cross.var), cpu.delta / np.sqrt(cpu.var)
+    assert np.median(np.abs(t_cpu)) > 2 * np.median(np.abs(t_cross))
+    # sides that did not draw it apart, their runs as close as their reps' noise (w 4x their spread)
+    # lets them be: the median of twenty t^2 strays by chance, but not fourfold
+    for _ in range(5):
+        calm = rng.normal(0, 0.01, size=(6, n))
+        f = runmodel.fit(_design(calm, w=np.full((6, n), 4e-4)), [2, 3], [4, 5], groups, ["cross"] * n, tau2)
+        assert f.bulk == {}
+
+
+def test_the_words_say_which_group_was_widened_by_its_bulk():
+    from kbench.views import compare_text
+    assert compare_text.bulk_text({}) == ""
+    words = compare_text.bulk_text({"cross": 4.0})
+    assert "cross-CPU cases moved together 2x as far as their runs' spread allows" in words
+    assert "the other CPU's wakeups" in words and "never past the prior's" in words
+
+
 def test_planned_runs_narrow_the_mde():
     parts = (0.02 ** 2, 8.0)
     one, four = stats.planned_mde(parts, 1), stats.planned_mde(parts, 4)

@@ -629,6 +629,67 @@ def calibration(dirs, index, metas, ks=None):
     return 0
 
 
+def bulk(dirs, index, metas):
+    """The groups' shared factors: per A/A series, the spread over its runs
+    of each group's median case (each case against its mean over the runs)
+    beside the CPU speed's; and per k the A/A splits' lambda per group (the
+    median t^2 over the median the model's t gives it, before any
+    widening: runmodel.bulk_widen) and how often a group was widened."""
+    import numpy as np
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from kbench.model import runmodel
+    rec = []
+    orig = runmodel.fit
+
+    def fit(d, base_rows, other_rows, groups, domains, tau2, **kw):
+        f = orig(d, base_rows, other_rows, groups, domains, tau2, **kw)
+        rec.append((f, list(domains), d, list(base_rows) + list(other_rows)))
+        return f
+    runmodel.fit = fit
+    doms = ("cpu", "cross", "same", "memory", "fs")
+    try:
+        backend = ModelBackend(dirs)
+        cmps = [c for c in protocol(index, metas) if c["kind"] == "aa"]
+        print("| series | runs | CPU speed sd | the median case's sd over the runs: " + " / ".join(doms) + " |")
+        print("|---|---|---|---|")
+        for s in sorted({c["series"] for c in cmps}, key=lambda s: [c["series"] for c in cmps].index(s)):
+            c = max((c for c in cmps if c["series"] == s), key=lambda c: c["k"])
+            n = len(rec)
+            backend.compare(c)
+            f, dm, d, rows = max(rec[n:], key=lambda r: len(r[0].keys))
+            dm = np.array(dm)
+            sds = []
+            for g in doms:
+                y = d.y[np.ix_(rows, np.where(dm == g)[0])]
+                sds.append(float(np.std(np.nanmedian(y - np.nanmean(y, axis=0), axis=1), ddof=1)))
+            print(f"| {s} | {len(rows)} | {100 * float(np.std(d.x[rows, 0], ddof=1)):.1f}% | "
+                  + " / ".join(f"{100 * v:.1f}%" for v in sds) + " |")
+        by_k = collections.defaultdict(list)
+        for c in cmps:
+            n = len(rec)
+            backend.compare(c)
+            by_k[c["k"]].append(max(rec[n:], key=lambda r: len(r[0].keys))[:2])
+    finally:
+        runmodel.fit = orig
+    print()
+    print("| k | group | splits | lambda: median / 90th percentile / largest | widened |")
+    print("|---|---|---|---|---|")
+    for k in sorted(by_k):
+        for g in doms:
+            lams = []
+            for f, dm in by_k[k]:
+                ix = np.array([x == g for x in dm], dtype=bool)
+                if g in f.bulk:
+                    lams.append(f.bulk[g])
+                elif np.sum(ix) >= runmodel.MIN_FIT:
+                    lams.append(runmodel.bulk_widen(f.delta[ix], f.var[ix], f.df[ix], f.var[ix])[1])
+            lams = np.array([v for v in lams if math.isfinite(v)])
+            if len(lams):
+                print(f"| {k} | {g} | {len(lams)} | {np.median(lams):.2f} / {np.percentile(lams, 90):.2f} / "
+                      f"{lams.max():.2f} | {sum(g in f.bulk for f, _ in by_k[k])} |")
+    return 0
+
+
 def _work(job):
     """One worker's comparisons (a fork of the parent: `_STATE` holds the
     runs' directories and the domains)."""
@@ -705,6 +766,8 @@ def main(argv=None):
     ap.add_argument("--sessions", action="store_true", help="what the runs of one session share")
     ap.add_argument("--which", action="store_true",
                     help="which cases drift between runs: the reps' own noise against the built-in prior")
+    ap.add_argument("--bulk", action="store_true",
+                    help="the groups' shared factors: per series and, in the A/A splits, their lambda per k")
     ap.add_argument("--calibration", action="store_true",
                     help="the A/A splits' differences against their intervals, per k and domain (with --k)")
     args = ap.parse_args(argv)
@@ -730,6 +793,8 @@ def main(argv=None):
             return which(dirs, index)
         if args.calibration:
             return calibration(dirs, index, metas, args.k)
+        if args.bulk:
+            return bulk(dirs, index, metas)
         cmps = [c for c in protocol(index, metas, args.history) if (not args.only or c["kind"] in args.only)
                 and (not args.k or c["k"] in args.k)][:args.limit]
         domains = domains_of(dirs, names[:1] + [n for n in names if metas[n].get("cpu_model", "").startswith("Intel")][:1])

@@ -564,6 +564,7 @@ class Report:
     explanations: list = None   # explain.Explanation list when compare --explain made them
     kernel: list = field(default_factory=list)   # (key, base, other) of KERNEL_IDENTITY that differ
     scale: dict = field(default_factory=dict)    # runmodel.Fit.scale: the drift now, per domain
+    bulk: dict = field(default_factory=dict)     # runmodel.Fit.bulk: groups widened by their own bulk
 
     @cached_property
     def waiting(self):
@@ -577,7 +578,8 @@ def run_compare(base, other, opts=None):
     fits = []
     rows = compare_sides(base, other, opts, shift=shift, fits=fits)
     return Report(base, other, rows, meta_differences(base.meta, other.meta), shift, how_cases_ran(base, other),
-                  opts, kernel=meta_differences(base.meta, other.meta, KERNEL_IDENTITY), scale=fits[0].scale)
+                  opts, kernel=meta_differences(base.meta, other.meta, KERNEL_IDENTITY), scale=fits[0].scale,
+                  bulk=fits[0].bulk)
 
 
 def waiting_shares(rep):

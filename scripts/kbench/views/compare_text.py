@@ -50,6 +50,19 @@ def scale_text(scale):
     return ("scaled to the moment of these runs: " + ", ".join(parts)) if parts else ""
 
 
+SHARED_WORDS = {"cross": ", the other CPU's wakeups,", "same": ", the CPU's scheduling of two processes,"}
+
+
+def bulk_text(bulk):
+    """One sentence per group widened by its own bulk (runmodel.Fit.bulk),
+    '' without one: "The cross-CPU cases moved together 2.1x as far as
+    their runs' spread allows (what they share, the other CPU's wakeups,
+    has no control): their intervals are widened by it." """
+    return "".join(f" The {DOMAIN_WORDS.get(g, g)} cases moved together {math.sqrt(lam):.2g}x as far as their "
+                   f"runs' spread allows (what they share{SHARED_WORDS.get(g, '')} has no control): their "
+                   f"intervals are widened by it, never past the prior's." for g, lam in sorted(bulk.items()))
+
+
 def boots_text(noise):
     """What the run level says about boots: ' on B boot(s)' and, on one boot,
     the level it leaves out."""
@@ -196,7 +209,7 @@ def run_level_lines(rep, opts):
     boot_note = boots_text(noise)[1] if noise.measured else ""
     return [f"Run level ({kind}): {text}{'; ' + now if now else ''}.{spread} Each interval adds it for a side's "
             f"number of runs, so the mde is what {'one run a side' if one else 'these runs'} can tell on this "
-            f"machine.{boot_note}"]
+            f"machine.{bulk_text(rep.bulk)}{boot_note}"]
 
 
 def drift_basis(noise):
