@@ -234,6 +234,24 @@ def test_the_words_say_which_group_was_widened_by_its_bulk():
     assert "the other CPU's wakeups" in words and "never past the prior's" in words
 
 
+def test_a_plan_takes_out_only_the_sides_runs_that_counted():
+    """Three runs a side and a history pair; key 1 is missing in one base
+    run (a case that run did not run), so the base side's runs gave it no
+    degrees of freedom: a plan takes out the other side's 2 only, and
+    keeps the history's and the prior's (a plan of 0.3 degrees of freedom
+    once put the page's mde past any float)."""
+    rng = np.random.default_rng(4)
+    y = rng.normal(0, 0.01, size=(8, 2))
+    y[1, 1] = math.nan
+    f = runmodel.fit(_design(y), [0, 1, 2], [3, 4, 5], [[0, 1, 2], [3, 4, 5], [6, 7]], ["cpu"] * 2,
+                     np.full(2, 1e-4))
+    assert f.own.tolist() == [4.0, 2.0]
+    assert f.dof.tolist() == [5.0, 3.0]
+    assert f.plan_df(0) == pytest.approx(f.df[0] - 4) and f.plan_df(1) == pytest.approx(f.df[1] - 2)
+    assert f.plan_df(1) > 1.0
+    assert stats.detectable_change(0.12, 0.3) == math.inf
+
+
 def test_planned_runs_narrow_the_mde():
     parts = (0.02 ** 2, 8.0)
     one, four = stats.planned_mde(parts, 1), stats.planned_mde(parts, 4)

@@ -242,7 +242,7 @@ def comparison(f, j, base_series, other_series, opts):
     model = None
     delta, var, mean = float(f.delta[j]), float(f.var[j]), float(f.base_mean[j])
     if math.isfinite(delta) and math.isfinite(var) and math.isfinite(mean):
-        hist_df = float(f.df[j]) - sum(k - 1 for k in f.k if k >= 2)
+        hist_df = f.plan_df(j)
         # the covariates' part as at one run a side (the controls' mean move shrinks with the runs);
         # both parts of var, finite where var is
         vcov = float(f.vbeta[j]) * 2.0 / (1.0 / f.k[0] + 1.0 / f.k[1])

@@ -225,9 +225,17 @@ class Fit:
     vbeta: np.ndarray = None  # the part of var that is the covariates' uncertainty (fit() always sets it)
     vsess: np.ndarray = None  # the part of var that is the session term (fit() always sets it)
     bulk: dict = field(default_factory=dict)       # {group: factor its variance was widened by (bulk_widen)}
+    own: np.ndarray = None  # per key the sides' own runs' part of dof (a side of two runs or more that all have it)
 
     def index(self, key):
         return self.keys.index(key)
+
+    def plan_df(self, j):
+        """Key j's degrees of freedom for a plan of more runs: the host's
+        runs' and the prior's, without the sides' own (a plan adds its
+        sides' runs; a side whose runs do not all have the key, a case
+        some runs did not run, gave it none to take out)."""
+        return float(self.df[j]) - float(self.own[j])
 
 
 def beta_prior(domains, ncov, relative=True, tau2=None, x_tau2=None):
@@ -534,8 +542,11 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
         var[ix], lam = bulk_widen(delta[ix], var[ix], df[ix], cap)
         if lam > 1.0:
             bulk[g] = lam
+    # the sides' own runs' part of dof: a side's runs count for a key only where all of them have it
+    own = sum(np.all(np.isfinite(d.y[rows]), axis=0) * (len(rows) - 1.0) for rows in (base_rows, other_rows)
+              if len(rows) >= 2) + np.zeros(k)
     return Fit(list(d.keys), delta, var, df, sig2, dof, shift, raw, base_mean, dx, guarded if relative else [],
-               limit, scale, (ka, kb), vbeta, vsess, bulk)
+               limit, scale, (ka, kb), vbeta, vsess, bulk, own)
 
 
 def bulk_widen(delta, var, df, cap):

@@ -193,7 +193,9 @@ def detectable_change(se, df, level=LEVEL, power=POWER):
     if math.isnan(se) or math.isnan(df) or df <= 0:
         return math.nan
     k = t_quantile(1.0 - level, df) + t_quantile(2.0 * (1.0 - power), df)
-    return math.expm1(k * se)
+    # (a fraction of a degree of freedom puts the quantiles past any ratio a float holds: no change
+    # is detectable)
+    return math.expm1(k * se) if k * se < 700.0 else math.inf
 
 
 def cv_percent(x):
