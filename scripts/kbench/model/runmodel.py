@@ -537,7 +537,7 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
         if ix is None:
             continue
         # never past the prior's variance (a = b = 1): a change of the kernel that moves the whole
-        # group further than the machine drifts is still seen
+        # group further than the machine drifts is still seen (--no-prior: no prior, no bound)
         cap = np.where(tau2[ix] > 0, (tau2[ix] + wbar[ix]) * kk[ix] + vbeta[ix] + vsess[ix], math.inf)
         var[ix], lam = bulk_widen(delta[ix], var[ix], df[ix], cap)
         if lam > 1.0:

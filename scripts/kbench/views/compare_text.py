@@ -57,7 +57,8 @@ def bulk_text(bulk):
     """One sentence per group widened by its own bulk (runmodel.Fit.bulk),
     '' without one: "The cross-CPU cases moved together 2.1x as far as
     their runs' spread allows (what they share, the other CPU's wakeups,
-    has no control): their intervals are widened by it." """
+    has no control): their intervals are widened by it, never past the
+    prior's." (the factor: the square root of runmodel.bulk_widen's lam)"""
     return "".join(f" The {DOMAIN_WORDS.get(g, g)} cases moved together {math.sqrt(lam):.2g}x as far as their "
                    f"runs' spread allows (what they share{SHARED_WORDS.get(g, '')} has no control): their "
                    f"intervals are widened by it, never past the prior's." for g, lam in sorted(bulk.items()))
