@@ -149,6 +149,19 @@ def test_a_memory_regime_shift_is_the_machine_and_judges_out_memory_cases_only()
     buf = io.StringIO()
     export.write_json([rep], buf)
     assert '"memory_shift": true' in buf.getvalue()
+    # the run level as the words give it: each group's drift against the prior's, what measured
+    # it, and a two-party group's widening (set here: these runs have no two-party cases)
+    level = json.loads(buf.getvalue())[0]["run_level"]
+    assert set(level["scale"]) == set(rep.scale) and level["widened"] == {}
+    for g, (a, b, src) in rep.scale.items():
+        assert level["scale"][g] == {"drift": pytest.approx(math.sqrt(a)), "reps": pytest.approx(math.sqrt(b)),
+                                     "source": src}
+    rep.bulk = {"cross": 4.0}
+    buf = io.StringIO()
+    export.write_json([rep], buf)
+    assert json.loads(buf.getvalue())[0]["run_level"]["widened"] == {"cross": 2.0}
+    words = compare_text.format_report(rep, opts=compare.Options(n_boot=300, prior=drift.load_prior()))
+    assert "cross-CPU cases moved together 2x" in words
 
 
 def test_without_a_memory_shift_the_memory_case_is_judged():

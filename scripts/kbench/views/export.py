@@ -71,8 +71,9 @@ def _json_num(v):
 
 def write_json(reports, f):
     """The comparisons as one JSON document: per comparison the sides, the
-    machine check, the conditions that differ and every row (the CSV's
-    fields, numbers as numbers, plus the failure text)."""
+    machine check, the conditions that differ, the run level's scale and
+    widened groups, and every row (the CSV's fields, numbers as numbers,
+    plus the failure text)."""
     doc = []
     for rep in reports:
         rows = json_rows(rep.base.label, rep.other.label, rep.shift, rep.rows, rep.opts, rep.waiting)
@@ -88,6 +89,14 @@ def write_json(reports, f):
             "differences": [{"key": k, "base": a, "other": b} for k, a, b in rep.differences],
             "kernel": [{"key": k, "base": a, "other": b} for k, a, b in rep.kernel],
             "regressions": [r.case for r in regressions(rep)],
+            # the run level now, per group of cases: the drift against the built-in prior's (sqrt(a)),
+            # the reps' noise's factor (sqrt(b)) and what measured them; the two-party groups whose
+            # intervals their own bulk widened, by the factor compare's words give (sqrt(lambda))
+            "run_level": {
+                "scale": {g: {"drift": _json_num(math.sqrt(a)), "reps": _json_num(math.sqrt(b)), "source": src}
+                          for g, (a, b, src) in sorted(rep.scale.items())},
+                "widened": {g: _json_num(math.sqrt(lam)) for g, lam in sorted(rep.bulk.items())},
+            },
             "rows": rows,
         })
         if rep.explanations is not None:
