@@ -254,3 +254,23 @@ def test_too_wide_is_not_significant_and_wider_than_four_times():
     assert page_mod.verdict_class(cmp(2.0, 9.0, stats.SLOWER)) == "s3"  # a significant change keeps its colour
     assert "too wide to judge" in page_mod.cell_words(cmp(0.18, 27.4))
     assert not page_mod.too_wide(cmp(float("nan"), float("nan")))
+
+
+def test_the_page_says_which_two_party_groups_their_bulk_widened(fixture_runs):
+    """The page's run-level paragraph says, per compared kernel, what
+    compare's words say of a two-party group whose own bulk widened its
+    intervals; a comparison that widened none adds nothing."""
+    from kbench.cli import _analyse
+    from kbench.model import compare
+    from kbench.views import html
+    opts = compare.Options(n_boot=100, prior=None)
+    groups, baseline, tabs, comparisons, *_ = _analyse([fixture_runs[0].parent], None, opts)
+    other = [g for g in groups if g is not baseline][0]
+    assert len(comparisons[other.key]) == 3 and isinstance(comparisons[other.key][2], dict)
+    m = page_mod.Model(groups=groups, baseline=baseline, tables=tabs, comparisons=dict(comparisons), opts=opts)
+    plain = html._run_level_text(m)
+    assert "moved together" not in plain
+    rows, cells, _ = comparisons[other.key]
+    m.comparisons[other.key] = (rows, cells, {"cross": 4.0})
+    text = html._run_level_text(m)
+    assert f"Against {html.esc(other.label)}: The cross-CPU cases moved together 2x as far as" in text

@@ -512,14 +512,15 @@ def _category_of_name(name, base, other):
     return decl.OTHER
 
 
-def compare_tables(base, other, tables, base_key, other_key, opts=None, shift=None, pending=None):
+def compare_tables(base, other, tables, base_key, other_key, opts=None, shift=None, pending=None, fits=None):
     """Compare two kernels' cases and summary-table cells together.
 
     Returns (rows, {(table index, column index): Comparison}).  A cell that
     is one case gets that case's comparison, so the tables and the case
     list always agree.  Cells that resolve to different cases on the two
     kernels (each kernel's largest size, each machine's cache levels) are
-    "not comparable", never coloured against each other.
+    "not comparable", never coloured against each other.  fits: a list
+    that gets the runmodel.Fit of the cases (compare_sides).
     """
     extra = []
     extra_cases = {}
@@ -538,7 +539,7 @@ def compare_tables(base, other, tables, base_key, other_key, opts=None, shift=No
             extra.append((key, a.series() if a is not None else None, b.series() if b is not None else None))
             extra_cases[key] = [c.name for cell in (a, b) if cell is not None for c in cell.cases]
             where.append((ti, ci, ("extra", len(extra) - 1)))
-    rows, extra_cmps = compare_sides(base, other, opts, extra, shift, extra_cases, pending)
+    rows, extra_cmps = compare_sides(base, other, opts, extra, shift, extra_cases, pending, fits)
     by_case = {r.case: r.cmp for r in rows}
     cells = {}
     for ti, ci, (kind, ref) in where:

@@ -14,7 +14,7 @@ from ..model.runs import most_waiting
 from ..model.summary import problems
 from ..model.tables import CURVE_NOTE
 from . import scaling_text, trends
-from .compare_text import drift_basis, not_judged_reasons, run_level_source
+from .compare_text import bulk_text, drift_basis, not_judged_reasons, run_level_source
 from .explain_text import html_section as explain_section
 from .page import (CSS, JS, WIDE_CI, Model, _beside, _by_chart, _chart_name, _val, cell_words, cmp_title, esc,  # noqa: F401
                    fig_id, figures, label_html, speed_words, verdict_class)
@@ -140,6 +140,10 @@ def _run_level_text(m):
             HostRuns([], m.opts.prior) if m.opts.prior is not None else None)
         kind, text = run_level_source(rn)
         parts.append(f"Run level on {esc(h)} ({kind}): {esc(text)}.")
+    for g in m.groups:
+        bulk = (m.comparisons.get(g.key) or ((), {}, {}))[2:3]
+        if bulk and bulk[0]:
+            parts.append(f"Against {esc(g.label)}:{esc(bulk_text(bulk[0]))}")
     return " ".join(parts) + _more_runs_text(m)
 
 

@@ -29,7 +29,7 @@ class Model:
     groups: list                 # load.Group, in display order
     baseline: object             # the baseline Group
     tables: list                 # tables.Table
-    comparisons: dict            # other group key -> (rows, cells)
+    comparisons: dict            # other group key -> (rows, cells, runmodel.Fit.bulk)
     opts: object                 # compare.Options
     bars: dict = field(default_factory=dict)     # category -> [paths]
     strips: dict = field(default_factory=dict)   # case -> path
