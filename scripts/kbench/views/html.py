@@ -141,9 +141,10 @@ def _run_level_text(m):
         kind, text = run_level_source(rn)
         parts.append(f"Run level on {esc(h)} ({kind}): {esc(text)}.")
     for g in m.groups:
-        bulk = (m.comparisons.get(g.key) or ((), {}, {}))[2:3]
-        if bulk and bulk[0]:
-            parts.append(f"Against {esc(g.label)}:{esc(bulk_text(bulk[0]))}")
+        # (rows, cells, the groups their own bulk widened): compare's sentence per kernel
+        got = m.comparisons.get(g.key) or ()
+        if len(got) > 2 and got[2]:
+            parts.append(f"Against {esc(g.label)}:{esc(bulk_text(got[2]))}")
     return " ".join(parts) + _more_runs_text(m)
 
 
