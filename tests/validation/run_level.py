@@ -578,6 +578,33 @@ README = HERE / "README.md"
 REPLACED = HERE / "data" / "run-level" / "replaced-model.json"
 
 
+def _aa_fits(dirs, index, metas, ks=None):
+    """[(comparison, [(runmodel.Fit, domains, Design, the sides' rows)])]:
+    every A/A split (at ks runs a side, default all) judged once, with
+    every fit the model made for it."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from kbench.model import runmodel
+    rec = []
+    orig = runmodel.fit
+
+    def fit(d, base_rows, other_rows, groups, domains, tau2, **kw):
+        f = orig(d, base_rows, other_rows, groups, domains, tau2, **kw)
+        rec.append((f, list(domains), d, list(base_rows) + list(other_rows)))
+        return f
+    runmodel.fit = fit
+    out = []
+    try:
+        backend = ModelBackend(dirs)
+        for c in protocol(index, metas):
+            if c["kind"] == "aa" and (not ks or c["k"] in ks):
+                n = len(rec)
+                backend.compare(c)
+                out.append((c, rec[n:]))
+    finally:
+        runmodel.fit = orig
+    return out
+
+
 def calibration(dirs, index, metas, ks=None):
     """Where the A/A splits' intervals stand against their own
     differences: per k and domain, the median of t^2 (the difference over
@@ -587,26 +614,10 @@ def calibration(dirs, index, metas, ks=None):
     variance over the runs a side (the covariates' uncertainty and the
     runs' weights), and the median scale (a, b) of s0 = a tau^2 + b w."""
     import numpy as np
-    sys.path.insert(0, str(ROOT / "scripts"))
-    from kbench.model import runmodel, stats
-    rec = []
-    orig = runmodel.fit
-
-    def fit(d, base_rows, other_rows, groups, domains, tau2, **kw):
-        f = orig(d, base_rows, other_rows, groups, domains, tau2, **kw)
-        rec.append((f, list(domains)))
-        return f
-    runmodel.fit = fit
-    try:
-        backend = ModelBackend(dirs)
-        cmps = [c for c in protocol(index, metas) if c["kind"] == "aa" and (not ks or c["k"] in ks)]
-        by_k = collections.defaultdict(list)
-        for c in cmps:
-            n = len(rec)
-            backend.compare(c)
-            by_k[c["k"]] += rec[n:]
-    finally:
-        runmodel.fit = orig
+    by_k = collections.defaultdict(list)
+    for c, fits in _aa_fits(dirs, index, metas, ks):
+        by_k[c["k"]] += [(f, doms) for f, doms, _, _ in fits]
+    from kbench.model import stats      # (on the path _aa_fits set)
     print("| k | domain | cases | median t^2 / the model's | variance beyond the runs' part | scale a / b |")
     print("|---|---|---|---|---|---|")
     for k in sorted(by_k):
@@ -636,41 +647,25 @@ def bulk(dirs, index, metas):
     median t^2 over the median the model's t gives it, before any
     widening: runmodel.bulk_widen) and how often a group was widened."""
     import numpy as np
-    sys.path.insert(0, str(ROOT / "scripts"))
-    from kbench.model import runmodel
-    rec = []
-    orig = runmodel.fit
-
-    def fit(d, base_rows, other_rows, groups, domains, tau2, **kw):
-        f = orig(d, base_rows, other_rows, groups, domains, tau2, **kw)
-        rec.append((f, list(domains), d, list(base_rows) + list(other_rows)))
-        return f
-    runmodel.fit = fit
     doms = ("cpu", "cross", "same", "memory", "fs")
-    try:
-        backend = ModelBackend(dirs)
-        cmps = [c for c in protocol(index, metas) if c["kind"] == "aa"]
-        print("| series | runs | CPU speed sd | the median case's sd over the runs: " + " / ".join(doms) + " |")
-        print("|---|---|---|---|")
-        for s in sorted({c["series"] for c in cmps}, key=lambda s: [c["series"] for c in cmps].index(s)):
-            c = max((c for c in cmps if c["series"] == s), key=lambda c: c["k"])
-            n = len(rec)
-            backend.compare(c)
-            f, dm, d, rows = max(rec[n:], key=lambda r: len(r[0].keys))
-            dm = np.array(dm)
-            sds = []
-            for g in doms:
-                y = d.y[np.ix_(rows, np.where(dm == g)[0])]
-                sds.append(float(np.std(np.nanmedian(y - np.nanmean(y, axis=0), axis=1), ddof=1)))
-            print(f"| {s} | {len(rows)} | {100 * float(np.std(d.x[rows, 0], ddof=1)):.1f}% | "
-                  + " / ".join(f"{100 * v:.1f}%" for v in sds) + " |")
-        by_k = collections.defaultdict(list)
-        for c in cmps:
-            n = len(rec)
-            backend.compare(c)
-            by_k[c["k"]].append(max(rec[n:], key=lambda r: len(r[0].keys))[:2])
-    finally:
-        runmodel.fit = orig
+    # each comparison's fit of its cases (the one with the most keys: not the controls', nor a scaling point's)
+    judged = [(c, max(fits, key=lambda r: len(r[0].keys))) for c, fits in _aa_fits(dirs, index, metas)]
+    from kbench.model import runmodel   # (on the path _aa_fits set)
+    print("| series | runs | CPU speed sd | the median case's sd over the runs: " + " / ".join(doms) + " |")
+    print("|---|---|---|---|")
+    for s in dict.fromkeys(c["series"] for c, _ in judged):
+        # the series' split with the most runs a side: all its runs
+        _, (f, dm, d, rows) = max(((c, r) for c, r in judged if c["series"] == s), key=lambda cr: cr[0]["k"])
+        dm = np.array(dm)
+        sds = []
+        for g in doms:
+            y = d.y[np.ix_(rows, np.where(dm == g)[0])]
+            sds.append(float(np.std(np.nanmedian(y - np.nanmean(y, axis=0), axis=1), ddof=1)))
+        print(f"| {s} | {len(rows)} | {100 * float(np.std(d.x[rows, 0], ddof=1)):.1f}% | "
+              + " / ".join(f"{100 * v:.1f}%" for v in sds) + " |")
+    by_k = collections.defaultdict(list)
+    for c, (f, dm, _, _) in judged:
+        by_k[c["k"]].append((f, dm))
     print()
     print("| k | group | splits | lambda: median / 90th percentile / largest | widened |")
     print("|---|---|---|---|---|")
