@@ -214,6 +214,12 @@ def test_two_party_cases_that_moved_together_are_widened_cpu_bound_ones_are_not(
     cpu = runmodel.fit(_design(y), [2, 3], [4, 5], groups, ["cpu"] * n, tau2)
     same = runmodel.fit(_design(y), [2, 3], [4, 5], groups, ["same"] * n, tau2)
     assert cross.bulk["cross"] > 4 and same.bulk["same"] > 4 and cpu.bulk == {}
+    # the memory-bound cases past the memory control's buffer: checked against their own bulk, scaled
+    # (and their slopes' prior taken) as the memory-bound cases are
+    dram = runmodel.fit(_design(y), [2, 3], [4, 5], groups, ["dram"] * n, tau2)
+    memory = runmodel.fit(_design(y), [2, 3], [4, 5], groups, ["memory"] * n, tau2)
+    assert dram.bulk["dram"] > 4 and memory.bulk == {} and set(dram.scale) == {"memory"}
+    assert np.allclose(dram.sig2, memory.sig2) and np.all(dram.var > 2 * memory.var)
     assert np.all(cross.var > 2 * cpu.var)
     assert np.all(cross.var <= (tau2 + 1e-4) * 1.0 + 1e-12)     # never past the prior's (a = b = 1)
     t_cross, t_cpu = cross.delta / np.sqrt(cross.var), cpu.delta / np.sqrt(cpu.var)
@@ -232,6 +238,57 @@ def test_the_words_say_which_group_was_widened_by_its_bulk():
     words = compare_text.bulk_text({"cross": 4.0})
     assert "cross-CPU cases moved together 2x as far as their runs' spread allows" in words
     assert "the other CPU's wakeups" in words and "never past the prior's" in words
+    words = compare_text.bulk_text({"dram": 2.25})
+    assert words.startswith(" The memory-bound cases with a buffer the memory control's size or larger moved "
+                            "together 1.5x as far")
+    assert "the memory's regime" in words
+
+
+def test_memory_cases_at_the_memory_controls_buffer_or_larger_are_a_group():
+    """scale_group: a memory-bound case whose size_kb is at least the memory
+    control's buffer (its bytes per pass, as the runs recorded it) is
+    "dram"; smaller buffers, CPU-bound cases and the control itself keep
+    their domain; without the control's size nothing is "dram"."""
+    def case(name, params, domain, control=False, nbytes=0):
+        c = load.Case(name, name.split()[0], name.split()[1], params, "", "bandwidth", control=control,
+                      bytes_per_op=nbytes)
+        c.declared = {"domain": domain}
+        return c
+    ctl = case("ctl_machine mem", "", "memory", control=True, nbytes=64 << 20)
+    big = case("bw_mem rd size_kb=262144", "size_kb=262144", "memory")
+    same = case("lat_mem_rd stride size_kb=65536,stride=64", "size_kb=65536,stride=64", "memory")
+    small = case("bw_mem rd size_kb=16384", "size_kb=16384", "memory")
+    cpu = case("lat_mmap mmap size_kb=262144", "size_kb=262144", "cpu")
+
+    class Side:
+        def __init__(self, *cases):
+            self.cases = {c.name: c for c in cases}
+    kb = compare.memory_control_kb(Side(ctl, big), Side(ctl, small))
+    assert kb == 65536
+    assert [compare.scale_group(c, kb) for c in (big, same, small, cpu, ctl)] == \
+        ["dram", "dram", "memory", "cpu", "memory"]
+    assert compare.memory_control_kb(Side(big, small)) == 0 and compare.scale_group(big, 0) == "memory"
+    other = case("ctl_machine mem", "", "memory", control=True, nbytes=16 << 20)
+    assert compare.memory_control_kb(Side(ctl), Side(other)) == 0     # runs that disagree: no group
+
+
+def test_a_run_keeps_its_bandwidth_cases_bytes_per_op(tmp_path):
+    """The loader keeps a bandwidth case's bytes per op (the memory
+    control's buffer comes from it), and pooling runs keeps it."""
+    from kbench.model import groups
+    lines = [{"schema": 1, "run_id": "r1", "bench": "ctl_machine", "variant": "mem", "case": "ctl_machine mem",
+              "metric": "bandwidth", "control": True, "rep_idx": i, "ns_per_op": 2.0e6 + i,
+              "bytes_per_op": 64 << 20} for i in range(3)]
+    path = tmp_path / "samples.jsonl"
+    path.write_text("".join(json.dumps(o) + "\n" for o in lines))
+    cases, bad = load.read_samples(path, "r1", load.Warnings())
+    assert bad == 0 and cases["ctl_machine mem"].bytes_per_op == 64 << 20
+
+    class Run:
+        def __init__(self, cases):
+            self.cases, self.path = cases, tmp_path
+    pooled = groups.pool_cases([Run(cases)])
+    assert pooled["ctl_machine mem"].bytes_per_op == 64 << 20
 
 
 def test_a_plan_takes_out_only_the_sides_runs_that_counted():

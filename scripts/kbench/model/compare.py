@@ -256,7 +256,7 @@ def domain_of(case):
     return (case.decl.get("domain") or "cpu") if case is not None else "cpu"
 
 
-def scale_group(case):
+def scale_group(case, control_kb=0):
     """The group a case's drift is scaled with (runmodel.fit): its domain,
     or for a CPU-bound case whose two parties run on two CPUs (@cross, or
     @unpinned: wherever the scheduler puts them) "cross", and on one CPU
@@ -264,14 +264,29 @@ def scale_group(case):
     CPUs) or on the vCPU's scheduling of two processes (on one), and drift
     in bursts of their own: on the kept A/A series a pipe's or a socket's
     round trip @same moved 17-29% between two runs where the system calls
-    held within 2% (tests/validation/README.md, "The run-level model")."""
+    held within 2% (tests/validation/README.md, "The run-level model").
+    A memory-bound case whose buffer (size_kb) is at least the memory
+    control's (control_kb: memory_control_kb) is "dram": it lives where the
+    control does, and moves with the memory's regime (runmodel.BULK_GROUPS)."""
     d = domain_of(case)
     if d == "cpu" and case is not None and not case.control and " @" in case.name:
         if case.placement in ("cross", "unpinned"):
             return "cross"
         if case.name.split(" @", 1)[1].split()[0] == "same":
             return "same"
+    if d == "memory" and control_kb > 0 and case is not None and not case.control:
+        size = case.param_dict.get("size_kb", "")
+        if size.isdigit() and int(size) >= control_kb:
+            return "dram"
     return d
+
+
+def memory_control_kb(*sides):
+    """The memory control's buffer (KB: its bytes per pass) as the sides'
+    runs recorded it; 0 without one, or where they disagree."""
+    sizes = {c.bytes_per_op // 1024 for s in sides for c in s.cases.values()
+             if c.control and domain_of(c) == "memory" and c.bytes_per_op > 0}
+    return sizes.pop() if len(sizes) == 1 else 0
 
 
 def cases_domain(cases):
@@ -408,7 +423,8 @@ def compare_sides(base, other, opts=None, extra=None, shift=None, extra_cases=No
     extra_domains = [cases_domain([base.cases.get(n) or other.cases.get(n) for n in (extra_cases or {}).get(key, ())])
                      for key, _, _ in extra]
     keys = [c.name for c in cases] + [key for key, _, _ in extra]
-    groups = [scale_group(c) for c in cases] + extra_domains
+    control_kb = memory_control_kb(base, other)
+    groups = [scale_group(c, control_kb) for c in cases] + extra_domains
     f, _ = _fit(base, other, keys, groups, opts)
     if fits is not None:
         fits.append(f)

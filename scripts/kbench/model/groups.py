@@ -197,7 +197,7 @@ def pool_cases(runs, warn=None):
             p = pooled.get(name)
             if p is None:
                 p = pooled[name] = Case(c.name, c.bench, c.variant, c.params, c.placement, c.metric,
-                                        control=c.control, declared=c.declared)
+                                        control=c.control, declared=c.declared, bytes_per_op=c.bytes_per_op)
             elif p.metric != c.metric:
                 if warn:
                     warn(f"{run.path}: case {name!r} is {c.metric} here but {p.metric} in another run; "

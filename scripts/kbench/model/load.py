@@ -460,6 +460,8 @@ def read_samples(path, run_id, warn, copies=None):
         c = cases.get(name)
         if c is None:
             c = cases[name] = Case(name, bench, variant, params, placement, metric)
+            if metric == "bandwidth" and type(b := get("bytes_per_op")) is int and b > 0:
+                c.bytes_per_op = b
         elif c.metric != metric:
             bad_line(lineno, f"case {name!r} was {c.metric} on earlier lines, {metric} here")
             continue

@@ -50,6 +50,7 @@ class Case:
     declared: dict = None       # the binary's declaration (decl.resolve); None = not read yet
     per_event: dict = field(default_factory=dict)   # EVENT_KEYS name -> {rep key -> [ns per event]}
     blocked: dict = field(default_factory=dict)     # rep key -> [share of each sample's time blocked]
+    bytes_per_op: int = 0       # a bandwidth case's bytes per operation (its first sample's; 0: unknown)
 
     @property
     def decl(self):

@@ -50,7 +50,11 @@ def scale_text(scale):
     return ("scaled to the moment of these runs: " + ", ".join(parts)) if parts else ""
 
 
-SHARED_WORDS = {"cross": ", the other CPU's wakeups,", "same": ", the CPU's scheduling of two processes,"}
+# what each group of runmodel.BULK_GROUPS shares, and how far a control shows it
+SHARED_WORDS = {"cross": "what they share, the other CPU's wakeups, has no control",
+                "same": "what they share, the CPU's scheduling of two processes, has no control",
+                "dram": "what they share, the memory's regime, the memory control shows only in part"}
+GROUP_WORDS = {"dram": "memory-bound cases with a buffer the memory control's size or larger"}
 
 
 def bulk_text(bulk):
@@ -59,9 +63,9 @@ def bulk_text(bulk):
     their runs' spread allows (what they share, the other CPU's wakeups,
     has no control): their intervals are widened by it, never past the
     prior's." (the factor: the square root of runmodel.bulk_widen's lam)"""
-    return "".join(f" The {DOMAIN_WORDS.get(g, g)} cases moved together {math.sqrt(lam):.2g}x as far as their "
-                   f"runs' spread allows (what they share{SHARED_WORDS.get(g, '')} has no control): their "
-                   f"intervals are widened by it, never past the prior's." for g, lam in sorted(bulk.items()))
+    return "".join(f" The {GROUP_WORDS.get(g, DOMAIN_WORDS.get(g, g) + ' cases')} moved together "
+                   f"{math.sqrt(lam):.2g}x as far as their runs' spread allows ({SHARED_WORDS.get(g, 'no control shows it')}"
+                   f"): their intervals are widened by it, never past the prior's." for g, lam in sorted(bulk.items()))
 
 
 def boots_text(noise):
