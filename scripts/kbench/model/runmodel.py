@@ -258,7 +258,6 @@ def beta_prior(domains, ncov, relative=True, tau2=None, x_tau2=None):
         return m, v
     lo, hi = BETA_MEMORY_SD
     for j, d in enumerate(domains):
-        d = SCALE_AS.get(d, d)
         if d in ("cpu", "cross", "same", "memory"):
             m[j, 0], v[j, 0] = BETA_CPU[0], BETA_CPU[1] ** 2
         if d == "memory":
@@ -490,7 +489,8 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
     d: the Design of every run involved; base_rows, other_rows: the sides'
     row indices; groups: lists of row indices, each the runs of one kernel
     (the host's history and the sides, with two runs or more) whose spread
-    measures the run level; domains: per key cpu, memory, fs or control;
+    measures the run level; domains: per key cpu, memory, fs or control, or a
+    group of BULK_GROUPS (SCALE_AS: the domain it is scaled with);
     tau2: per key the built-in prior's drift (0 without a prior); x_tau2:
     per covariate the prior's drift of its control (for the guard)."""
     k = len(d.keys)
@@ -504,9 +504,12 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
             else np.full(k, math.inf)
     # the controls' move as the guard and the words see it: the sides' plain means
     dx = d.x[other_rows].mean(axis=0) - d.x[base_rows].mean(axis=0) if ncov else np.zeros(0)
-    m0, v0 = beta_prior(domains, ncov, relative, tau2, x_tau2)
+    # the domains as the scale, the slopes' priors and the session term take them (a group that is
+    # only checked against its own bulk is its domain there)
+    scaled = [SCALE_AS.get(g, g) for g in domains]
+    m0, v0 = beta_prior(scaled, ncov, relative, tau2, x_tau2)
     one_run = ka == 1 or kb == 1
-    scale_of = _scale_groups([SCALE_AS.get(g, g) for g in domains])
+    scale_of = _scale_groups(scaled)
     sig2 = tau2 + wbar
     for _ in range(3):
         # each run weighed by its own reps' noise against the drift the last pass measured
@@ -536,8 +539,8 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
     vbeta = np.einsum("ki,kij,kj->k", dxk, cov, dxk) if ncov else np.zeros(k)
     guarded, limit = guard(d, groups, dx, 1.0 / ka + 1.0 / kb, x_tau2) if ncov else ([], ())
     sw = session_weight(sessions, base_rows, other_rows) if sessions is not None else 0.0
-    share = [SESSION_SHARE.get(SCALE_AS.get(g, g), max(SESSION_SHARE.values())) for g in domains]
-    vsess = sw * np.array(share) * sig2 if sw > 0 else np.zeros(k)
+    vsess = sw * np.array([SESSION_SHARE.get(g, max(SESSION_SHARE.values())) for g in scaled]) * sig2 \
+        if sw > 0 else np.zeros(k)
     delta, var, df = raw - shift, sig2 * kk + vbeta + vsess, _sig3(d0 + dof)
     bulk = {}
     bulk_of = _scale_groups(domains)
@@ -670,7 +673,7 @@ def variances(d, rows, groups, domains, tau2, relative=True, x_tau2=None):
         xtx, xty, yty, dof = _moments(d, groups, u)
         beta, _ = _posterior(xtx, xty, m0, v0, sig2)
         rss = np.maximum(_rss(xtx, xty, yty, beta), 0.0)
-        s0, bw, moments, _ = _scales(_scale_groups([SCALE_AS.get(g, g) for g in domains]), rss, dof, wbar, tau2)
+        s0, bw, moments, _ = _scales(_scale_groups(domains), rss, dof, wbar, tau2)
         d0 = _prior_df(s0, bw, wdf, moments, host_d0(rss, dof, s0))
         sig2 = (d0 * s0 + rss) / (d0 + dof)
     return sig2, d0 + dof

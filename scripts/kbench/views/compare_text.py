@@ -64,8 +64,9 @@ def bulk_text(bulk):
     has no control): their intervals are widened by it, never past the
     prior's." (the factor: the square root of runmodel.bulk_widen's lam)"""
     return "".join(f" The {GROUP_WORDS.get(g, DOMAIN_WORDS.get(g, g) + ' cases')} moved together "
-                   f"{math.sqrt(lam):.2g}x as far as their runs' spread allows ({SHARED_WORDS.get(g, 'no control shows it')}"
-                   f"): their intervals are widened by it, never past the prior's." for g, lam in sorted(bulk.items()))
+                   f"{math.sqrt(lam):.2g}x as far as their runs' spread allows "
+                   f"({SHARED_WORDS.get(g, 'no control shows it')}): their intervals are widened by it, never "
+                   f"past the prior's." for g, lam in sorted(bulk.items()))
 
 
 def boots_text(noise):
