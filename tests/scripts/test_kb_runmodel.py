@@ -35,8 +35,36 @@ def test_one_runs_variance_is_moderated_towards_the_prior():
     assert f.dof[0] == 3
     assert f.sig2[0] == pytest.approx((runmodel.D0 * 0.03 ** 2 + ss) / (runmodel.D0 + 3))
     assert f.delta[0] == pytest.approx(0.48 - 0.01)
-    assert f.var[0] == pytest.approx(f.sig2[0] * (1 / 2 + 1 / 2))
-    assert f.df[0] == pytest.approx(runmodel.D0 + 3)
+    # tested as t with D0 degrees of freedom whose variance is sigma^2 (1/2 + 1/2) (w's degrees of
+    # freedom not known: not widened for them)
+    assert f.var[0] == pytest.approx(f.sig2[0] * (1 / 2 + 1 / 2) * (runmodel.D0 - 2) / runmodel.D0)
+    assert f.df[0] == runmodel.D0
+
+
+def test_a_difference_is_tested_as_t_with_d0_degrees_of_freedom_of_its_variance():
+    """tailed on fixed inputs (D0 = 4): the scale squared of a t with 4
+    degrees of freedom whose variance is 2 is 1; reps of few degrees of
+    freedom (3) give t(3) of the variance itself; reps of 8 widen the
+    scale as t(8) widens a normal at its 5% point.  Drawn so (a t(4)
+    difference of variance 1, its reps' noise known to 8 degrees of
+    freedom), an unchanged case is at p < .05 about one time in twenty
+    and at p < .001 about one in a thousand, where a normal test of the
+    same variance puts five times as many past its .001 point."""
+    assert runmodel.D0 == 4.0
+    var, df = runmodel.tailed(np.array([2.0, 2.0, 0.5, 2.0]), np.array([math.inf, 3.0, math.nan, 8.0]))
+    widen = (stats.t_quantile(0.05, 8.0) / stats.t_quantile(0.05, math.inf)) ** 2
+    assert var[:3].tolist() == [1.0, 2.0, 0.25] and var[3] == pytest.approx(widen)
+    assert df.tolist() == [4.0, 3.0, 4.0, 4.0]
+    rng = np.random.default_rng(3)
+    n = 200000
+    d = np.abs(rng.standard_t(4, size=n) * math.sqrt(0.5))
+    normal = np.mean(d > 3.2905)
+    d /= np.sqrt(rng.chisquare(8, size=n) / 8)        # the variance as an estimate of 8 degrees of freedom
+    scale2, df = (float(v) for v in runmodel.tailed(1.0, 8.0))
+    t = d / math.sqrt(scale2)
+    assert 0.04 < np.mean(t > stats.t_quantile(0.05, df)) < 0.055
+    assert 0.0005 < np.mean(t > stats.t_quantile(0.001, df)) < 0.002
+    assert normal > 0.005
 
 
 def test_a_run_whose_reps_scattered_counts_for_less():
@@ -108,11 +136,12 @@ def test_the_empirical_null_finds_the_scale_and_ignores_a_minority_of_changes():
     rng = np.random.default_rng(7)
     t2 = rng.uniform(1e-4, 4e-4, size=300)
     w = np.full(300, 1e-6)
-    d = rng.standard_t(runmodel.D0, size=300) * np.sqrt(0.25 * t2)
+    tail = (runmodel.D0 - 2) / runmodel.D0          # t(D0) scaled to a variance
+    d = rng.standard_t(runmodel.D0, size=300) * np.sqrt(0.25 * t2 * tail)
     d[:30] += 20 * np.sqrt(0.25 * t2[:30])
     a, b = runmodel.fit_t(d * d, w, t2)
     assert 0.15 < a < 0.4
-    wide = rng.standard_t(runmodel.D0, size=300) * np.sqrt(4 * t2)
+    wide = rng.standard_t(runmodel.D0, size=300) * np.sqrt(4 * t2 * tail)
     a, b = runmodel.fit_t(wide * wide, w, t2)
     assert a == pytest.approx(1.0) and b <= 1.0
 
@@ -145,9 +174,10 @@ def test_a_summary_takes_one_runs_variance_as_a_comparison_of_its_runs_does():
     domains = ["cpu"] * n_keys
     tau2 = np.full(n_keys, 2e-4)
     f = runmodel.fit(d, [2, 3], [4, 5], groups, domains, tau2, x_tau2=[1e-4])
-    sig2, df = runmodel.variances(d, [2, 3, 4, 5], groups, domains, tau2, x_tau2=[1e-4])
+    sig2, df, mom, dof = runmodel.variances(d, [2, 3, 4, 5], groups, domains, tau2, x_tau2=[1e-4])
     assert sig2 == pytest.approx(f.sig2, rel=1e-9)
-    assert df == pytest.approx(f.df, rel=0.01)       # fit's rounded to 3 digits
+    assert df == pytest.approx(f.rdf) and np.all(df == 9.0)       # a typical run's reps' degrees of freedom
+    assert mom.tolist() == f.mom.tolist()
     assert f.scale["cpu"][2] == "runs"
     u = runmodel.weights(d.w, f.sig2, np.median(w[2:], axis=0))
     assert np.all(u[2] < 0.2) and np.all(u[[0, 1, 3, 4, 5]] == 1.0)
@@ -155,25 +185,50 @@ def test_a_summary_takes_one_runs_variance_as_a_comparison_of_its_runs_does():
 
 def test_the_plan_at_the_comparisons_own_runs_is_the_comparison():
     """A plan for as many runs a side as the comparison had gives its
-    variance: one run's total variance over the runs, what the controls'
-    move added (the covariates' uncertainty) and the session term, which
-    more runs do not shrink."""
+    variance and its test's degrees of freedom: one run's total variance
+    over the runs, what the controls' move added (the covariates'
+    uncertainty) and the session term, which more runs do not shrink; the
+    reps of its runs (6 degrees of freedom each), the run differences the
+    scale was fitted on and the runs' own spread as the comparison's."""
     rng = np.random.default_rng(8)
     n_keys = 30
     speed = np.array([0.0, 0.01, 0.0, 0.03, 0.005, 0.04])      # the other side ran slower machines
     y = speed[:, None] * rng.normal(1.0, 0.3, size=n_keys) + rng.normal(0, 0.01, size=(6, n_keys))
-    d = _design(y, x=speed[:, None])
+    d = _design(y, w=np.full((6, n_keys), 1e-6), x=speed[:, None], wdf=np.full((6, n_keys), 6.0))
     groups = [[0, 1], [2, 4], [3, 5]]
     domains = ["cpu"] * n_keys
     f = runmodel.fit(d, [2, 4], [3, 5], groups, domains, np.full(n_keys, 1e-4), x_tau2=[1e-4],
                      sessions=[0, 0, 0, 1, 0, 1])
     assert np.all(f.vbeta > 0) and np.all(f.vsess > 0)
+    # the drift's scale fitted on the runs' 3 differences, not held at its floor
+    assert f.scale["cpu"][2] == "runs" and f.scale["cpu"][0] > 2 * runmodel.A_MIN and np.all(f.mom == 3.0)
+    assert np.all(f.rdf == 6.0) and np.all(f.host_df(0) == 1.0)
     vcov = f.vbeta * 2.0 / (1.0 / 2 + 1.0 / 2)
     for j in range(n_keys):
-        se, _ = runmodel.planned(f.sig2[j], 8.0, 2, vcov[j], f.vsess[j])
-        assert se ** 2 == pytest.approx(f.var[j], rel=1e-9)
-    se8, _ = runmodel.planned(f.sig2[0], 8.0, 8, vcov[0], f.vsess[0])
-    assert se8 ** 2 == pytest.approx((2 * f.sig2[0] + vcov[0]) / 8 + f.vsess[0])
+        se, df = runmodel.planned(f.sig2[j], f.rdf[j], 2, vcov[j], f.vsess[j], f.mom[j], f.host_df(j))
+        assert se ** 2 == pytest.approx(f.var[j], rel=1e-9) and df == pytest.approx(f.df[j], rel=1e-3)
+    se8, df8 = runmodel.planned(f.sig2[0], f.rdf[0], 8, vcov[0], f.vsess[0], f.mom[0], f.host_df(0))
+    known = 1.0 / (1.0 / 96 + 1.0 / 3) + f.host_df(0) + 14
+    scale2, df = runmodel.tailed(((2 * f.sig2[0] + vcov[0]) / 8 + f.vsess[0]), known)
+    assert se8 ** 2 == pytest.approx(float(scale2)) and df8 == runmodel.D0 and known > runmodel.D0
+
+
+def test_a_scale_held_at_its_floor_is_not_an_estimate():
+    """Runs that agree within their reps' noise put the drift's scale at
+    its floor (a = A_MIN): the scale is then the reps' noise, known to the
+    reps' degrees of freedom, not an estimate from the runs' 3 differences
+    (mom inf), so the test's degrees of freedom are the reps' and the
+    runs' (24 + 3); runs that drift (the plan test above) count them."""
+    rng = np.random.default_rng(9)
+    n_keys = 30
+    y = rng.normal(0, 0.001, size=(6, n_keys))
+    d = _design(y, w=np.full((6, n_keys), 1e-4), wdf=np.full((6, n_keys), 6.0))
+    f = runmodel.fit(d, [2, 4], [3, 5], [[0, 1], [2, 4], [3, 5]], ["cpu"] * n_keys, np.full(n_keys, 1e-4))
+    assert f.scale["cpu"][2] == "runs" and f.scale["cpu"][0] == pytest.approx(runmodel.A_MIN)
+    assert np.all(np.isinf(f.mom)) and np.all(f.df == runmodel.D0)
+    known = 24.0 + 3.0
+    widen = (stats.t_quantile(0.05, known) / stats.t_quantile(0.05, math.inf)) ** 2
+    assert f.var == pytest.approx(f.sig2 * (1 / 2 + 1 / 2) * (runmodel.D0 - 2) / runmodel.D0 * widen)
 
 
 def test_a_groups_own_bulk_widens_it_never_past_the_cap():
@@ -221,13 +276,15 @@ def test_two_party_cases_that_moved_together_are_widened_cpu_bound_ones_are_not(
     assert dram.bulk["dram"] > 4 and memory.bulk == {} and set(dram.scale) == {"memory"}
     assert np.allclose(dram.sig2, memory.sig2) and np.all(dram.var > 2 * memory.var)
     assert np.all(cross.var > 2 * cpu.var)
-    assert np.all(cross.var <= (tau2 + 1e-4) * 1.0 + 1e-12)     # never past the prior's (a = b = 1)
+    # never past the prior's (a = b = 1)
+    assert np.all(cross.var <= (tau2 + 1e-4) * 1.0 * (runmodel.D0 - 2) / runmodel.D0 + 1e-12)
     t_cross, t_cpu = cross.delta / np.sqrt(cross.var), cpu.delta / np.sqrt(cpu.var)
     assert np.median(np.abs(t_cpu)) > 2 * np.median(np.abs(t_cross))
     # sides that did not draw it apart, their runs as close as their reps' noise (w 4x their spread)
-    # lets them be: the median of twenty t^2 strays by chance, but not fourfold
+    # lets them be: the median of twenty t^2 strays by chance, but not fourfold (the runs drawn with
+    # the model's tails, t(D0))
     for _ in range(5):
-        calm = rng.normal(0, 0.01, size=(6, n))
+        calm = rng.standard_t(runmodel.D0, size=(6, n)) * 0.01 * math.sqrt((runmodel.D0 - 2) / runmodel.D0)
         f = runmodel.fit(_design(calm, w=np.full((6, n), 4e-4)), [2, 3], [4, 5], groups, ["cross"] * n, tau2)
         assert f.bulk == {}
 
@@ -291,30 +348,36 @@ def test_a_run_keeps_its_bandwidth_cases_bytes_per_op(tmp_path):
     assert pooled["ctl_machine mem"].bytes_per_op == 64 << 20
 
 
-def test_a_plan_takes_out_only_the_sides_runs_that_counted():
-    """Three runs a side and a history pair; key 1 is missing in one base
-    run (a case that run did not run), so the base side's runs gave it no
-    degrees of freedom: a plan takes out the other side's 2 only, and
-    keeps the history's and the prior's (a plan of 0.3 degrees of freedom
-    once put the page's mde past any float)."""
+def test_a_plan_takes_a_typical_runs_reps():
+    """Three runs a side and a history pair, the reps of each run worth 12
+    degrees of freedom; key 1 is missing in one base run (a case that run
+    did not run): a plan counts a typical run's reps for it all the same,
+    not the sum over the runs that had it, and the comparison widens both
+    keys alike for reps of 60 and 72 degrees of freedom (hardly at all)."""
     rng = np.random.default_rng(4)
     y = rng.normal(0, 0.01, size=(8, 2))
     y[1, 1] = math.nan
-    f = runmodel.fit(_design(y), [0, 1, 2], [3, 4, 5], [[0, 1, 2], [3, 4, 5], [6, 7]], ["cpu"] * 2,
+    wdf = np.full((8, 2), 12.0)
+    wdf[1, 1] = math.nan
+    f = runmodel.fit(_design(y, wdf=wdf), [0, 1, 2], [3, 4, 5], [[0, 1, 2], [3, 4, 5], [6, 7]], ["cpu"] * 2,
                      np.full(2, 1e-4))
     assert f.own.tolist() == [4.0, 2.0]
     assert f.dof.tolist() == [5.0, 3.0]
-    assert f.plan_df(0) == pytest.approx(f.df[0] - 4) and f.plan_df(1) == pytest.approx(f.df[1] - 2)
-    assert f.plan_df(1) > 1.0
+    assert f.plan_df(0) == 12.0 and f.plan_df(1) == 12.0
+    assert f.df.tolist() == [runmodel.D0, runmodel.D0]
+    se, df = runmodel.planned(f.sig2[1], f.plan_df(1), 3)
+    assert df == runmodel.D0 and se ** 2 > f.sig2[1] * 2 / 3 * (runmodel.D0 - 2) / runmodel.D0
     assert stats.detectable_change(0.12, 0.3) == math.inf
 
 
 def test_planned_runs_narrow_the_mde():
     parts = (0.02 ** 2, 8.0)
     one, four = stats.planned_mde(parts, 1), stats.planned_mde(parts, 4)
-    se1, df1 = runmodel.planned(0.02 ** 2, 8.0, 1)
-    assert se1 == pytest.approx(math.sqrt(2) * 0.02) and df1 == 8.0
-    assert one == pytest.approx(stats.detectable_change(se1, 8.0))
+    se1, df1 = runmodel.planned(0.02 ** 2, 8.0, 1)       # two runs of reps worth 8 degrees of freedom each
+    widen = (stats.t_quantile(0.05, 16.0) / stats.t_quantile(0.05, math.inf)) ** 2
+    assert se1 == pytest.approx(math.sqrt(2 * (runmodel.D0 - 2) / runmodel.D0 * widen) * 0.02)
+    assert df1 == runmodel.D0
+    assert one == pytest.approx(stats.detectable_change(se1, df1))
     assert four < one / 2
     assert stats.runs_for(parts, 0.03) == next(k for k in range(1, 31) if stats.planned_mde(parts, k) <= 0.03)
 

@@ -617,7 +617,7 @@ def calibration(dirs, index, metas, ks=None):
     by_k = collections.defaultdict(list)
     for c, fits in _aa_fits(dirs, index, metas, ks):
         by_k[c["k"]] += [(f, doms) for f, doms, _, _ in fits]
-    from kbench.model import stats      # (on the path _aa_fits set)
+    from kbench.model import runmodel, stats      # (on the path _aa_fits set)
     print("| k | domain | cases | median t^2 / the model's | variance beyond the runs' part | scale a / b |")
     print("|---|---|---|---|---|---|")
     for k in sorted(by_k):
@@ -630,7 +630,8 @@ def calibration(dirs, index, metas, ks=None):
                     continue
                 t2 += list(f.delta[m] ** 2 / f.var[m])
                 expect += [stats.t_quantile(0.5, v) ** 2 for v in f.df[m]]
-                rest += list(1.0 - f.sig2[m] * (1.0 / f.k[0] + 1.0 / f.k[1]) / f.var[m])
+                tail, _ = runmodel.tailed(np.ones(int(np.sum(m))), f.rdf[m] * (f.k[0] + f.k[1]))
+                rest += list(1.0 - f.sig2[m] * (1.0 / f.k[0] + 1.0 / f.k[1]) * tail / f.var[m])
                 if dom in f.scale:
                     a.append(f.scale[dom][0])
                     b.append(f.scale[dom][1])

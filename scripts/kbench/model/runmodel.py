@@ -5,7 +5,7 @@ the run's reps, log time) with the bootstrap's squared standard error w
 (Kalibera & Jones, "Rigorous benchmarking in reasonable time", 2013).  For
 case c and run r of kernel K,
 
-    y_rc = mu_cK + beta_c . x_r + e_rc,    e_rc ~ sigma_c^2 t-tailed
+    y_rc = mu_cK + beta_c . x_r + e_rc,    Var(e_rc) = sigma_c^2, tails t(D0)
 
 - x_r, the covariates: the run's CPU speed (the mean log time of its CPU
   controls) and each memory control relative to it.  A CPU-bound case
@@ -41,7 +41,7 @@ case c and run r of kernel K,
   typical run of the comparison (w_c: the median run's w).
 - The comparison: delta_c = ybar_B - ybar_A - beta_c . (xbar_B - xbar_A),
   the means weighed, variance sigma_c^2 (1/U_A + 1/U_B) + dx' V_beta dx
-  (U: a side's sum of weights), t with d0 + dof_c degrees of freedom.
+  (U: a side's sum of weights), tested as t(D0) of that variance (tails).
   With one run a side and no history the same formula holds, the prior
   (scaled by this comparison's bulk) doing the work.
 - The two-party cases (across CPUs, on one CPU) share a factor no control
@@ -64,13 +64,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .pvalues import _inverse_trigamma, digamma, t_quantile, trigamma
+from .tails import D0, known_to, per_run, planned, tailed  # noqa: F401  (handed on: runmodel.planned, ...)
 
-# The prior's weight (degrees of freedom): how far one case's variance strays
-# from its prior's, the tails of an unchanged case's difference at one run a
-# side (t with D0 degrees of freedom).  Measured on the kept A/A series, the
-# differences scaled by the bulk of their cases: t with 4-6 degrees of freedom
-# (tests/validation/README.md, "The run-level model").
-D0 = 6.0
 # The priors of beta: (mean, sd) per domain and covariate.  CPU-bound and
 # memory-bound cases follow the CPU's speed with beta near 1 (the median case
 # of the kept series: 1.0-2.1).  A memory-bound case follows a memory control
@@ -116,10 +111,11 @@ LOG_MAX = 4.0
 # at two runs a side (tests/validation/README.md, "The run-level model").
 A_MIN = 0.02
 # The empirical null's fit comes down to the median case's where that is
-# less than this share of it: a minority of changed cases far out, not the
-# drift's own tails (on the kept series the median case sat at 0.6-0.8 of
-# the fit: tails heavier than t(D0)) nor the bulk's chance (about a fifth
-# either way over a few hundred cases).
+# less than this share of it: a minority of changed cases far out (a tenth
+# of a domain moved by 20 sds takes the fit to twice the drift), not the
+# drift's own tails (t(D0): on the kept series the fit and the median case
+# agree) nor the bulk's chance (about a fifth either way over a few hundred
+# cases).
 MEDIAN_SHARE = 0.5
 # The groups whose cases share a factor no control measures: the two-party
 # cases, which compare.scale_group makes groups of their own.  Across CPUs
@@ -217,8 +213,8 @@ class Fit:
     """The model's answer for every key of one comparison."""
     keys: list
     delta: np.ndarray       # other - base, log time, adjusted for the covariates
-    var: np.ndarray         # its variance
-    df: np.ndarray          # its degrees of freedom
+    var: np.ndarray         # the square of the scale of the t it is tested against (tailed)
+    df: np.ndarray          # that t's degrees of freedom (at most D0)
     sig2: np.ndarray        # one run's total variance (the moderated sigma_c^2)
     dof: np.ndarray         # the runs' own degrees of freedom behind sig2
     shift: np.ndarray       # beta . dx: what the covariates moved each key by
@@ -233,16 +229,22 @@ class Fit:
     vsess: np.ndarray = None  # the part of var that is the session term (fit() always sets it)
     bulk: dict = field(default_factory=dict)       # {group: factor its variance was widened by (bulk_widen)}
     own: np.ndarray = None  # per key the sides' own runs' part of dof (a side of two runs or more that all have it)
+    rdf: np.ndarray = None  # per key the reps' degrees of freedom of a typical run (its w's)
+    mom: np.ndarray = None  # per key the run differences its scale was fitted on (inf: none, or held at a bound)
 
     def index(self, key):
         return self.keys.index(key)
 
     def plan_df(self, j):
-        """Key j's degrees of freedom for a plan of more runs: the host's
-        runs' and the prior's, without the sides' own (a plan adds its
-        sides' runs; a side whose runs do not all have the key, a case
-        some runs did not run, gave it none to take out)."""
-        return float(self.df[j]) - float(self.own[j])
+        """Key j's degrees of freedom for a plan of more runs: a typical
+        run's reps' (a plan of k runs a side has 2 k runs' reps)."""
+        return float(self.rdf[j])
+
+    def host_df(self, j):
+        """Key j's degrees of freedom of the runs' spread without the sides'
+        own (a plan adds its sides' runs; a side whose runs do not all have
+        the key, a case some runs did not run, gave it none to take out)."""
+        return float(self.dof[j]) - float(self.own[j])
 
 
 def beta_prior(domains, ncov, relative=True, tau2=None, x_tau2=None):
@@ -374,7 +376,7 @@ def _minimise(nll, high=LOG_MAX):
 
 def fit_t(d2, w, t2, nu=D0):
     """(a, b) maximising the likelihood of differences d (d2 = d^2 over the
-    sides' 1/k_A + 1/k_B) under d / sqrt(a t2 + b w) ~ t(nu), neither
+    sides' 1/k_A + 1/k_B) under d ~ t(nu) of variance a t2 + b w, neither
     above 1: the compared cases' bulk may say the machine is calmer than
     the prior, never that it drifts more (a change of the kernel that
     moves most of a domain, every system call slower, would read so);
@@ -383,6 +385,8 @@ def fit_t(d2, w, t2, nu=D0):
     d2, w, t2 = d2[ok], w[ok], t2[ok]
     if len(d2) < MIN_FIT:
         return None
+
+    d2 = d2 * nu / (nu - 2.0)                # over the t's scale, not its variance
 
     def nll(la, lb):
         v = math.exp(la) * t2 + math.exp(lb) * w
@@ -502,6 +506,7 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
         wbar = _nanmedian(np.vstack([d.w[base_rows], d.w[other_rows]]))
         wdf = np.nansum(np.vstack([d.wdf[base_rows], d.wdf[other_rows]]), axis=0) if d.wdf is not None \
             else np.full(k, math.inf)
+        rdf = per_run(d, list(base_rows) + list(other_rows), wdf)
     # the controls' move as the guard and the words see it: the sides' plain means
     dx = d.x[other_rows].mean(axis=0) - d.x[base_rows].mean(axis=0) if ncov else np.zeros(0)
     # the domains as the scale, the slopes' priors and the session term take them (a group that is
@@ -541,7 +546,9 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
     sw = session_weight(sessions, base_rows, other_rows) if sessions is not None else 0.0
     vsess = sw * np.array([SESSION_SHARE.get(g, max(SESSION_SHARE.values())) for g in scaled]) * sig2 \
         if sw > 0 else np.zeros(k)
-    delta, var, df = raw - shift, sig2 * kk + vbeta + vsess, _sig3(d0 + dof)
+    delta = raw - shift
+    mom = _fitted_on(scale_of, scale, moments)
+    var, df = tailed(sig2 * kk + vbeta + vsess, known_to(wdf, mom) + dof)
     bulk = {}
     bulk_of = _scale_groups(domains)
     for g in BULK_GROUPS:
@@ -550,7 +557,9 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
             continue
         # never past the prior's variance (a = b = 1): a change of the kernel that moves the whole
         # group further than the machine drifts is still seen (--no-prior: no prior, no bound)
-        cap = np.where(tau2[ix] > 0, (tau2[ix] + wbar[ix]) * kk[ix] + vbeta[ix] + vsess[ix], math.inf)
+        cap = np.where(tau2[ix] > 0, tailed((tau2[ix] + wbar[ix]) * kk[ix] + vbeta[ix] + vsess[ix],
+                                            known_to(wdf[ix], mom[ix]) + dof[ix])[0],
+                       math.inf)
         var[ix], lam = bulk_widen(delta[ix], var[ix], df[ix], cap)
         if lam > 1.0:
             bulk[g] = lam
@@ -558,7 +567,7 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
     own = sum(np.all(np.isfinite(d.y[rows]), axis=0) * (len(rows) - 1.0) for rows in (base_rows, other_rows)
               if len(rows) >= 2) + np.zeros(k)
     return Fit(list(d.keys), delta, var, df, sig2, dof, shift, raw, base_mean, dx, guarded if relative else [],
-               limit, scale, (ka, kb), vbeta, vsess, bulk, own)
+               limit, scale, (ka, kb), vbeta, vsess, bulk, own, rdf, mom)
 
 
 def bulk_widen(delta, var, df, cap):
@@ -598,7 +607,7 @@ def bench_null(keys, adj, kk, wbar, tau2, s0, bw):
         if len(ix) < BENCH_MIN:
             continue
         ix = np.array(ix)
-        d2, t2, base = adj[ix] ** 2 / kk[ix], tau2[ix], bw[ix]
+        d2, t2, base = adj[ix] ** 2 / kk[ix] * D0 / (D0 - 2.0), tau2[ix], bw[ix]
         if not np.any(t2 > 0):
             continue
 
@@ -613,17 +622,6 @@ def bench_null(keys, adj, kk, wbar, tau2, s0, bw):
             step /= 2.0
         # (never past the prior, as the domain's: a change of the binary's path moves all its cases)
         s0[ix] = np.maximum(s0[ix], math.exp(min(la, 0.0)) * t2 + base)
-
-
-def _sig3(x):
-    """x to 3 significant digits: degrees of freedom are an approximation
-    (Satterthwaite's), and the t quantiles of the few hundred cases of a
-    comparison are then mostly memoised (they move by less than 0.1%)."""
-    x = np.asarray(x, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        mag = np.where((x > 0) & np.isfinite(x), np.floor(np.log10(np.where(x > 0, x, 1.0))), 0.0)
-    scale = 10.0 ** (mag - 2)
-    return np.where((x > 0) & np.isfinite(x), np.round(x / scale) * scale, x)
 
 
 def _nanmedian(a):
@@ -655,13 +653,29 @@ def guard(d, groups, dx, kk, x_tau2):
     return [i for i in range(len(dx)) if abs(dx[i]) > limit[i]], limit
 
 
+def _fitted_on(scale_of, scale, moments):
+    """Per key the run differences its group's scale was measured on, where
+    the fit measured it: inf where it is the prior's or the comparison's
+    own bulk (a few hundred cases), or where the fit sits at the bound of
+    its drift part (a = A_MIN: the scale is then the reps' noise, held
+    there, not an estimate from the runs)."""
+    out = np.full(len(moments), math.inf)
+    for g, ix in scale_of.items():
+        a, _, source = scale[g]
+        if source == "runs" and a > A_MIN * 1.001:
+            out[ix] = moments[ix]
+    return out
+
+
 def variances(d, rows, groups, domains, tau2, relative=True, x_tau2=None):
-    """(sig2, df) per key with no comparison (a kernel's own summary): one
+    """(sig2, rdf, mom, dof) per key with no comparison (a kernel's own summary): one
     run's total variance on this host as a comparison of the runs `rows`
     (two runs or more a side) would take it: the groups' residual spread,
     each run weighed by its own reps' noise, moderated towards the prior
     scaled by the groups' own fit (or the prior as it is); w: the median
-    of the runs `rows`."""
+    of the runs `rows`; rdf: a typical run's reps' degrees of freedom;
+    mom: the run differences the scale was fitted on (_fitted_on); dof:
+    the runs' own degrees of freedom."""
     k, ncov = len(d.keys), d.x.shape[1]
     with np.errstate(invalid="ignore", divide="ignore"):
         wbar = _nanmedian(d.w[rows])
@@ -673,18 +687,7 @@ def variances(d, rows, groups, domains, tau2, relative=True, x_tau2=None):
         xtx, xty, yty, dof = _moments(d, groups, u)
         beta, _ = _posterior(xtx, xty, m0, v0, sig2)
         rss = np.maximum(_rss(xtx, xty, yty, beta), 0.0)
-        s0, bw, moments, _ = _scales(_scale_groups(domains), rss, dof, wbar, tau2)
+        s0, bw, moments, scale = _scales(_scale_groups(domains), rss, dof, wbar, tau2)
         d0 = _prior_df(s0, bw, wdf, moments, host_d0(rss, dof, s0))
         sig2 = (d0 * s0 + rss) / (d0 + dof)
-    return sig2, d0 + dof
-
-
-def planned(sig2, df, k, vcov=0.0, vsess=0.0):
-    """(se, df) of a comparison of k runs a side like these: one run's
-    total variance sig2 over k on each side; the sides' own runs add
-    2 (k - 1) degrees of freedom.  vcov: what the covariates' uncertainty
-    added to a comparison of one run a side (the controls' move between
-    the sides, a mean over k runs, shrinks with k as the runs' own
-    variance does); vsess: the session term, which more runs of the same
-    sessions do not shrink."""
-    return math.sqrt((2.0 * sig2 + vcov) / k + vsess), df + 2.0 * (k - 1)
+    return sig2, per_run(d, rows, wdf), _fitted_on(_scale_groups(domains), scale, moments), dof

@@ -26,7 +26,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from . import compare, guards, judge, stats, tables as tables_mod
+from . import compare, guards, judge, stats, tables as tables_mod, tails
 from .decl import natural_key
 
 _VERSION = re.compile(r"(\d+(?:\.\d+)*)")
@@ -236,10 +236,11 @@ def kernel_value(side, key, series, opts):
     noise = compare.noise_of(side, side, opts)
     if noise:
         c = side.cases.get(key)
-        sig2, pdf = judge.plan(side.runs, noise, [key], [compare.domain_of(c) if c is not None else "cpu"], opts,
-                               compare.run_cells)[key]
+        sig2, rdf, _, _, mom, dof = judge.plan(side.runs, noise, [key], [compare.domain_of(c) if c is not None
+                                                                          else "cpu"], opts, compare.run_cells)[key]
         if math.isfinite(sig2) and sig2 / max(e.runs, 1) > var:
-            var, df = sig2 / max(e.runs, 1), pdf
+            se, df = tails.one_kernel(sig2, rdf, max(e.runs, 1), mom, dof)
+            var = se * se
     t = stats.t_quantile(1.0 - opts.level, df)
     lo = stats.from_log_time(e.theta - t * math.sqrt(var), series.metric)
     hi = stats.from_log_time(e.theta + t * math.sqrt(var), series.metric)

@@ -238,7 +238,7 @@ def summarize(series, n_boot=DEFAULT_BOOT, seed=1, plan=None):
     est = side_estimate(series, n_boot, seeded_rng(seed, "summary", series.label))
     mde = detectable_change(est.se * math.sqrt(2.0), est.df) if est.n >= 2 else math.nan
     parts = ()
-    if plan is not None and est.n >= 2 and all(math.isfinite(v) for v in plan):
+    if plan is not None and est.n >= 2 and math.isfinite(plan[0]) and not any(math.isnan(v) for v in plan):
         parts = tuple(plan)
         mde = planned_mde(parts, max(est.runs, 1))
     elif est.run_unit:
@@ -404,6 +404,8 @@ class ModelDiff:
     shift: float = 0.0
     vcov: float = 0.0
     vsess: float = 0.0
+    mom: float = math.inf     # the run differences its scale was fitted on (runmodel.Fit.mom)
+    host_df: float = 0.0      # the degrees of freedom of the host's runs' spread (runmodel.Fit.host_df)
 
 
 def compare(base, other, *, n_boot=DEFAULT_BOOT, seed=1, level=LEVEL, min_reps=DEFAULT_MIN_REPS,
@@ -452,7 +454,7 @@ def compare(base, other, *, n_boot=DEFAULT_BOOT, seed=1, level=LEVEL, min_reps=D
         change = speed_change(ratio, metric)
         extra = dict(base_runs=model.runs[0], other_runs=model.runs[1], run_level=True,
                      run_sd=math.sqrt(model.sig2) if model.sig2 >= 0 else nan,
-                     parts=(model.sig2, model.plan_df, model.vcov, model.vsess))
+                     parts=(model.sig2, model.plan_df, model.vcov, model.vsess, model.mom, model.host_df))
     else:
         if base_est is None:
             base_est = side_estimate(base, n_boot, seeded_rng(seed, base_id, base.label), est_name)
