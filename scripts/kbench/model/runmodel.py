@@ -28,7 +28,7 @@ case c and run r of kernel K,
   side on the runs' residuals, the compared sides' included
   (s^2 / s0^2 ~ F(dof, D0)); with one run on a side on this comparison's
   differences themselves (an empirical null, Efron 2004: the bulk of the
-  cases did not change; a difference over its scale ~ t(D0)), never past
+  cases did not change; a difference ~ t(D0) of its variance), never past
   the prior (a change that moves most of a group would read as drift),
   and per binary where its cases moved further than their group.  How
   far the machine drifts varies from hour to hour by more than a factor
