@@ -352,8 +352,8 @@ def test_a_plan_takes_a_typical_runs_reps():
     """Three runs a side and a history pair, the reps of each run worth 12
     degrees of freedom; key 1 is missing in one base run (a case that run
     did not run): a plan counts a typical run's reps for it all the same,
-    not the sum over the runs that had it, and the comparison widens both
-    keys alike for reps of 60 and 72 degrees of freedom (hardly at all)."""
+    not the sum over the runs that had it, and the host's runs' spread
+    without the sides' own (the base side's runs gave key 1 none)."""
     rng = np.random.default_rng(4)
     y = rng.normal(0, 0.01, size=(8, 2))
     y[1, 1] = math.nan
@@ -364,6 +364,9 @@ def test_a_plan_takes_a_typical_runs_reps():
     assert f.own.tolist() == [4.0, 2.0]
     assert f.dof.tolist() == [5.0, 3.0]
     assert f.plan_df(0) == 12.0 and f.plan_df(1) == 12.0
+    # the history pair's spread, without the sides' own (a side whose runs do not all have key 1 gave
+    # it none to take out)
+    assert f.host_df(0) == 1.0 and f.host_df(1) == 1.0
     assert f.df.tolist() == [runmodel.D0, runmodel.D0]
     se, df = runmodel.planned(f.sig2[1], f.plan_df(1), 3)
     assert df == runmodel.D0 and se ** 2 > f.sig2[1] * 2 / 3 * (runmodel.D0 - 2) / runmodel.D0
