@@ -92,7 +92,8 @@ SESSION_GAP_S = 3600.0
 # A control that moved more than this many of its own standard deviations
 # between the sides is outside what the host's runs have seen.
 GUARD_Z = 4.0
-# Fewer cases than this in a domain: no scale fitted on them (the prior's as it is).
+# Fewer cases than this in a domain, a group or a binary: no scale fitted on
+# them (the prior's as it is, or the domain's), and no bulk check.
 MIN_FIT = 8
 # a beta held at its prior mean: its prior variance
 FIXED = 1e-10
@@ -590,11 +591,8 @@ def bulk_widen(delta, var, df, cap):
         return np.where(ok, np.maximum(var, np.minimum(lam * var, cap)), var), lam
 
 
-BENCH_MIN = 4
-
-
 def bench_null(keys, adj, kk, wbar, tau2, s0, bw):
-    """One run a side: the cases of one binary (BENCH_MIN or more) share a
+    """One run a side: the cases of one binary (MIN_FIT or more) share a
     path into the kernel and drift together (process creation 30% between
     runs on a host whose system calls hold within 2%): each binary's own
     bulk, scaled like its domain's (the same b), may widen its cases where
@@ -604,7 +602,7 @@ def bench_null(keys, adj, kk, wbar, tau2, s0, bw):
         if not key.startswith("cell:") and np.isfinite(adj[j]) and np.isfinite(s0[j]):
             by.setdefault(key.split(" ", 1)[0], []).append(j)
     for ix in by.values():
-        if len(ix) < BENCH_MIN:
+        if len(ix) < MIN_FIT:
             continue
         ix = np.array(ix)
         d2, t2, base = adj[ix] ** 2 / kk[ix] * D0 / (D0 - 2.0), tau2[ix], bw[ix]
