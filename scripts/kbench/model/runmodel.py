@@ -29,8 +29,7 @@ case c and run r of kernel K,
   (s^2 / s0^2 ~ F(dof, D0)); with one run on a side on this comparison's
   differences themselves (an empirical null, Efron 2004: the bulk of the
   cases did not change; a difference ~ t(D0) of its variance), never past
-  the prior (a change that moves most of a group would read as drift),
-  and per binary where its cases moved further than their group.  How
+  the prior (a change that moves most of a group would read as drift).  How
   far the machine drifts varies from hour to hour by more than a factor
   of e (the kept series: tests/validation/README.md, "The run-level
   model"), so the scale is measured at the time of the comparison; the
@@ -92,8 +91,8 @@ SESSION_GAP_S = 3600.0
 # A control that moved more than this many of its own standard deviations
 # between the sides is outside what the host's runs have seen.
 GUARD_Z = 4.0
-# Fewer cases than this in a domain, a group or a binary: no scale fitted on
-# them (the prior's as it is, or the domain's), and no bulk check.
+# Fewer cases than this in a domain or a group: no scale fitted on them (the
+# prior's as it is), and no bulk check.
 MIN_FIT = 8
 # a beta held at its prior mean: its prior variance
 FIXED = 1e-10
@@ -536,8 +535,6 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
         rss = np.maximum(_rss(xtx, xty, yty, beta), 0.0)
         adj = raw - np.sum(beta * dxk, axis=1) if ncov else raw
         s0, bw, moments, scale = _scales(scale_of, rss, dof, wbar, tau2, adj ** 2 / kk if one_run else None)
-        if one_run:
-            bench_null(d.keys, adj, kk, wbar, tau2, s0, bw)
         d0 = _prior_df(s0, bw, wdf, moments, host_d0(rss, dof, s0))
         sig2 = (d0 * s0 + rss) / (d0 + dof)
     beta, cov = _posterior(xtx, xty, m0, v0, sig2)
@@ -589,37 +586,6 @@ def bulk_widen(delta, var, df, cap):
         if not lam > 1.0:
             return var, lam
         return np.where(ok, np.maximum(var, np.minimum(lam * var, cap)), var), lam
-
-
-def bench_null(keys, adj, kk, wbar, tau2, s0, bw):
-    """One run a side: the cases of one binary (MIN_FIT or more) share a
-    path into the kernel and drift together (process creation 30% between
-    runs on a host whose system calls hold within 2%): each binary's own
-    bulk, scaled like its domain's (the same b), may widen its cases where
-    it moved further than its domain's bulk.  In place on s0."""
-    by = {}
-    for j, key in enumerate(keys):
-        if not key.startswith("cell:") and np.isfinite(adj[j]) and np.isfinite(s0[j]):
-            by.setdefault(key.split(" ", 1)[0], []).append(j)
-    for ix in by.values():
-        if len(ix) < MIN_FIT:
-            continue
-        ix = np.array(ix)
-        d2, t2, base = adj[ix] ** 2 / kk[ix] * D0 / (D0 - 2.0), tau2[ix], bw[ix]
-        if not np.any(t2 > 0):
-            continue
-
-        def nll(la):
-            v = math.exp(la) * t2 + base
-            return float(np.sum(0.5 * np.log(v) + (D0 + 1.0) / 2.0 * np.log1p(d2 / (v * D0))))
-        grid = np.linspace(-12.0, 0.0, 33)
-        la = min(grid, key=nll)
-        step = 0.25
-        while step > 1e-3:
-            la = min((la - step, la, la + step), key=nll)
-            step /= 2.0
-        # (never past the prior, as the domain's: a change of the binary's path moves all its cases)
-        s0[ix] = np.maximum(s0[ix], math.exp(min(la, 0.0)) * t2 + base)
 
 
 def _nanmedian(a):

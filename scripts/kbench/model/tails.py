@@ -13,11 +13,11 @@ from .pvalues import t_quantile
 # their cases follow t with 4-6 degrees of freedom (tests/validation/README.md,
 # "The run-level model").  Every test of the model takes a difference whose
 # variance is v as t with D0 degrees of freedom scaled to that variance
-# (tailed), and so does the fit of the scale to the bulk (fit_t, bench_null,
-# bulk_widen).  With normal tails the runs' spread, which holds their jumps,
-# widened every interval for them: A/A splits came out at p < .05 in 2-3% of
-# cases while the far tail held more than its share.  D0 is also how far one
-# case's variance strays from its prior's (Smyth's prior degrees of freedom).
+# (tailed), and so do the fits of the scale to the bulk (fit_t, bulk_widen).
+# With normal tails the runs' spread, which holds their jumps, widened every
+# interval for them: A/A splits came out at p < .05 in 2-3% of cases while
+# the far tail held more than its share.  D0 is also how far one case's
+# variance strays from its prior's (Smyth's prior degrees of freedom).
 D0 = 4.0
 
 Z05 = t_quantile(0.05, math.inf)
