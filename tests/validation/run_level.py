@@ -630,8 +630,12 @@ def calibration(dirs, index, metas, ks=None):
                     continue
                 t2 += list(f.delta[m] ** 2 / f.var[m])
                 expect += [stats.t_quantile(0.5, v) ** 2 for v in f.df[m]]
-                tail, _ = runmodel.tailed(np.ones(int(np.sum(m))), f.rdf[m] * (f.k[0] + f.k[1]))
-                rest += list(1.0 - f.sig2[m] * (1.0 / f.k[0] + 1.0 / f.k[1]) * tail / f.var[m])
+                # var is the scale of the t the difference is tested with (runmodel.tailed): the same
+                # factor on one run's part
+                kk = 1.0 / f.k[0] + 1.0 / f.k[1]
+                total = f.sig2[m] * kk + f.vbeta[m] + f.vsess[m]
+                known = runmodel.known_to(f.rdf[m] * (f.k[0] + f.k[1]), f.mom[m]) + f.dof[m]
+                rest += list(1.0 - f.sig2[m] * kk * runmodel.tailed(total, known)[0] / total / f.var[m])
                 if dom in f.scale:
                     a.append(f.scale[dom][0])
                     b.append(f.scale[dom][1])

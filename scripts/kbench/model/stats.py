@@ -388,9 +388,12 @@ def seeded_rng(seed, *parts):
 @dataclass
 class ModelDiff:
     """The run-level model's answer for one case (runmodel.Fit, judge):
-    the base side's mean estimate and the difference (log time), its
-    variance and degrees of freedom, one run's total variance and the
-    degrees of freedom the host's runs gave it (a plan's), the runs a side,
+    the base side's mean estimate and the difference (log time), the
+    scale squared and degrees of freedom of the t it is tested against
+    (runmodel.tailed), one run's total variance and what a plan's test
+    rests on (a typical run's reps' degrees of freedom, the run
+    differences the drift's scale was fitted on, the host's runs'
+    degrees of freedom), the runs a side,
     how far the covariates moved the case, and the parts of var that are
     the covariates' uncertainty (as at one run a side) and the session
     term."""
