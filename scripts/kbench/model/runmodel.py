@@ -546,7 +546,8 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
         if sw > 0 else np.zeros(k)
     delta = raw - shift
     mom = _fitted_on(scale_of, scale, moments)
-    var, df = tailed(sig2 * kk + vbeta + vsess, known_to(wdf, mom) + dof)
+    known = known_to(wdf, mom) + dof       # what the variance rests on, as its test takes it
+    var, df = tailed(sig2 * kk + vbeta + vsess, known)
     bulk = {}
     bulk_of = _scale_groups(domains)
     for g in BULK_GROUPS:
@@ -555,8 +556,7 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
             continue
         # never past the prior's variance (a = b = 1): a change of the kernel that moves the whole
         # group further than the machine drifts is still seen (--no-prior: no prior, no bound)
-        cap = np.where(tau2[ix] > 0, tailed((tau2[ix] + wbar[ix]) * kk[ix] + vbeta[ix] + vsess[ix],
-                                            known_to(wdf[ix], mom[ix]) + dof[ix])[0],
+        cap = np.where(tau2[ix] > 0, tailed((tau2[ix] + wbar[ix]) * kk[ix] + vbeta[ix] + vsess[ix], known[ix])[0],
                        math.inf)
         var[ix], lam = bulk_widen(delta[ix], var[ix], df[ix], cap)
         if lam > 1.0:

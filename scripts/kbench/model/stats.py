@@ -145,22 +145,19 @@ def from_log_time(y, metric):
 
 def planned_mde(parts, k, level=LEVEL):
     """The mde of a comparison if each side were k runs like these.  parts
-    = (sig2, df) or (sig2, df, vcov, vsess): one run's total variance on
-    this host (the run-level model's sigma^2, log units) and the degrees
-    of freedom behind it; the sides' own k runs add 2 (k - 1); a
-    comparison's own parts add what the controls' move and the sessions
-    added to it (runmodel.planned).  nan without parts."""
+    = (sig2, rdf) or (sig2, rdf, vcov, vsess, mom, hdf): one run's total
+    variance on this host (the run-level model's sigma^2, log units) and a
+    typical run's reps' degrees of freedom; a comparison's own parts add
+    what the controls' move and the sessions added to it, and what its
+    test's degrees of freedom rest on (runmodel.planned, which tests the
+    plan as a comparison is tested: tails.tailed, its degrees of freedom
+    to 3 significant digits).  nan without parts."""
     if not parts or k < 1:
         return math.nan
     sig2, df = parts[:2]
     if math.isnan(sig2) or math.isnan(df):
         return math.nan
     se, df = runmodel.planned(sig2, df, k, *parts[2:])
-    # A plan, not a verdict: its degrees of freedom to 3 significant digits
-    # (the t quantiles move less than 0.1%), so that the quantiles of the
-    # many cases and run counts a page plans for are mostly memoised.
-    if math.isfinite(df) and df > 0:
-        df = float(f"{df:.3g}")
     return detectable_change(se, df, level)
 
 

@@ -76,14 +76,19 @@ def planned(sig2, rdf, k, vcov=0.0, vsess=0.0, mom=math.inf, hdf=0.0):
     term, which more runs of the same sessions do not shrink; mom: the
     run differences the scale was fitted on; hdf: the degrees of freedom
     of the host's other runs' spread (the plan's sides add 2 (k - 1))."""
-    known = float(known_to(np.array(2.0 * k * rdf), np.array(mom))) + hdf + 2.0 * (k - 1)
-    var, df = tailed((2.0 * sig2 + vcov) / k + vsess, known)
-    return math.sqrt(float(var)), float(df)
+    return _tested((2.0 * sig2 + vcov) / k + vsess, 2.0 * k * rdf, mom, hdf + 2.0 * (k - 1))
 
 
 def one_kernel(sig2, rdf, k, mom=math.inf, dof=0.0):
     """(scale, df) of the t of one kernel's mean of k runs like these (a
     series' interval): one run's total variance sig2 over k, the reps of
     k runs, the scale's run differences and the runs' own spread (dof)."""
-    var, df = tailed(sig2 / k, float(known_to(np.array(k * rdf), np.array(mom))) + dof)
-    return math.sqrt(float(var)), float(df)
+    return _tested(sig2 / k, k * rdf, mom, dof)
+
+
+def _tested(var, wdf, mom, dof):
+    """(scale, df) of the t one variance var is tested against: reps of
+    wdf degrees of freedom, a scale fitted on mom run differences and the
+    runs' own dof (known_to, tailed)."""
+    scale2, df = tailed(var, float(known_to(np.array(wdf), np.array(mom))) + dof)
+    return math.sqrt(float(scale2)), float(df)
