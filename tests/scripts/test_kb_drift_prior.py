@@ -156,12 +156,18 @@ def test_a_memory_regime_shift_is_the_machine_and_judges_out_memory_cases_only()
     for g, (a, b, src) in rep.scale.items():
         assert level["scale"][g] == {"drift": pytest.approx(math.sqrt(a)), "reps": pytest.approx(math.sqrt(b)),
                                      "source": src}
-    rep.bulk = {"cross": 4.0}
+    # one run a side: how far the memory-bound cases followed the memory controls' move, measured
+    assert set(level["followed"]) == set(rep.follow) == {"memory"}
+    assert level["followed"]["memory"] == pytest.approx(math.sqrt(rep.follow["memory"]))
+    rep.bulk, rep.follow = {"cross": 4.0}, {"memory": 0.04}
     buf = io.StringIO()
     export.write_json([rep], buf)
     assert json.loads(buf.getvalue())[0]["run_level"]["widened"] == {"cross": 2.0}
+    assert json.loads(buf.getvalue())[0]["run_level"]["followed"] == {"memory": pytest.approx(0.2)}
     words = compare_text.format_report(rep, opts=compare.Options(n_boot=300, prior=drift.load_prior()))
     assert "cross-CPU cases moved together 2x" in words
+    assert "followed the memory controls' move, against how far their slopes' prior allows" in words
+    assert "memory-bound cases 0.2x." in words
 
 
 def test_without_a_memory_shift_the_memory_case_is_judged():

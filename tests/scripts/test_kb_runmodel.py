@@ -139,11 +139,55 @@ def test_the_empirical_null_finds_the_scale_and_ignores_a_minority_of_changes():
     tail = (runmodel.D0 - 2) / runmodel.D0          # t(D0) scaled to a variance
     d = rng.standard_t(runmodel.D0, size=300) * np.sqrt(0.25 * t2 * tail)
     d[:30] += 20 * np.sqrt(0.25 * t2[:30])
-    a, b = runmodel.fit_t(d * d, w, t2)
+    a, b, _ = runmodel.fit_t(d * d, w, t2)
     assert 0.15 < a < 0.4
     wide = rng.standard_t(runmodel.D0, size=300) * np.sqrt(4 * t2 * tail)
-    a, b = runmodel.fit_t(wide * wide, w, t2)
+    a, b, _ = runmodel.fit_t(wide * wide, w, t2)
     assert a == pytest.approx(1.0) and b <= 1.0
+
+
+def test_one_run_a_side_measures_how_far_its_cases_followed_the_memory_controls_move():
+    """One run a side, no history; the memory control moved 30% between
+    the runs and the CPU speed 6%.  The memory slopes' prior sd is a bound
+    (tau / tau_control: 0.38 here, so the control's move alone could
+    explain 11%), and where the cases did not follow it, the comparison's
+    bulk says so: the memory part of their covariates' uncertainty comes
+    down, the CPU speed's (a measured prior) stays whole.  Where they did
+    follow it, as far as the bound allows, it stays; where a fifth of them
+    followed it fully, those are not taken for changes far out."""
+    rng = np.random.default_rng(21)
+    n = 200
+    tau2 = np.full(n, 0.05 ** 2)
+    x_tau2 = [0.02 ** 2, 0.13 ** 2]
+    x = [[0.0, 0.0], [0.06, 0.3]]
+    bound = 0.05 / 0.13
+    tail = math.sqrt((runmodel.D0 - 2) / runmodel.D0)
+
+    def fit(beta_mem):
+        y = np.zeros((2, n))
+        y[1] = 0.06 + beta_mem * 0.3 + rng.standard_t(runmodel.D0, size=n) * 0.01 * tail
+        return runmodel.fit(_design(y, w=np.full((2, n), 2e-5), x=x), [0], [1], [], ["memory"] * n, tau2,
+                            x_tau2=x_tau2)
+
+    def p(f):
+        return np.array([stats.t_two_sided_p(abs(dl) / math.sqrt(v), df) for dl, v, df in zip(f.delta, f.var, f.df)])
+    speed = runmodel.BETA_CPU[1] ** 2 * 0.06 ** 2
+    full = speed + bound ** 2 * 0.3 ** 2
+    still = fit(np.zeros(n))
+    assert np.all(still.vbeta >= speed * 0.999) and np.all(still.vbeta < speed + 0.1 * (full - speed))
+    assert set(still.follow) == {"memory"} and still.follow["memory"] < 0.1
+    followed = fit(rng.normal(0, bound, size=n))
+    assert np.all(followed.vbeta > speed + 0.5 * (full - speed)) and np.all(followed.vbeta <= full * 1.001)
+    # the still cases are judged with power, the ones that followed are not flagged for it
+    assert np.median(np.sqrt(still.var)) < 0.5 * np.median(np.sqrt(followed.var))
+    assert np.mean(p(followed) < 0.05) < 0.1
+    for _ in range(3):
+        beta = np.zeros(n)
+        few = rng.choice(n, n // 5, replace=False)
+        beta[few] = bound * rng.choice([-1.0, 1.0], size=len(few))
+        f = fit(beta)
+        # the bulk saw them (above the floor), and no median case took them down with it
+        assert f.follow["memory"] > 1.5 * runmodel.A_MIN and np.mean(p(f)[few] < 0.001) < 0.2
 
 
 def test_the_runs_spread_fit_finds_the_scale():

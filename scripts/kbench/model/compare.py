@@ -582,6 +582,7 @@ class Report:
     kernel: list = field(default_factory=list)   # (key, base, other) of KERNEL_IDENTITY that differ
     scale: dict = field(default_factory=dict)    # runmodel.Fit.scale: the drift now, per domain
     bulk: dict = field(default_factory=dict)     # runmodel.Fit.bulk: groups widened by their own bulk
+    follow: dict = field(default_factory=dict)   # runmodel.Fit.follow: the memory slopes' prior left, one run a side
 
     @cached_property
     def waiting(self):
@@ -596,7 +597,7 @@ def run_compare(base, other, opts=None):
     rows = compare_sides(base, other, opts, shift=shift, fits=fits)
     return Report(base, other, rows, meta_differences(base.meta, other.meta), shift, how_cases_ran(base, other),
                   opts, kernel=meta_differences(base.meta, other.meta, KERNEL_IDENTITY), scale=fits[0].scale,
-                  bulk=fits[0].bulk)
+                  bulk=fits[0].bulk, follow=fits[0].follow)
 
 
 def waiting_shares(rep):

@@ -50,6 +50,17 @@ def scale_text(scale):
     return ("scaled to the moment of these runs: " + ", ".join(parts)) if parts else ""
 
 
+def follow_text(follow):
+    """One sentence: how far, with one run a side, the cases of each group
+    followed the memory controls' move, as the comparison's bulk measured
+    it against the slopes' prior (runmodel.Fit.follow: the prior's sd times
+    sqrt(c)); '' without one."""
+    parts = [f"{GROUP_WORDS.get(g, DOMAIN_WORDS.get(g, g) + ' cases')} {math.sqrt(c):.2g}x"
+             for g, c in sorted(follow.items())]
+    return (" How far the cases followed the memory controls' move, against how far their slopes' prior allows "
+            "(measured on the bulk of this comparison's cases): " + ", ".join(parts) + ".") if parts else ""
+
+
 # what each group of runmodel.BULK_GROUPS shares, and how far a control shows it
 SHARED_WORDS = {"cross": "what they share, the other CPU's wakeups, has no control",
                 "same": "what they share, the CPU's scheduling of two processes, has no control",
@@ -215,7 +226,7 @@ def run_level_lines(rep, opts):
     boot_note = boots_text(noise)[1] if noise.measured else ""
     return [f"Run level ({kind}): {text}{'; ' + now if now else ''}.{spread} Each interval adds it for a side's "
             f"number of runs, so the mde is what {'one run a side' if one else 'these runs'} can tell on this "
-            f"machine.{bulk_text(rep.bulk)}{boot_note}"]
+            f"machine.{follow_text(rep.follow)}{bulk_text(rep.bulk)}{boot_note}"]
 
 
 def drift_basis(noise):

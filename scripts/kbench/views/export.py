@@ -96,6 +96,9 @@ def write_json(reports, f):
                 "scale": {g: {"drift": _json_num(math.sqrt(a)), "reps": _json_num(math.sqrt(b)), "source": src}
                           for g, (a, b, src) in sorted(rep.scale.items())},
                 "widened": {g: _json_num(math.sqrt(lam)) for g, lam in sorted(rep.bulk.items())},
+                # one run a side: how far each group followed the memory controls' move against its
+                # slopes' prior (sqrt(c)), as the comparison's bulk measured it
+                "followed": {g: _json_num(math.sqrt(c)) for g, c in sorted(rep.follow.items())},
             },
             "rows": rows,
         })
