@@ -29,7 +29,7 @@ Printed: per scenario and k, the type-I error per case (the share of
 cases with p < .05, unadjusted), the comparisons with a false flag, and
 the power of flagging eight system-call-bound cases changed by 2-20%.
 
-  simulate.py [--reps N] [--check]
+  simulate.py [--reps N] [--k K]... [--memory-sd SD] [--check]
 """
 import argparse
 import datetime
@@ -50,6 +50,7 @@ CHANGED = ["lat_syscall null", "lat_syscall read", "lat_syscall write", "lat_sys
 CONTROLS = {"ctl_machine chain": "cpu", "ctl_machine alu": "cpu", "ctl_machine copy": "cpu",
             "ctl_machine mem": "memory", "ctl_machine llc": "memory"}
 BAND = (0.03, 0.07)      # the type-I error per case the issue asks for, at every k
+MEMORY_SD = 0.08         # the memory regime's level (log sd), drawn anew a quarter of the runs
 
 
 class World:
@@ -93,7 +94,7 @@ def make_runs(world, rng, n, session, start, change=None, prefix="r", changed=No
         t = start + i
         speed = rng.normal(0, 0.02)
         if rng.random() < 0.25:
-            mem_state = rng.normal(0, 0.08)
+            mem_state = rng.normal(0, MEMORY_SD)
         path = 0.5 * path + rng.normal(0, 0.015)
         trend = 0.002 * i
         run_id = f"{prefix}{session}-{t}"
@@ -145,15 +146,24 @@ def main(argv=None):
     ap.add_argument("--reps", type=int, default=20, help="A/A comparisons per scenario and k (default 20)")
     ap.add_argument("--power-reps", type=int, default=5, help="comparisons per change and k (default 5)")
     ap.add_argument("--seed", type=int, default=58)
+    ap.add_argument("--k", type=int, action="append", choices=KS, help="only these runs a side (default all)")
+    ap.add_argument("--memory-sd", type=float, default=MEMORY_SD,
+                    help=f"the memory regime's sd (log; default {MEMORY_SD}): how far a regime moves the memory "
+                         "control and the cases that follow it")
     ap.add_argument("--check", action="store_true",
                     help="exit 1 unless tests/validation/README.md holds these figures word for word")
     a = ap.parse_args(argv)
+    if not a.memory_sd >= 0 or not math.isfinite(a.memory_sd):
+        ap.error("--memory-sd: a number of 0 or more")
+    if a.check and (a.k or a.memory_sd != MEMORY_SD):
+        ap.error("--check compares the default figures: no --k, no --memory-sd")
+    globals()["MEMORY_SD"] = a.memory_sd
     rng = np.random.default_rng(a.seed)
     world = World(rng)
     lines = ["| scenario | k | type-I error per case | comparisons with a false flag | power at +2% / +3% / +5% / "
              "+10% / +20% |", "|---|---|---|---|---|"]
     for scenario in ("session", "sessions"):
-        for k in KS:
+        for k in a.k or KS:
             p05 = total = flagged = 0
             for _ in range(a.reps):
                 rows = judge(world, rng, k, scenario)
