@@ -176,6 +176,12 @@ def test_one_run_a_side_measures_how_far_its_cases_followed_the_memory_controls_
     still = fit(np.zeros(n))
     assert np.all(still.vbeta >= speed * 0.999) and np.all(still.vbeta < speed + 0.1 * (full - speed))
     assert set(still.follow) == {"memory"} and still.follow["memory"] < 0.1
+    # a memory control that did not move tells nothing of how far the cases follow it: nothing said
+    y = np.zeros((2, n))
+    y[1] = 0.06 + rng.standard_t(runmodel.D0, size=n) * 0.01 * tail
+    calm = runmodel.fit(_design(y, w=np.full((2, n), 2e-5), x=[[0.0, 0.0], [0.06, 0.001]]), [0], [1], [],
+                        ["memory"] * n, tau2, x_tau2=x_tau2)
+    assert calm.follow == {}
     followed = fit(rng.normal(0, bound, size=n))
     assert np.all(followed.vbeta > speed + 0.5 * (full - speed)) and np.all(followed.vbeta <= full * 1.001)
     # the still cases are judged with power, the ones that followed are not flagged for it
