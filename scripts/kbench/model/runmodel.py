@@ -562,8 +562,10 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
     vspeed, vmem = _bounded(dxk, cov, v0)
     vfull = vspeed + vmem
     # where the slopes' bound was most of the group's median variance: else the bulk said little of c
+    with np.errstate(invalid="ignore", divide="ignore"):
+        told = vmem / (sig2 * kk + vfull)
     follow = {g: float(cs[ix[0]]) for g, ix in bulk_of.items() if one_run and np.any(vmem[ix] > 0)
-              and np.nanmedian(vmem[ix] / (sig2[ix] * kk[ix] + vfull[ix])) >= 0.5}
+              and np.median(np.where(np.isfinite(told[ix]), told[ix], 0.0)) >= 0.5}
     vbeta = vspeed + cs * vmem    # as far as the comparison's bulk says its cases followed the memory's move
     guarded, limit = guard(d, groups, dx, 1.0 / ka + 1.0 / kb, x_tau2) if ncov else ([], ())
     sw = session_weight(sessions, base_rows, other_rows) if sessions is not None else 0.0
