@@ -26,6 +26,7 @@ a comparison: how the figures of an older model are made again; slow).
 
   run_level.py [--backend model|cli --tree DIR] [--only aa|k1|slow|short]
                [--json FILE] [--check]
+  run_level.py --blocks | --sessions | --which | --calibration | --bulk | --slopes
 """
 import argparse
 import collections
@@ -690,6 +691,38 @@ def bulk(dirs, index, metas):
     return 0
 
 
+def slopes(dirs, index, metas):
+    """How CPU-bound cases follow the CPU speed: per A/A series (every run
+    of its largest split, with its history pair), each case's least-squares
+    slope on the run's CPU speed, and over the cases: the median, the
+    interquartile range, the sd, the median standard error of a slope and
+    the sd beyond it (what the cases' slopes differ by, their estimates'
+    noise taken out)."""
+    import numpy as np
+    judged = [(c, max(fits, key=lambda r: len(r[0].keys))) for c, fits in _aa_fits(dirs, index, metas, (3, 4))]
+    print("| series | runs | CPU speed sd | slope: median / IQR / sd | median se | sd beyond the se |")
+    print("|---|---|---|---|---|---|")
+    for s in dict.fromkeys(c["series"] for c, _ in judged):
+        _, (_, dm, d, rows) = max(((c, r) for c, r in judged if c["series"] == s), key=lambda cr: cr[0]["k"])
+        x = d.x[rows, 0] - d.x[rows, 0].mean()
+        if len(rows) < 3 or not np.sum(x * x) > 0:
+            continue
+        sl, se = [], []
+        for j in (j for j, g in enumerate(dm) if g == "cpu"):
+            y = d.y[rows, j]
+            if np.all(np.isfinite(y)):
+                b = float(np.sum(x * (y - y.mean())) / np.sum(x * x))
+                r = y - y.mean() - b * x
+                sl.append(b)
+                se.append(float(np.sum(r * r) / (len(y) - 2) / np.sum(x * x)))
+        sl = np.array(sl)
+        q = np.percentile(sl, [25, 50, 75])
+        beyond = math.sqrt(max(float(np.var(sl)) - float(np.mean(se)), 0.0))
+        print(f"| {s} | {len(rows)} | {100 * float(np.std(d.x[rows, 0])):.1f}% | {q[1]:.2f} / {q[0]:.2f}-{q[2]:.2f} / "
+              f"{float(np.std(sl)):.2f} | {math.sqrt(float(np.median(se))):.2f} | {beyond:.2f} |")
+    return 0
+
+
 def _work(job):
     """One worker's comparisons (a fork of the parent: `_STATE` holds the
     runs' directories and the domains)."""
@@ -766,6 +799,8 @@ def main(argv=None):
     ap.add_argument("--sessions", action="store_true", help="what the runs of one session share")
     ap.add_argument("--which", action="store_true",
                     help="which cases drift between runs: the reps' own noise against the built-in prior")
+    ap.add_argument("--slopes", action="store_true",
+                    help="how the CPU-bound cases follow the CPU speed: their slopes per series")
     ap.add_argument("--bulk", action="store_true",
                     help="the groups' shared factors: per series and, in the A/A splits, their lambda per k")
     ap.add_argument("--calibration", action="store_true",
@@ -795,6 +830,8 @@ def main(argv=None):
             return calibration(dirs, index, metas, args.k)
         if args.bulk:
             return bulk(dirs, index, metas)
+        if args.slopes:
+            return slopes(dirs, index, metas)
         cmps = [c for c in protocol(index, metas, args.history) if (not args.only or c["kind"] in args.only)
                 and (not args.k or c["k"] in args.k)][:args.limit]
         domains = domains_of(dirs, names[:1] + [n for n in names if metas[n].get("cpu_model", "").startswith("Intel")][:1])
