@@ -152,7 +152,7 @@ def test_one_run_a_side_measures_how_far_its_cases_followed_the_memory_controls_
     (tau / tau_control: 0.38 here, so the control's move alone could
     explain 11%), and where the cases did not follow it, the comparison's
     bulk says so: the memory part of their covariates' uncertainty comes
-    down, the CPU speed's (a measured prior) stays whole.  Where they did
+    down, the CPU speed's (a prior of the slope itself) stays whole.  Where they did
     follow it, as far as the bound allows, it stays; where a fifth of them
     followed it fully, those are not taken for changes far out."""
     rng = np.random.default_rng(21)

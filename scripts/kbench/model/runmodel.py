@@ -597,7 +597,7 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
 def _bounded(dxk, cov, v0):
     """(the CPU speed's part, the memory controls' part) of the covariates'
     uncertainty dx' Var(beta) dx per key: the first a slope whose prior is
-    a measured spread (BETA_CPU), the second slopes whose prior sd is a
+    of the slope itself (BETA_CPU), the second slopes whose prior sd is a
     bound (how far the case could follow the control, BETA_MEMORY_SD),
     which a comparison's bulk may find its cases far from (none where
     beta_prior holds them at 0: v0 FIXED)."""
