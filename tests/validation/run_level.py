@@ -26,7 +26,7 @@ a comparison: how the figures of an older model are made again; slow).
 
   run_level.py [--backend model|cli --tree DIR] [--only aa|k1|slow|short]
                [--json FILE] [--check]
-  run_level.py --blocks | --sessions | --which | --calibration | --bulk | --slopes
+  run_level.py --blocks | --sessions | --which | --calibration | --bulk | --slopes | --faults CASE
 """
 import argparse
 import collections
@@ -723,6 +723,34 @@ def slopes(dirs, index, metas):
     return 0
 
 
+def faults(index, case):
+    """A case's runs against the page faults of its samples: per A/A series,
+    in the order the runs ran, each run's 20th percentile of ns per op and
+    its median ops per minor fault (for lat_pagefault file: the pages one
+    fault maps, which the page cache's folios set), and their correlation
+    over the series' runs."""
+    import numpy as np
+    lines = []
+    for s, runs in series_of(index).items():
+        pts = []
+        for r in runs:
+            with gzip.open(DATA / r / "samples.jsonl.gz", "rt") as f:
+                xs = [json.loads(line) for line in f if f'"case":"{case}"' in line]
+            xs = [x for x in xs if x.get("minflt")]
+            if xs:
+                pts.append((sorted(x["ns_per_op"] for x in xs)[len(xs) // 5],
+                            statistics.median(x["iters"] / x["minflt"] for x in xs)))
+        if len(pts) >= 3:
+            r = float(np.corrcoef([p[0] for p in pts], [p[1] for p in pts])[0, 1])
+            lines.append(f"| {s} | " + " ".join(f"{a:.0f}/{b:.0f}" for a, b in pts) + f" | {r:.2f} |")
+    if not lines:
+        print(f"run_level.py: --faults: no kept run has samples of {case!r} with page faults", file=sys.stderr)
+        return 1
+    print("\n".join([f"| series | {case}: each run's ns/op (20th percentile) / ops per fault | correlation |",
+                     "|---|---|---|"] + lines))
+    return 0
+
+
 def _work(job):
     """One worker's comparisons (a fork of the parent: `_STATE` holds the
     runs' directories and the domains)."""
@@ -799,6 +827,8 @@ def main(argv=None):
     ap.add_argument("--sessions", action="store_true", help="what the runs of one session share")
     ap.add_argument("--which", action="store_true",
                     help="which cases drift between runs: the reps' own noise against the built-in prior")
+    ap.add_argument("--faults", metavar="CASE",
+                    help="a case's runs against its samples' page faults (ops per minor fault), per series")
     ap.add_argument("--slopes", action="store_true",
                     help="how the CPU-bound cases follow the CPU speed: their slopes per series")
     ap.add_argument("--bulk", action="store_true",
@@ -832,6 +862,8 @@ def main(argv=None):
             return bulk(dirs, index, metas)
         if args.slopes:
             return slopes(dirs, index, metas)
+        if args.faults:
+            return faults(index, args.faults)
         cmps = [c for c in protocol(index, metas, args.history) if (not args.only or c["kind"] in args.only)
                 and (not args.k or c["k"] in args.k)][:args.limit]
         domains = domains_of(dirs, names[:1] + [n for n in names if metas[n].get("cpu_model", "").startswith("Intel")][:1])
