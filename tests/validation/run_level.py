@@ -692,9 +692,9 @@ def bulk(dirs, index, metas):
 
 
 def slopes(dirs, index, metas):
-    """How CPU-bound cases follow the CPU speed: per A/A series (every run
-    of its largest split, with its history pair), each case's least-squares
-    slope on the run's CPU speed, and over the cases: the median, the
+    """How CPU-bound cases follow the CPU speed: per A/A series (the runs of
+    its largest split), each case's least-squares slope on the run's CPU
+    speed, and over the cases: the median, the
     interquartile range, the sd, the median standard error of a slope and
     the sd beyond it (what the cases' slopes differ by, their estimates'
     noise taken out)."""
@@ -707,19 +707,19 @@ def slopes(dirs, index, metas):
         x = d.x[rows, 0] - d.x[rows, 0].mean()
         if len(rows) < 3 or not np.sum(x * x) > 0:
             continue
-        sl, se = [], []
+        sl, se2 = [], []          # the slopes and their squared standard errors
         for j in (j for j, g in enumerate(dm) if g == "cpu"):
             y = d.y[rows, j]
             if np.all(np.isfinite(y)):
                 b = float(np.sum(x * (y - y.mean())) / np.sum(x * x))
                 r = y - y.mean() - b * x
                 sl.append(b)
-                se.append(float(np.sum(r * r) / (len(y) - 2) / np.sum(x * x)))
+                se2.append(float(np.sum(r * r) / (len(y) - 2) / np.sum(x * x)))
         sl = np.array(sl)
         q = np.percentile(sl, [25, 50, 75])
-        beyond = math.sqrt(max(float(np.var(sl)) - float(np.mean(se)), 0.0))
+        beyond = math.sqrt(max(float(np.var(sl)) - float(np.mean(se2)), 0.0))
         print(f"| {s} | {len(rows)} | {100 * float(np.std(d.x[rows, 0])):.1f}% | {q[1]:.2f} / {q[0]:.2f}-{q[2]:.2f} / "
-              f"{float(np.std(sl)):.2f} | {math.sqrt(float(np.median(se))):.2f} | {beyond:.2f} |")
+              f"{float(np.std(sl)):.2f} | {math.sqrt(float(np.median(se2))):.2f} | {beyond:.2f} |")
     return 0
 
 
