@@ -548,9 +548,9 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
         beta, cov = _posterior(xtx, xty, m0, v0, sig2)
         rss = np.maximum(_rss(xtx, xty, yty, beta), 0.0)
         adj = raw - np.sum(beta * dxk, axis=1) if ncov else raw
-        vb = _bounded(dxk, cov, v0)[1] / kk
-        s0, bw, moments, cs, scale = _scales(scale_of, rss, dof, wbar, tau2, *((adj ** 2 / kk, vb) if one_run
-                                                                             else ()))
+        vb = _bounded(dxk, cov, v0)[1] / kk if one_run else None      # what the one-run fit takes
+        s0, bw, moments, cs, scale = _scales(scale_of, rss, dof, wbar, tau2, adj ** 2 / kk if one_run else None,
+                                             vb)
         for ix in ([bulk_of[g] for g in SCALE_AS if g in bulk_of] if one_run else []):
             # a group scaled with its domain follows the controls by its own bulk (the large buffers)
             got = fit_t(adj[ix] ** 2 / kk[ix], wbar[ix], tau2[ix], vb[ix])
