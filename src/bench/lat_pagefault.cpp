@@ -28,9 +28,12 @@
 //             fault-around, or a whole large folio when the page cache
 //             holds large folios (recent ext4/xfs). ns per op is per page
 //             touched, as in lmbench; minflt in each sample counts the
-//             faults, so elapsed_ns / minflt is the cost of one fault. A
-//             change in how many pages a fault maps is a real change of
-//             the kernel and shows in both numbers.
+//             faults, so elapsed_ns / minflt is the cost of one fault, the
+//             summary table's number. How many pages a fault maps changes
+//             with the kernel, and also from run to run of one kernel with
+//             the page cache's state (measured: 99-212 pages a fault over
+//             eight runs of one boot): ns per page and ns per fault then
+//             move in opposite directions.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>

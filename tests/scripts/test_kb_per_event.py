@@ -34,3 +34,28 @@ def test_cases_list_the_cost_per_fault_beside_per_page(capsys):
     assert v > 10 * _value_ns(" ".join(page.split()[3:5]))
     # no per-event row for a case without such a column
     assert not [ln for ln in out if " per minflt" in ln and not ln.startswith("lat_pagefault file")]
+
+
+def test_the_cell_per_fault_is_the_headline_not_the_case_per_page():
+    """The table's number is the time per fault; the time per page it is
+    made from moves with how many pages a fault maps and is judged with
+    the other cases, outside the table's family."""
+    from kbench.model import compare, load, stats
+    from kbench.model import tables as tables_mod
+    run = sorted(p.parent for p in RECORDED.rglob("samples.jsonl"))[0]
+    w = load.Warnings()
+    a = compare.Side("A", load.load_runs([str(run)], w))
+    b = compare.Side("B", load.load_runs([str(run)], w))
+    primary = compare.primary_names(a, b)
+    assert "lat_pagefault file" not in primary
+    assert primary["lat_syscall null"]          # the other cells' cases stay primary
+    groups = [load.Group(s.runs[0].host, f"side{i}", list(s.runs), s.cases) for i, s in enumerate((a, b))]
+    tabs = tables_mod.build_tables(groups)
+    rows, cells = compare.compare_tables(a, b, tabs, groups[0].key, groups[1].key, compare.Options(n_boot=100))
+    fam = {r.case: r.cmp.family for r in rows}
+    assert fam["lat_pagefault file"] == stats.SECONDARY
+    (ti, ci), = [(ti, ci) for ti, t in enumerate(tabs) for ci, col in enumerate(t.columns)
+                 if col.label == "page fault"]
+    assert tabs[ti].columns[ci].cells[groups[0].key].per == "minflt"
+    assert cells[(ti, ci)].family == f"{stats.PRIMARY}: {tabs[ti].title}"
+    assert cells[(ti, ci)].comparable

@@ -361,7 +361,12 @@ def primary_names(base, other):
     tables on either side (every case a summary-table cell is made of):
     the primary families of a comparison, each adjusted on its own, so that
     a change of one headline number is not diluted by the few hundred
-    other cases."""
+    other cases.  A cell that is a case's time per event (the page fault
+    per fault) is a quantity of its own, judged in its table's family
+    under the cell's key; the case's time per operation, which it is made
+    from, is not the table's number and is judged with the other cases
+    (per page, lat_pagefault file moves with how many pages one fault maps,
+    which the page cache's state sets from run to run)."""
     groups = []
     for i, side in enumerate((base, other)):
         if not side.runs:
@@ -373,7 +378,7 @@ def primary_names(base, other):
     for t in tables_mod.build_tables(groups):
         for col in t.columns:
             for cell in col.cells.values():
-                if cell is not None:
+                if cell is not None and not (cell.per and cell.combine is None):
                     for c in cell.cases:
                         names.setdefault(c.name, t.title)
     return names
