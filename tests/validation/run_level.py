@@ -144,12 +144,17 @@ def protocol(index, metas, history="near2"):
 def summarise(rows, domains, cmp):
     """The figures of one comparison from its rows (dicts with case,
     verdict, p_t, mde_pct, family, change_pct): unchanged cases are every
-    case outside `cmp["expect"]` (all of them in an A/A comparison)."""
+    case outside `cmp["expect"]` (all of them in an A/A comparison).  Rows
+    with `cell_of` (the summary tables' cells that are not one case: a mean
+    of cases, a time per event) count in the flags, unchanged unless one of
+    their cases is expected to change; the p and mde figures are the
+    cases'."""
     expect = re.compile(cmp["expect"]) if cmp.get("expect") else None
     judged = [r for r in rows if not r.get("control") and r["case"] in domains]
     other = [r for r in judged if not (expect and expect.search(r["case"]))]
     ps = [r["p_t"] for r in other if r.get("p_t") is not None and math.isfinite(r["p_t"])]
-    flagged = [r for r in other if r["verdict"] in SIGNIFICANT]
+    cells = [r for r in rows if r.get("cell_of") and not (expect and any(map(expect.search, r["cell_of"])))]
+    flagged = [r for r in other + cells if r["verdict"] in SIGNIFICANT]
 
     def med(rs):
         # (a case not judged has an mde that means nothing: left out)
@@ -261,7 +266,9 @@ class ModelBackend:
         opts = c.Options(**{**self.opts.__dict__, "run_noise": c.measure_run_noise(lists, self.opts)})
         rep = c.run_compare(c.Side("base", a), c.Side("other", b), opts)
         return [dict(case=r.case, verdict=r.cmp.verdict, p_t=r.cmp.p, mde_pct=r.cmp.mde * 100,
-                     family=r.cmp.family, change_pct=r.cmp.change) for r in rep.rows]
+                     family=r.cmp.family, change_pct=r.cmp.change) for r in rep.rows] + \
+            [dict(case=key, cell_of=cases, verdict=x.verdict, p_t=x.p, mde_pct=x.mde * 100, family=x.family,
+                  change_pct=x.change) for key, (x, _, cases) in rep.cells.items()]
 
 
 def domains_of(dirs, names):
@@ -320,10 +327,12 @@ def report(results, today=None, title=""):
         t = aa_table(results, kind)
         if not t:
             continue
-        out += ["", f"**{head}.** p<.05: the share of cases with an unadjusted p below .05; flags: cases called "
-                    "faster or slower (false: every case is unchanged); mde: the median over the comparisons of "
+        out += ["", f"**{head}.** p<.05: the share of cases with an unadjusted p below .05; flags: cases and "
+                    "summary cells called faster or slower (false: every case is unchanged), headline: in a "
+                    "summary table; mde: the median over the comparisons of "
                     "each one's median (all cases, CPU-bound, memory-bound, the headline system calls)"
-                    + ("; today: the same comparisons by the model this one replaced" if today else "") + ".", "",
+                    + ("; today: the same comparisons by the model this one replaced (its compare judged the "
+                       "cases alone)" if today else "") + ".", "",
                 "| series | k | n | p<.05 | most flags | >1 flag | headline flags | memory judged | mde all / CPU / "
                 "memory / syscall |" + (" today: p<.05, most flags, >1 flag, mde all |" if today else ""),
                 "|---|---|---|---|---|---|---|---|---|" + ("---|" if today else "")]

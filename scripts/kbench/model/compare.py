@@ -356,6 +356,13 @@ def compare_controls(base, other, opts=None):
     return sh
 
 
+def side_groups(base, other):
+    """The two sides as load.Groups (None for a side without runs): what
+    the summary tables are built from."""
+    return [load.Group(s.runs[0].host, f"side{i}", list(s.runs), s.cases) if s.runs else None
+            for i, s in enumerate((base, other))]
+
+
 def primary_names(base, other):
     """{case name: summary table title} of the cases behind the summary
     tables on either side (every case a summary-table cell is made of):
@@ -367,15 +374,8 @@ def primary_names(base, other):
     from, is not the table's number and is judged with the other cases
     (per page, lat_pagefault file moves with how many pages one fault maps,
     which the page cache's state sets from run to run)."""
-    groups = []
-    for i, side in enumerate((base, other)):
-        if not side.runs:
-            continue
-        g = load.Group(side.runs[0].host, f"side{i}", list(side.runs))
-        g.cases = side.cases
-        groups.append(g)
     names = {}
-    for t in tables_mod.build_tables(groups):
+    for t in tables_mod.build_tables([g for g in side_groups(base, other) if g is not None]):
         for col in t.columns:
             for cell in col.cells.values():
                 if cell is not None and not (cell.per and cell.combine is None):
@@ -588,6 +588,7 @@ class Report:
     scale: dict = field(default_factory=dict)    # runmodel.Fit.scale: the drift now, per domain
     bulk: dict = field(default_factory=dict)     # runmodel.Fit.bulk: groups widened by their own bulk
     follow: dict = field(default_factory=dict)   # runmodel.Fit.follow: the memory slopes' prior left, one run a side
+    cells: dict = field(default_factory=dict)    # "cell:TABLE:COLUMN" -> (Comparison, how it is made, its cases)
 
     @cached_property
     def waiting(self):
@@ -596,13 +597,30 @@ class Report:
 
 
 def run_compare(base, other, opts=None):
+    """Two sides compared as the report and the page compare them: the
+    cases and the summary tables' cells judged together (compare_tables),
+    so that a case gets the same verdict here as on the page.  The cells
+    that are not one case (a mean of cases, a time per event) are
+    Report.cells."""
     opts = opts or Options()
     shift = compare_controls(base, other, opts)
     fits = []
-    rows = compare_sides(base, other, opts, shift=shift, fits=fits)
+    groups = side_groups(base, other)
+    cells = {}
+    if None in groups:
+        rows = compare_sides(base, other, opts, shift=shift, fits=fits)
+    else:
+        tabs = tables_mod.build_tables(groups)
+        rows, by_index = compare_tables(base, other, tabs, groups[0].key, groups[1].key, opts, shift, fits=fits)
+        for (ti, ci), cmp in by_index.items():
+            t, col = tabs[ti], tabs[ti].columns[ci]
+            a, b = col.cells.get(groups[0].key), col.cells.get(groups[1].key)
+            if a is None or b is None or a.key != b.key or (a.combine is None and not a.per):
+                continue      # one case (its row), or not comparable
+            cells[f"cell:{t.title}:{col.label}"] = (cmp, a.key, [c.name for c in a.cases])
     return Report(base, other, rows, meta_differences(base.meta, other.meta), shift, how_cases_ran(base, other),
                   opts, kernel=meta_differences(base.meta, other.meta, KERNEL_IDENTITY), scale=fits[0].scale,
-                  bulk=fits[0].bulk, follow=fits[0].follow)
+                  bulk=fits[0].bulk, follow=fits[0].follow, cells=cells)
 
 
 def waiting_shares(rep):
