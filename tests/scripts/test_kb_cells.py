@@ -53,6 +53,16 @@ def test_compare_judges_each_case_as_the_report_does(fixture_runs):
         assert (cmp.verdict, cmp.p, cmp.family) == (several[key].verdict, several[key].p, several[key].family)
         assert names and all(n in sides[0].cases for n in names)
     assert any(c.p < 0.05 for c, _, _ in rep.cells.values())   # the fixture's new kernel moved some of them
+    # compare's text lists them after the cases, each with its table (--changed: the flagged ones)
+    from kbench.views import compare_text
+    head = "== summary-table cells made of several cases"
+    for changed_only in (False, True):
+        text = compare_text.format_report(rep, changed_only=changed_only, opts=opts)
+        section = text.split(head, 1)[1].split("\n\n", 1)[0] if head in text else ""
+        for key, (cmp, _, _) in rep.cells.items():
+            _, title, label = key.split(":", 2)
+            assert (f"{label} [{title}]" in section) == (cmp.comparable and (cmp.flagged or not changed_only))
+    assert any(c.flagged for c, _, _ in rep.cells.values())
     # and --json gives them
     import io
     import json

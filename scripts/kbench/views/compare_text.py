@@ -5,7 +5,7 @@ with summarize and the page (they import them from here)."""
 import math
 
 from ..model import defaults, stats
-from ..model.compare import Options, noise_of
+from ..model.compare import Options, Row, noise_of
 from ..model.counters import changes as counter_changes
 from ..model.decl import in_order
 from .text import table
@@ -395,6 +395,14 @@ def format_report(rep, changed_only=False, opts=None):
         out.append(f"== {cat} ({direction})")
         cells = [row_cells(r, waiting.get(r.case)) for r in rows]
         out.append(table(headers, [[c[k] for k in keys] for c in cells], right={1, 2, 5, 8, 9}))
+    cell_rows = [[row_cells(Row(f"{key.split(':', 2)[2]} [{key.split(':', 2)[1]}]", "", c.metric, c))[k]
+                  for k in keys] for key, (c, _, _) in sorted(rep.cells.items())
+                 if c.comparable and (c.flagged or not changed_only)]
+    if cell_rows:
+        out.append("")
+        out.append("== summary-table cells made of several cases (a mean, a difference, a time per event), "
+                   "judged with the cases")
+        out.append(table(headers, cell_rows, right={1, 2, 5, 8, 9}))
     crows = []
     for r in rep.rows:
         if (changed_only and not r.cmp.significant) or not r.cmp.comparable:
