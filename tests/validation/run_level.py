@@ -26,7 +26,8 @@ a comparison: how the figures of an older model are made again; slow).
 
   run_level.py [--backend model|cli --tree DIR] [--only aa|k1|slow|short]
                [--json FILE] [--check]
-  run_level.py --blocks | --sessions | --which | --calibration | --bulk | --slopes | --faults CASE
+  run_level.py --blocks | --sessions | --which | --calibration | --bulk | --slopes | --halves
+               | --faults CASE
 """
 import argparse
 import collections
@@ -760,6 +761,51 @@ def faults(index, case):
     return 0
 
 
+def halves(dirs, index):
+    """The reps' part of a run's variance, within one run: each case's
+    estimate on its odd and on its even reps (in the order they ran), and
+    their difference against the bootstrap's standard errors of the two
+    (the w the model adds per run), per domain over every kept run: the
+    median of d^2 / (w_odd + w_even) and the share at p < .05 under t of
+    the errors' degrees of freedom (as a comparison widens for them) and
+    under normal tails.  No drift between runs enters: a reps' part that
+    held as the model takes it would give 5%."""
+    import numpy as np
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from kbench.model import compare, judge, load, stats
+    from kbench.model.pvalues import t_two_sided_p
+    opts = compare.Options()
+    by = {}
+    for _, n in index:
+        run = load.load_run(dirs[n], load.Warnings())
+        for name, c in run.cases.items():
+            keys = sorted(c.reps, key=lambda k: (c.rep_start.get(k, 0), k[1]))
+            if c.control or len(keys) < 8:
+                continue
+            est = [judge.side_estimate(stats.Series.single([np.asarray(c.reps[k], dtype=float) for k in half],
+                                                           c.metric, name, units=[k[0] for k in half],
+                                                           estimator=opts.estimator),
+                                       opts.n_boot, stats.seeded_rng(opts.seed, n, f"{name} {i}"), opts.estimator)
+                   for i, half in enumerate((keys[0::2], keys[1::2]))]
+            if any(math.isnan(e.theta) or not e.se > 0 for e in est):
+                continue
+            t = abs(est[0].theta - est[1].theta) / math.hypot(est[0].se, est[1].se)
+            df = (est[0].se ** 2 + est[1].se ** 2) ** 2 / sum(e.se ** 4 / e.df for e in est)   # Satterthwaite
+            for g in (compare.domain_of(c), "all"):
+                by.setdefault(g, []).append((t * t, t_two_sided_p(t, df), math.erfc(t / math.sqrt(2)), df,
+                                             len(keys)))
+    lines = ["| domain | cases x runs | reps a run | median d^2 / w (normal: 0.45) | p < .05 under t(df) / normal "
+             "| median df |", "|---|---|---|---|---|---|"]
+    for g in ("cpu", "memory", "fs", "all"):
+        xs = np.array(by.get(g, []))
+        if len(xs):
+            lines.append(f"| {g} | {len(xs)} | {np.median(xs[:, 4]):.0f} | {np.median(xs[:, 0]):.2f} | "
+                         f"{100 * np.mean(xs[:, 1] < 0.05):.1f}% / {100 * np.mean(xs[:, 2] < 0.05):.1f}% | "
+                         f"{np.median(xs[:, 3]):.1f} |")
+    print("\n".join(lines))
+    return 0
+
+
 def _work(job):
     """One worker's comparisons (a fork of the parent: `_STATE` holds the
     runs' directories and the domains)."""
@@ -838,6 +884,8 @@ def main(argv=None):
                     help="which cases drift between runs: the reps' own noise against the built-in prior")
     ap.add_argument("--faults", metavar="CASE",
                     help="a case's runs against its samples' page faults (ops per minor fault), per series")
+    ap.add_argument("--halves", action="store_true",
+                    help="the reps' part within one run: odd against even reps, against the bootstrap's errors")
     ap.add_argument("--slopes", action="store_true",
                     help="how the CPU-bound cases follow the CPU speed: their slopes per series")
     ap.add_argument("--bulk", action="store_true",
@@ -871,6 +919,8 @@ def main(argv=None):
             return bulk(dirs, index, metas)
         if args.slopes:
             return slopes(dirs, index, metas)
+        if args.halves:
+            return halves(dirs, index)
         if args.faults:
             return faults(index, args.faults)
         cmps = [c for c in protocol(index, metas, args.history) if (not args.only or c["kind"] in args.only)
