@@ -26,3 +26,23 @@ def test_a_figure_outside_its_bounds_fails(monkeypatch, capsys):
     err = capsys.readouterr().err
     assert f"FAILED: {name} is " in err and "outside" in err
     assert f'FAILED: {file} no longer says "a sentence no file has"' in err
+
+
+def test_run_level_counts_a_flagged_table_cell_as_a_headline_flag(validation_script):
+    """run_level.py's figures of one comparison: a cell of several cases
+    that is flagged is a false flag in a table, unless one of its cases is
+    expected to change; the p and mde figures stay the cases'."""
+    rl = validation_script("run_level")
+
+    def row(case, verdict="inconclusive", p=0.5, family="secondary", **kw):
+        return dict(case=case, verdict=verdict, p_t=p, mde_pct=5.0, family=family, change_pct=-4.0, **kw)
+    domains = {"lat_syscall read": "cpu", "lat_syscall write": "cpu", "lat_proc fork": "cpu"}
+    rows = [row("lat_syscall read", p=0.01, family="primary: P"), row("lat_syscall write", family="primary: P"),
+            row("lat_proc fork"),
+            row("cell:P:null I/O", "significantly slower", 0.001, "primary: P",
+                cell_of=["lat_syscall read", "lat_syscall write"])]
+    aa = rl.summarise(rows, domains, dict(label="x", kind="aa", series="s", k=2))
+    assert aa["flagged"] == [("cell:P:null I/O", -4.0)] and aa["headline_flagged"] == ["cell:P:null I/O"]
+    assert (aa["cases"], aa["with_p"], aa["p05"]) == (3, 3, 1)
+    slow = rl.summarise(rows, domains, dict(label="x", kind="slow", series="s", k=2, expect=r"^lat_syscall read$"))
+    assert slow["flagged"] == [] and slow["headline_flagged"] == []
