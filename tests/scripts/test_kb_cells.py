@@ -72,5 +72,5 @@ def test_compare_judges_each_case_as_the_report_does(fixture_runs):
     got = {c["cell"]: c for c in json.loads(f.getvalue())[0]["cells"]}
     assert set(got) == set(rep.cells)
     for key, (cmp, how, names) in rep.cells.items():
-        assert got[key]["verdict"] == cmp.verdict and got[key]["cases"] == names and got[key]["value"] == how
+        assert got[key]["verdict"] == cmp.verdict and got[key]["cases"] == names and got[key]["made_of"] == how
         assert got[key]["p_t"] == cmp.p and got[key]["family"] == cmp.family

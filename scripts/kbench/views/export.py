@@ -103,7 +103,7 @@ def write_json(reports, f):
             "rows": rows,
             # the summary tables' cells made of several cases (a mean, a time per event), judged
             # with the cases: what the report's tables colour
-            "cells": [{"cell": key, "value": how, "cases": names, "verdict": c.verdict,
+            "cells": [{"cell": key, "made_of": how, "cases": names, "verdict": c.verdict,
                        "change_pct": _json_num(c.change), "ratio": _json_num(c.ratio),
                        "ci_low": _json_num(c.lo), "ci_high": _json_num(c.hi), "p_t": _json_num(c.p),
                        "p_adjusted": _json_num(c.q), "mde_pct": _json_num(c.mde * 100), "family": c.family or None}
