@@ -350,6 +350,7 @@ def _compare(argv):
                 base.label = f"{base_label} [{_short_id(base)}]"
                 side.label = f"{side.label} [{_short_id(side)}]"
             sides.append(side)
+    _some_case_matches(only, a.only, [base] + sides)
     counted = groups_mod.counters_warning([(s.label, s.runs) for s in [base] + sides])
     if counted:
         _warn(counted)
@@ -387,6 +388,7 @@ def _compare_series(a, opts):
     if only is not None:
         for x in list(groups) + list(sides.values()):
             x.cases = {k: v for k, v in x.cases.items() if v.control or only.search(k)}
+        _some_case_matches(only, a.only, list(sides.values()))
     opts.run_noise = _run_noise(list(sides.values()), a, opts)
     return _print_series(groups, a, opts, sides)
 
@@ -423,6 +425,14 @@ def _regex(text):
         return re.compile(text)
     except re.error as e:
         raise UsageError(f"--only {text!r}: not a valid regular expression: {e}") from None
+
+
+def _some_case_matches(only, text, sides):
+    """--only that leaves no case but the controls on every side: a usage
+    error, not a comparison of nothing."""
+    if only is not None and not any(not c.control for s in sides for c in s.cases.values()):
+        raise UsageError(f"--only {text!r}: no case of these runs matches (a case is named as in compare's "
+                         f"case column, BINARY VARIANT [PARAMS]; --only is a regular expression searched in it)")
 
 
 def _short_id(side):

@@ -208,6 +208,13 @@ def test_compare_cli_only(fixture_runs, capsys):
     assert rc == 0 and "adjusted for the 2 cases compared" in out
     assert "lat_syscall null" in out and "lat_syscall stat" not in out
     assert compare_main(["--no-prior", str(fixture_runs[0]), str(fixture_runs[1]), "--only", "("]) == 2
+    capsys.readouterr()
+    # a pattern no case matches is a usage error, not a comparison of the controls alone
+    for extra in ([], ["--series"]):
+        assert compare_main(["--no-prior", str(fixture_runs[0]), str(fixture_runs[1]), "--only", "^nothing$"]
+                            + extra) == 2
+        got = capsys.readouterr()
+        assert "--only '^nothing$': no case of these runs matches" in got.err and got.out == ""
 
 
 @pytest.mark.parametrize("run_dir", recorded_runs(), ids=lambda p: p.name)
