@@ -73,4 +73,4 @@ def test_compare_judges_each_case_as_the_report_does(fixture_runs):
     assert set(got) == set(rep.cells)
     for key, (cmp, how, names) in rep.cells.items():
         assert got[key]["verdict"] == cmp.verdict and got[key]["cases"] == names and got[key]["made_of"] == how
-        assert got[key]["p_t"] == cmp.p and got[key]["family"] == cmp.family
+        assert got[key]["p_t"] == export._json_num(cmp.p) and got[key]["family"] == cmp.family
