@@ -114,6 +114,12 @@ def noise_of(base_side, other_side, opts):
     return judge.HostRuns([], opts.prior) if opts.prior is not None else None
 
 
+def cell_key(title, label):
+    """The key a summary-table cell of several cases is judged under (its
+    family_of reads the table's title back from it)."""
+    return f"cell:{title}:{label}"
+
+
 def run_cells(run):
     """{cell key: Series} of the summary-table cells of one run that are
     more than one case (a mean of cases, a difference, a time per event),
@@ -129,7 +135,7 @@ def run_cells(run):
             cell = col.cells.get(g.key)
             if cell is None or (cell.combine is None and not cell.per):
                 continue          # one case: its own estimate
-            out[f"cell:{t.title}:{col.label}"] = cell.series()
+            out[cell_key(t.title, col.label)] = cell.series()
     return out
 
 
@@ -533,7 +539,8 @@ def _category_of_name(name, base, other):
     return decl.OTHER
 
 
-def compare_tables(base, other, tables, base_key, other_key, opts=None, shift=None, pending=None, fits=None):
+def compare_tables(base, other, tables, base_key, other_key, opts=None, shift=None, pending=None, fits=None,
+                   extras=None):
     """Compare two kernels' cases and summary-table cells together.
 
     Returns (rows, {(table index, column index): Comparison}).  A cell that
@@ -541,7 +548,9 @@ def compare_tables(base, other, tables, base_key, other_key, opts=None, shift=No
     list always agree.  Cells that resolve to different cases on the two
     kernels (each kernel's largest size, each machine's cache levels) are
     "not comparable", never coloured against each other.  fits: a list
-    that gets the runmodel.Fit of the cases (compare_sides).
+    that gets the runmodel.Fit of the cases (compare_sides); extras: a
+    dict that gets {cell key: (table index, column index)} of the cells
+    judged as quantities of their own.
     """
     extra = []
     extra_cases = {}
@@ -556,7 +565,9 @@ def compare_tables(base, other, tables, base_key, other_key, opts=None, shift=No
                     and a.cases[0].name == b.cases[0].name:
                 where.append((ti, ci, ("case", a.cases[0].name)))
                 continue
-            key = f"cell:{t.title}:{col.label}"
+            key = cell_key(t.title, col.label)
+            if extras is not None:
+                extras[key] = (ti, ci)
             extra.append((key, a.series() if a is not None else None, b.series() if b is not None else None))
             extra_cases[key] = [c.name for cell in (a, b) if cell is not None for c in cell.cases]
             where.append((ti, ci, ("extra", len(extra) - 1)))
@@ -611,13 +622,13 @@ def run_compare(base, other, opts=None):
         rows = compare_sides(base, other, opts, shift=shift, fits=fits)
     else:
         tabs = tables_mod.build_tables(groups)
-        rows, by_index = compare_tables(base, other, tabs, groups[0].key, groups[1].key, opts, shift, fits=fits)
-        for (ti, ci), cmp in by_index.items():
-            t, col = tabs[ti], tabs[ti].columns[ci]
-            a, b = col.cells.get(groups[0].key), col.cells.get(groups[1].key)
-            if a is None or b is None or a.key != b.key or (a.combine is None and not a.per):
-                continue      # one case (its row), or not comparable
-            cells[f"cell:{t.title}:{col.label}"] = (cmp, a.key, [c.name for c in a.cases])
+        extras = {}
+        rows, by_index = compare_tables(base, other, tabs, groups[0].key, groups[1].key, opts, shift, fits=fits,
+                                        extras=extras)
+        for key, (ti, ci) in extras.items():
+            a, b = (tabs[ti].columns[ci].cells.get(g.key) for g in groups)
+            if a is not None and b is not None:      # (a cell of one side alone: nothing compared)
+                cells[key] = (by_index[(ti, ci)], a.key, [c.name for c in a.cases])
     return Report(base, other, rows, meta_differences(base.meta, other.meta), shift, how_cases_ran(base, other),
                   opts, kernel=meta_differences(base.meta, other.meta, KERNEL_IDENTITY), scale=fits[0].scale,
                   bulk=fits[0].bulk, follow=fits[0].follow, cells=cells)

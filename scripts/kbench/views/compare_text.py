@@ -380,6 +380,7 @@ def format_report(rep, changed_only=False, opts=None):
     headers = ["case", "base", "other", "unit", "change", "ratio", f"{opts.level * 100:.0f}% CI", "p", "mde",
                "reps", "verdict"]
     keys = ["case", "base", "other", "unit", "change", "ratio", "ci", "p", "mde", "reps", "verdict"]
+    numeric = {1, 2, 5, 8, 9}   # the columns set right
     counts = {}
     for cat in in_order(r.category for r in rep.rows):
         rows = [r for r in rep.rows if r.category == cat]
@@ -394,15 +395,17 @@ def format_report(rep, changed_only=False, opts=None):
         out.append("")
         out.append(f"== {cat} ({direction})")
         cells = [row_cells(r, waiting.get(r.case)) for r in rows]
-        out.append(table(headers, [[c[k] for k in keys] for c in cells], right={1, 2, 5, 8, 9}))
-    cell_rows = [[row_cells(Row(f"{key.split(':', 2)[2]} [{key.split(':', 2)[1]}]", "", c.metric, c))[k]
-                  for k in keys] for key, (c, _, _) in sorted(rep.cells.items())
-                 if c.comparable and (c.flagged or not changed_only)]
+        out.append(table(headers, [[c[k] for k in keys] for c in cells], right=numeric))
+    cell_rows = []
+    for key, (c, _, _) in sorted(rep.cells.items()):
+        if c.comparable and (c.flagged or not changed_only):
+            _, title, label = key.split(":", 2)      # compare.cell_key
+            cell_rows.append([row_cells(Row(f"{label} [{title}]", "", c.metric, c))[k] for k in keys])
     if cell_rows:
         out.append("")
         out.append("== summary-table cells made of several cases (a mean, a difference, a time per event), "
                    "judged with the cases")
-        out.append(table(headers, cell_rows, right={1, 2, 5, 8, 9}))
+        out.append(table(headers, cell_rows, right=numeric))
     crows = []
     for r in rep.rows:
         if (changed_only and not r.cmp.significant) or not r.cmp.comparable:
