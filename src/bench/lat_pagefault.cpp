@@ -31,9 +31,9 @@
 //             faults, so elapsed_ns / minflt is the cost of one fault, the
 //             summary table's number. How many pages a fault maps changes
 //             with the kernel, and also from run to run of one kernel with
-//             the page cache's state (measured: 99-212 pages a fault over
-//             eight runs of one boot): ns per page and ns per fault then
-//             move in opposite directions.
+//             the page cache's state (tests/validation/README.md, "The
+//             page fault's two numbers"): ns per page and ns per fault
+//             then move in opposite directions.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
