@@ -224,8 +224,9 @@ def test_a_summary_takes_one_runs_variance_as_a_comparison_of_its_runs_does():
     domains = ["cpu"] * n_keys
     tau2 = np.full(n_keys, 2e-4)
     f = runmodel.fit(d, [2, 3], [4, 5], groups, domains, tau2, x_tau2=[1e-4])
-    sig2, df, mom, dof = runmodel.variances(d, [2, 3, 4, 5], groups, domains, tau2, x_tau2=[1e-4])
+    sig2, df, mom, dof, rw = runmodel.variances(d, [2, 3, 4, 5], groups, domains, tau2, x_tau2=[1e-4])
     assert sig2 == pytest.approx(f.sig2, rel=1e-9)
+    assert rw == pytest.approx(f.rw, rel=1e-9) and np.all(rw > 0) and np.all(rw < 1)
     assert df == pytest.approx(f.rdf) and np.all(df == 9.0)       # a typical run's reps' degrees of freedom
     assert mom.tolist() == f.mom.tolist()
     assert f.scale["cpu"][2] == "runs"
@@ -239,7 +240,8 @@ def test_the_plan_at_the_comparisons_own_runs_is_the_comparison():
     over the runs, what the controls' move added (the covariates'
     uncertainty) and the session term, which more runs do not shrink; the
     reps of its runs (6 degrees of freedom each), the run differences the
-    scale was fitted on and the runs' own spread as the comparison's."""
+    scale was fitted on and the runs' own spread as the comparison's, the
+    reps' as far as their noise is a share of the variance."""
     rng = np.random.default_rng(8)
     n_keys = 30
     speed = np.array([0.0, 0.01, 0.0, 0.03, 0.005, 0.04])      # the other side ran slower machines
@@ -255,11 +257,14 @@ def test_the_plan_at_the_comparisons_own_runs_is_the_comparison():
     assert np.all(f.rdf == 6.0) and np.all(f.host_df(0) == 1.0)
     vcov = f.vbeta * 2.0 / (1.0 / 2 + 1.0 / 2)
     for j in range(n_keys):
-        se, df = runmodel.planned(f.sig2[j], f.rdf[j], 2, vcov[j], f.vsess[j], f.mom[j], f.host_df(j))
+        se, df = runmodel.planned(f.sig2[j], f.rdf[j], 2, vcov[j], f.vsess[j], f.mom[j], f.host_df(j), f.rw[j])
         assert se ** 2 == pytest.approx(f.var[j], rel=1e-9) and df == pytest.approx(f.df[j], rel=1e-3)
-    se8, df8 = runmodel.planned(f.sig2[0], f.rdf[0], 8, vcov[0], f.vsess[0], f.mom[0], f.host_df(0))
-    known = 1.0 / (1.0 / 96 + 1.0 / 3) + f.host_df(0) + 14
-    scale2, df = runmodel.tailed(((2 * f.sig2[0] + vcov[0]) / 8 + f.vsess[0]), known)
+    se8, df8 = runmodel.planned(f.sig2[0], f.rdf[0], 8, vcov[0], f.vsess[0], f.mom[0], f.host_df(0), f.rw[0])
+    var8 = (2 * f.sig2[0] + vcov[0]) / 8 + f.vsess[0]
+    run = 2 * f.sig2[0] / 8 / var8        # the runs' part: the reps' share is of it
+    assert 0 < f.rw[0] < 1 and 0 < run < 1
+    known = 1.0 / ((f.rw[0] * run) ** 2 / 96 + 1.0 / 3) + f.host_df(0) + 14
+    scale2, df = runmodel.tailed(var8, known)
     assert se8 ** 2 == pytest.approx(float(scale2)) and df8 == runmodel.D0 and known > runmodel.D0
 
 
@@ -267,8 +272,9 @@ def test_a_scale_held_at_its_floor_is_not_an_estimate():
     """Runs that agree within their reps' noise put the drift's scale at
     its floor (a = A_MIN): the scale is then the reps' noise, known to the
     reps' degrees of freedom, not an estimate from the runs' 3 differences
-    (mom inf), so the test's degrees of freedom are the reps' and the
-    runs' (24 + 3); runs that drift (the plan test above) count them."""
+    (mom inf), so the test's degrees of freedom are the reps' (24, as far
+    as their noise is the variance) and the runs' (3); runs that drift
+    (the plan test above) count them."""
     rng = np.random.default_rng(9)
     n_keys = 30
     y = rng.normal(0, 0.001, size=(6, n_keys))
@@ -276,9 +282,41 @@ def test_a_scale_held_at_its_floor_is_not_an_estimate():
     f = runmodel.fit(d, [2, 4], [3, 5], [[0, 1], [2, 4], [3, 5]], ["cpu"] * n_keys, np.full(n_keys, 1e-4))
     assert f.scale["cpu"][2] == "runs" and f.scale["cpu"][0] == pytest.approx(runmodel.A_MIN)
     assert np.all(np.isinf(f.mom)) and np.all(f.df == runmodel.D0)
-    known = 24.0 + 3.0
-    widen = (stats.t_quantile(0.05, known) / stats.t_quantile(0.05, math.inf)) ** 2
-    assert f.var == pytest.approx(f.sig2 * (1 / 2 + 1 / 2) * (runmodel.D0 - 2) / runmodel.D0 * widen)
+    assert np.all(f.rw > 0.5) and np.all(f.rw < 1)
+    known = 24.0 / f.rw ** 2 + 3.0
+    widen = np.array([(stats.t_quantile(0.05, v) / stats.t_quantile(0.05, math.inf)) ** 2 for v in known])
+    # (tailed takes the degrees of freedom to 3 significant digits)
+    assert f.var == pytest.approx(f.sig2 * (1 / 2 + 1 / 2) * (runmodel.D0 - 2) / runmodel.D0 * widen, rel=1e-3)
+
+
+def test_the_reps_degrees_of_freedom_count_as_far_as_their_noise_is_the_variance():
+    """Satterthwaite's sum on fixed inputs: a part that is a share s of a
+    variance and rests on n degrees of freedom adds s^2 / n to 1 / df.
+    Then a comparison of one run a side, no history, the reps of each run
+    worth 6 degrees of freedom (12 in all): where the variance is all the
+    reps' noise (no drift in the prior), the test is widened as t(12)
+    widens a normal; where the drift is most of it, the reps' estimate
+    moves the variance by its share only, and the widening is that much
+    smaller."""
+    assert float(runmodel.known_to(np.array(10.0), np.array(math.inf))) == pytest.approx(10.0)
+    assert float(runmodel.known_to(np.array(10.0), np.array(math.inf), 0.5)) == pytest.approx(40.0)
+    # a scale fitted on 5 run differences counts whole: every case of its group shares it
+    assert float(runmodel.known_to(np.array(10.0), np.array(5.0), 0.5)) == pytest.approx(1 / (0.025 + 0.2))
+    rng = np.random.default_rng(12)
+    n = 60
+    w = np.full((2, n), 1e-4)
+    tau2 = np.where(np.arange(n) < n // 2, 0.0, 9e-4)
+    y = np.zeros((2, n))
+    y[1] = rng.normal(0, 1, size=n) * np.sqrt(2 * (w[0] + tau2))
+    f = runmodel.fit(_design(y, w=w, wdf=np.full((2, n), 6.0)), [0], [1], [], ["cpu"] * n, tau2)
+    widen = f.var / (2 * f.sig2 * (runmodel.D0 - 2) / runmodel.D0)
+    z = stats.t_quantile(0.05, math.inf)
+    reps, drift = slice(0, n // 2), slice(n // 2, n)
+    assert np.all(f.rw[reps] == pytest.approx(1.0)) and np.all(f.rw[drift] < 0.5)
+    assert widen[reps] == pytest.approx((stats.t_quantile(0.05, 12.0) / z) ** 2, rel=1e-3)
+    assert widen[drift] == pytest.approx([(stats.t_quantile(0.05, 12.0 / r ** 2) / z) ** 2 for r in f.rw[drift]],
+                                         rel=1e-3)
+    assert np.all(widen[drift] < 1 + 0.5 * (widen[reps] - 1))
 
 
 def test_a_groups_own_bulk_widens_it_never_past_the_cap():

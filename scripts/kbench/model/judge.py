@@ -221,7 +221,7 @@ def covariate_tau2(prior, cpu, mem):
 
 
 def plan(runs, host, keys, domains, opts, cells=None):
-    """{key: (sig2, rdf, 0, 0, mom, dof)}: one run's total variance of each key on this host
+    """{key: (sig2, rdf, 0, 0, mom, dof, rw)}: one run's total variance of each key on this host
     (runmodel.variances) for a kernel's own summary: its runs and the
     host's other runs (HostRuns or None)."""
     rws, base, _, groups = rows_and_groups(runs, [], host)
@@ -230,10 +230,11 @@ def plan(runs, host, keys, domains, opts, cells=None):
     x = [covariates(e, cpu, mem) for e in ests]
     d = runmodel.design(ests, x if x and x[0] else [[] for _ in ests], keys)
     prior = host.prior if host is not None else getattr(opts, "prior", None)
-    sig2, rdf, mom, dof = runmodel.variances(d, base, groups, domains, tau2_of(prior, keys), opts.relative,
-                                             covariate_tau2(prior, cpu, mem) if x and x[0] else None)
+    sig2, rdf, mom, dof, rw = runmodel.variances(d, base, groups, domains, tau2_of(prior, keys), opts.relative,
+                                                 covariate_tau2(prior, cpu, mem) if x and x[0] else None)
     # planned_mde's parts: no covariates' move, no session term (no comparison)
-    return {k: (float(s), float(v), 0.0, 0.0, float(m), float(h)) for k, s, v, m, h in zip(keys, sig2, rdf, mom, dof)}
+    return {k: (float(s), float(v), 0.0, 0.0, float(m), float(h), float(r))
+            for k, s, v, m, h, r in zip(keys, sig2, rdf, mom, dof, rw)}
 
 
 def comparison(f, j, base_series, other_series, opts):
@@ -248,6 +249,7 @@ def comparison(f, j, base_series, other_series, opts):
         # both parts of var, finite where var is
         vcov = float(f.vbeta[j]) * 2.0 / (1.0 / f.k[0] + 1.0 / f.k[1])
         model = stats.ModelDiff(mean, delta, var, float(f.df[j]), float(f.sig2[j]), hist_df, f.k,
-                                float(f.shift[j]), vcov, float(f.vsess[j]), float(f.mom[j]), f.host_df(j))
+                                float(f.shift[j]), vcov, float(f.vsess[j]), float(f.mom[j]), f.host_df(j),
+                                float(f.rw[j]))
     return stats.compare(base_series, other_series, min_reps=opts.min_reps, estimator=opts.estimator,
                          level=opts.level, model=model)

@@ -55,7 +55,6 @@ case c and run r of kernel K,
   standard deviations (the host's runs' spread of it, moderated towards
   its drift prior) is outside what the runs have seen: the cases that
   follow it are not judged, and the comparison says so in words.
-
 Pure functions on plain data (numpy arrays); compare.py builds the runs'
 estimates and turns the result into verdicts.
 """
@@ -65,7 +64,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .pvalues import _inverse_trigamma, digamma, t_quantile, trigamma
-from .tails import D0, known_to, per_run, planned, tailed  # noqa: F401  (handed on: runmodel.planned, ...)
+from .tails import D0, known_to, per_run, planned, reps_share, tailed  # noqa: F401  (handed on: runmodel.planned, ...)
 
 # The priors of beta: (mean, sd) per domain and covariate.  CPU-bound and
 # memory-bound cases follow the CPU's speed with beta near 1 (the median case
@@ -234,9 +233,7 @@ class Fit:
     rdf: np.ndarray = None  # per key the reps' degrees of freedom of a typical run (its w's)
     mom: np.ndarray = None  # per key the run differences its scale was fitted on (inf: none, or held at a bound)
     follow: dict = field(default_factory=dict)     # {group: c}: the memory slopes' prior the bulk left (one run a side)
-
-    def index(self, key):
-        return self.keys.index(key)
+    rw: np.ndarray = None   # per key the reps' share of sig2 (reps_share)
 
     def plan_df(self, j):
         """Key j's degrees of freedom for a plan of more runs: a typical
@@ -573,7 +570,10 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
         if sw > 0 else np.zeros(k)
     delta = raw - shift
     mom = _fitted_on(scale_of, scale, moments)
-    known = known_to(wdf, mom) + dof       # what the variance rests on, as its test takes it
+    rw = reps_share(sig2, bw, d0, dof)
+    with np.errstate(invalid="ignore", divide="ignore"):    # the runs' part of the variance (the rest: the covariates')
+        run = np.where(np.isfinite(kk), sig2 * kk / (sig2 * kk + vbeta + vsess), 1.0)
+    known = known_to(wdf, mom, rw * run) + dof      # what the variance rests on, as its test takes it
     var, df = tailed(sig2 * kk + vbeta + vsess, known)
     bulk = {}
     for g in BULK_GROUPS:
@@ -591,7 +591,7 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
     own = sum(np.all(np.isfinite(d.y[rows]), axis=0) * (len(rows) - 1.0) for rows in (base_rows, other_rows)
               if len(rows) >= 2) + np.zeros(k)
     return Fit(list(d.keys), delta, var, df, sig2, dof, shift, raw, base_mean, dx, guarded if relative else [],
-               limit, scale, (ka, kb), vbeta, vsess, bulk, own, rdf, mom, follow)
+               limit, scale, (ka, kb), vbeta, vsess, bulk, own, rdf, mom, follow, rw)
 
 
 def _bounded(dxk, cov, v0):
@@ -672,14 +672,13 @@ def _fitted_on(scale_of, scale, moments):
 
 
 def variances(d, rows, groups, domains, tau2, relative=True, x_tau2=None):
-    """(sig2, rdf, mom, dof) per key with no comparison (a kernel's own summary): one
-    run's total variance on this host as a comparison of the runs `rows`
-    (two runs or more a side) would take it: the groups' residual spread,
-    each run weighed by its own reps' noise, moderated towards the prior
-    scaled by the groups' own fit (or the prior as it is); w: the median
-    of the runs `rows`; rdf: a typical run's reps' degrees of freedom;
-    mom: the run differences the scale was fitted on (_fitted_on); dof:
-    the runs' own degrees of freedom."""
+    """(sig2, rdf, mom, dof, rw) per key with no comparison (a kernel's own
+    summary): one run's total variance on this host as a comparison of the runs `rows` (two
+    runs or more a side) would take it: the groups' residual spread, each run weighed by its
+    own reps' noise, moderated towards the prior scaled by the groups' own fit (or the prior
+    as it is); w: the median of the runs `rows`; rdf: a typical run's reps' degrees of
+    freedom; mom: the run differences the scale was fitted on (_fitted_on); dof: the runs'
+    own degrees of freedom; rw: the reps' share of sig2 (reps_share)."""
     k, ncov = len(d.keys), d.x.shape[1]
     with np.errstate(invalid="ignore", divide="ignore"):
         wbar = _nanmedian(d.w[rows])
@@ -694,4 +693,5 @@ def variances(d, rows, groups, domains, tau2, relative=True, x_tau2=None):
         s0, bw, moments, _, scale = _scales(_scale_groups(domains), rss, dof, wbar, tau2)
         d0 = _prior_df(s0, bw, wdf, moments, host_d0(rss, dof, s0))
         sig2 = (d0 * s0 + rss) / (d0 + dof)
-    return sig2, per_run(d, rows, wdf), _fitted_on(_scale_groups(domains), scale, moments), dof
+    return sig2, per_run(d, rows, wdf), _fitted_on(_scale_groups(domains), scale, moments), dof, reps_share(
+        sig2, bw, d0, dof)

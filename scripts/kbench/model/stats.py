@@ -145,7 +145,7 @@ def from_log_time(y, metric):
 
 def planned_mde(parts, k, level=LEVEL):
     """The mde of a comparison if each side were k runs like these.  parts
-    = (sig2, rdf) or (sig2, rdf, vcov, vsess, mom, hdf): one run's total
+    = (sig2, rdf) or (sig2, rdf, vcov, vsess, mom, hdf, rw): one run's total
     variance on this host (the run-level model's sigma^2, log units) and a
     typical run's reps' degrees of freedom; a comparison's own parts add
     what the controls' move and the sessions added to it, and what its
@@ -406,6 +406,7 @@ class ModelDiff:
     vsess: float = 0.0
     mom: float = math.inf     # the run differences its scale was fitted on (runmodel.Fit.mom)
     host_df: float = 0.0      # the degrees of freedom of the host's runs' spread (runmodel.Fit.host_df)
+    rw: float = 1.0           # the reps' share of sig2 (runmodel.Fit.rw)
 
 
 def compare(base, other, *, n_boot=DEFAULT_BOOT, seed=1, level=LEVEL, min_reps=DEFAULT_MIN_REPS,
@@ -454,7 +455,8 @@ def compare(base, other, *, n_boot=DEFAULT_BOOT, seed=1, level=LEVEL, min_reps=D
         change = speed_change(ratio, metric)
         extra = dict(base_runs=model.runs[0], other_runs=model.runs[1], run_level=True,
                      run_sd=math.sqrt(model.sig2) if model.sig2 >= 0 else nan,
-                     parts=(model.sig2, model.plan_df, model.vcov, model.vsess, model.mom, model.host_df))
+                     parts=(model.sig2, model.plan_df, model.vcov, model.vsess, model.mom, model.host_df,
+                            model.rw))
     else:
         if base_est is None:
             base_est = side_estimate(base, n_boot, seeded_rng(seed, base_id, base.label), est_name)

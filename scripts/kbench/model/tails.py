@@ -25,8 +25,8 @@ Z05 = t_quantile(0.05, math.inf)
 
 def tailed(var, rdf):
     """(scale^2, df) of the t a difference with variance var is tested
-    against, the reps behind it having rdf degrees of freedom (the runs'
-    w's, summed): t with D0 degrees of freedom whose variance is var (the
+    against, the estimated parts of var known to rdf degrees of freedom
+    (known_to): t with D0 degrees of freedom whose variance is var (the
     run level's tails), widened as t(rdf) widens a normal at its 5% point
     (the reps' noise is itself an estimate: without this, runs of five
     normal reps came out at p < .05 in 9% of the cases of a drawn A/A).
@@ -45,15 +45,30 @@ def tailed(var, rdf):
     return scale2, np.where(few, rdf, D0)
 
 
-def known_to(wdf, mom):
-    """The degrees of freedom the prior part of a variance is known to, as
-    its test takes them (tailed): the reps' (wdf, summed over the runs
-    compared) and a scale's fit on mom run differences, Satterthwaite's
-    way; the prior's drift part is the tails' own.  The runs' own spread
-    adds its degrees of freedom (dof) to these."""
-    with np.errstate(divide="ignore"):
-        inv = np.where(np.isfinite(wdf) & (wdf > 0), 1.0 / wdf, 0.0) + np.where(mom > 0, 1.0 / mom, 0.0)
+def known_to(wdf, mom, ws=1.0):
+    """The degrees of freedom the estimated parts of a variance are known
+    to, as its test takes them (tailed), Satterthwaite's way: a part that
+    is a share s of the variance and rests on n degrees of freedom adds
+    s^2 / n to 1 / df.  The reps' noise (share ws) rests on theirs (wdf,
+    summed over the runs compared); a drift scale fitted on mom run
+    differences counts whole (every case of its group shares that fit:
+    its error moves their intervals together); the prior's drift itself
+    strays as the tails say.  The runs' own spread adds its degrees of
+    freedom (dof) to these."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ws = np.asarray(ws, dtype=float)
+        inv = np.where(np.isfinite(wdf) & (wdf > 0), ws * ws / wdf, 0.0) + np.where(mom > 0, 1.0 / mom, 0.0)
         return np.where(inv > 0, 1.0 / inv, math.inf)
+
+
+def reps_share(sig2, bw, d0, dof):
+    """rw per key: the reps' part b w of one run's variance sig2 = (d0 s0 +
+    ss) / (d0 + dof), s0 = a tau^2 + b w, as a share of it (the test
+    counts the reps' degrees of freedom as far as their noise is the
+    variance: known_to)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rw = np.clip(np.where(sig2 > 0, d0 / (d0 + dof) * bw / sig2, 0.0), 0.0, 1.0)
+    return np.where(np.isfinite(rw), rw, 1.0)
 
 
 def per_run(d, rows, wdf):
@@ -66,7 +81,7 @@ def per_run(d, rows, wdf):
         return np.where(n > 0, wdf / np.maximum(n, 1), math.inf)
 
 
-def planned(sig2, rdf, k, vcov=0.0, vsess=0.0, mom=math.inf, hdf=0.0):
+def planned(sig2, rdf, k, vcov=0.0, vsess=0.0, mom=math.inf, hdf=0.0, rw=1.0):
     """(scale, df) of the t a comparison of k runs a side like these is
     tested against: one run's total variance sig2 over k on each side, of
     2 k runs whose reps have rdf degrees of freedom each (tailed).  vcov:
@@ -75,20 +90,24 @@ def planned(sig2, rdf, k, vcov=0.0, vsess=0.0, mom=math.inf, hdf=0.0):
     shrinks with k as the runs' own variance does); vsess: the session
     term, which more runs of the same sessions do not shrink; mom: the
     run differences the scale was fitted on; hdf: the degrees of freedom
-    of the host's other runs' spread (the plan's sides add 2 (k - 1))."""
-    return _tested((2.0 * sig2 + vcov) / k + vsess, 2.0 * k * rdf, mom, hdf + 2.0 * (k - 1))
+    of the host's other runs' spread (the plan's sides add 2 (k - 1));
+    rw: the reps' share of sig2 (reps_share)."""
+    var = (2.0 * sig2 + vcov) / k + vsess
+    run = 2.0 * sig2 / k / var if var > 0 else 1.0      # the runs' own part of the variance
+    return _tested(var, 2.0 * k * rdf, mom, hdf + 2.0 * (k - 1), rw * run)
 
 
-def one_kernel(sig2, rdf, k, mom=math.inf, dof=0.0):
+def one_kernel(sig2, rdf, k, mom=math.inf, dof=0.0, rw=1.0):
     """(scale, df) of the t of one kernel's mean of k runs like these (a
     series' interval): one run's total variance sig2 over k, the reps of
-    k runs, the scale's run differences and the runs' own spread (dof)."""
-    return _tested(sig2 / k, k * rdf, mom, dof)
+    k runs, the scale's run differences and the runs' own spread (dof);
+    rw: the reps' share of sig2."""
+    return _tested(sig2 / k, k * rdf, mom, dof, rw)
 
 
-def _tested(var, wdf, mom, dof):
+def _tested(var, wdf, mom, dof, ws=1.0):
     """(scale, df) of the t one variance var is tested against: reps of
-    wdf degrees of freedom, a scale fitted on mom run differences and the
-    runs' own dof (known_to, tailed)."""
-    scale2, df = tailed(var, float(known_to(np.array(wdf), np.array(mom))) + dof)
+    wdf degrees of freedom (their noise a share ws of var), a scale fitted
+    on mom run differences and the runs' own dof (known_to, tailed)."""
+    scale2, df = tailed(var, float(known_to(np.array(wdf), np.array(mom), ws)) + dof)
     return math.sqrt(float(scale2)), float(df)
