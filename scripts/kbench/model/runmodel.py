@@ -55,6 +55,7 @@ case c and run r of kernel K,
   standard deviations (the host's runs' spread of it, moderated towards
   its drift prior) is outside what the runs have seen: the cases that
   follow it are not judged, and the comparison says so in words.
+
 Pure functions on plain data (numpy arrays); compare.py builds the runs'
 estimates and turns the result into verdicts.
 """
@@ -571,7 +572,7 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
     delta = raw - shift
     mom = _fitted_on(scale_of, scale, moments)
     rw = reps_share(sig2, bw, d0, dof)
-    with np.errstate(invalid="ignore", divide="ignore"):    # the runs' part of the variance (the rest: the covariates')
+    with np.errstate(invalid="ignore", divide="ignore"):    # the runs' part (the rest: covariates, session)
         run = np.where(np.isfinite(kk), sig2 * kk / (sig2 * kk + vbeta + vsess), 1.0)
     known = known_to(wdf, mom, rw * run) + dof      # what the variance rests on, as its test takes it
     var, df = tailed(sig2 * kk + vbeta + vsess, known)
