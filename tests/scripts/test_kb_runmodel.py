@@ -473,6 +473,19 @@ def test_planned_runs_narrow_the_mde():
     assert stats.runs_for(parts, 0.03) == next(k for k in range(1, 31) if stats.planned_mde(parts, k) <= 0.03)
 
 
+def test_a_plan_names_what_planned_takes_after_the_runs():
+    # the Plan a comparison or a summary hands on is planned's arguments, in planned's order, with
+    # planned's defaults: a field added to one and not the other would shift every part after it
+    import inspect
+    params = [p for p in inspect.signature(runmodel.planned).parameters.values() if p.name != "k"]
+    assert [p.name for p in params] == list(runmodel.Plan._fields)
+    assert [p.default for p in params[2:]] == [runmodel.Plan._field_defaults[p.name] for p in params[2:]]
+    plan = runmodel.Plan(0.02 ** 2, 8.0, vcov=1e-4, vsess=2e-4, mom=6.0, hdf=3.0, rw=0.5)
+    se, df = runmodel.planned(0.02 ** 2, 8.0, 2, 1e-4, 2e-4, 6.0, 3.0, 0.5)
+    assert stats.planned_mde(plan, 2) == stats.detectable_change(se, df)
+    assert stats.planned_mde(plan, 2) != stats.planned_mde(plan[:2], 2)
+
+
 def _short_run(dst, factor, run_id):
     """A kept run cut to three cases (as `--only` runs them) with its
     controls' first two reps, every sample's time times factor."""

@@ -221,9 +221,9 @@ def covariate_tau2(prior, cpu, mem):
 
 
 def plan(runs, host, keys, domains, opts, cells=None):
-    """{key: (sig2, rdf, 0, 0, mom, dof, rw)}: one run's total variance of each key on this host
-    (runmodel.variances) for a kernel's own summary: its runs and the
-    host's other runs (HostRuns or None)."""
+    """{key: runmodel.Plan}: one run's total variance of each key on this host
+    (runmodel.variances) and what a test of it rests on, for a kernel's own
+    summary: its runs and the host's other runs (HostRuns or None)."""
     rws, base, _, groups = rows_and_groups(runs, [], host)
     cpu, mem = control_names([rws[i] for i in base])
     ests = [run_estimates(r, opts, cells) for r in rws]
@@ -233,7 +233,7 @@ def plan(runs, host, keys, domains, opts, cells=None):
     sig2, rdf, mom, dof, rw = runmodel.variances(d, base, groups, domains, tau2_of(prior, keys), opts.relative,
                                                  covariate_tau2(prior, cpu, mem) if x and x[0] else None)
     # planned_mde's parts: no covariates' move, no session term (no comparison)
-    return {k: (float(s), float(v), 0.0, 0.0, float(m), float(h), float(r))
+    return {k: runmodel.Plan(float(s), float(v), mom=float(m), hdf=float(h), rw=float(r))
             for k, s, v, m, h, r in zip(keys, sig2, rdf, mom, dof, rw)}
 
 

@@ -65,7 +65,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .pvalues import _inverse_trigamma, digamma, t_quantile, trigamma
-from .tails import D0, known_to, per_run, planned, reps_share, tailed  # noqa: F401  (handed on: runmodel.planned, ...)
+from .tails import D0, Plan, known_to, per_run, planned, reps_share, tailed  # noqa: F401  (handed on: runmodel.planned, ...)
 
 # The priors of beta: (mean, sd) per domain and covariate.  CPU-bound and
 # memory-bound cases follow the CPU's speed with beta near 1 (the median case

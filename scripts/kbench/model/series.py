@@ -236,10 +236,10 @@ def kernel_value(side, key, series, opts):
     noise = compare.noise_of(side, side, opts)
     if noise:
         c = side.cases.get(key)
-        sig2, rdf, _, _, mom, dof, rw = judge.plan(side.runs, noise, [key], [compare.domain_of(c) if c is not None
-                                                                          else "cpu"], opts, compare.run_cells)[key]
-        if math.isfinite(sig2) and sig2 / max(e.runs, 1) > var:
-            se, df = tails.one_kernel(sig2, rdf, max(e.runs, 1), mom, dof, rw)
+        p = judge.plan(side.runs, noise, [key], [compare.domain_of(c) if c is not None else "cpu"], opts,
+                       compare.run_cells)[key]
+        if math.isfinite(p.sig2) and p.sig2 / max(e.runs, 1) > var:
+            se, df = tails.one_kernel(p.sig2, p.rdf, max(e.runs, 1), p.mom, p.hdf, p.rw)
             var = se * se
     t = stats.t_quantile(1.0 - opts.level, df)
     lo = stats.from_log_time(e.theta - t * math.sqrt(var), series.metric)

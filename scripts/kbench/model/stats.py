@@ -144,20 +144,17 @@ def from_log_time(y, metric):
 
 
 def planned_mde(parts, k, level=LEVEL):
-    """The mde of a comparison if each side were k runs like these.  parts
-    = (sig2, rdf) or (sig2, rdf, vcov, vsess, mom, hdf, rw): one run's total
-    variance on this host (the run-level model's sigma^2, log units) and a
-    typical run's reps' degrees of freedom; a comparison's own parts add
-    what the controls' move and the sessions added to it, and what its
-    test's degrees of freedom rest on (runmodel.planned, which tests the
+    """The mde of a comparison if each side were k runs like these.  parts:
+    a tails.Plan (or its leading fields), what the run-level model says
+    one run of this case on this host is (runmodel.planned, which tests the
     plan as a comparison is tested: tails.tailed, its degrees of freedom
     to 3 significant digits).  nan without parts."""
     if not parts or k < 1:
         return math.nan
-    sig2, df = parts[:2]
-    if math.isnan(sig2) or math.isnan(df):
+    plan = runmodel.Plan(*parts)
+    if math.isnan(plan.sig2) or math.isnan(plan.rdf):
         return math.nan
-    se, df = runmodel.planned(sig2, df, k, *parts[2:])
+    se, df = runmodel.planned(plan.sig2, plan.rdf, k, *plan[2:])
     return detectable_change(se, df, level)
 
 
@@ -221,14 +218,15 @@ class Summary:
     mde: float = math.nan      # smallest change a comparison with a run like this could detect
     runs: int = 0
     run_p: float = math.nan    # the runs disagree (one-way test); nan: one run
-    parts: tuple = ()          # `planned_mde`'s parts against runs like these; () without a run level
+    parts: tuple = ()          # a tails.Plan against runs like these (planned_mde); () without a run level
 
 
 def summarize(series, n_boot=DEFAULT_BOOT, seed=1, plan=None):
     """Per-case summary of a plain (single-component) series.  plan: the
-    case's (sig2, df) on its host (judge.HostRuns.plan: one run's total
-    variance): the mde against another set of runs like these is then the
-    run-level model's (planned_mde); without it, the reps' noise alone."""
+    case's tails.Plan on its host (judge.plan: one run's total variance
+    and what a test of it rests on): the mde against another set of runs
+    like these is then the run-level model's (planned_mde); without it,
+    the reps' noise alone."""
     rv = series.rep_values()
     if not len(rv):
         return Summary(series.metric, 0, 0, math.nan, math.nan, math.nan, math.nan, math.nan, math.nan)
@@ -236,7 +234,7 @@ def summarize(series, n_boot=DEFAULT_BOOT, seed=1, plan=None):
     mde = detectable_change(est.se * math.sqrt(2.0), est.df) if est.n >= 2 else math.nan
     parts = ()
     if plan is not None and est.n >= 2 and math.isfinite(plan[0]) and not any(math.isnan(v) for v in plan):
-        parts = tuple(plan)
+        parts = runmodel.Plan(*plan)
         mde = planned_mde(parts, max(est.runs, 1))
     elif est.run_unit:
         # Against another set of runs like these: the runs' variance rules.
@@ -299,9 +297,8 @@ class Comparison:
     run_level: bool = False        # the runs disagreed: the run is the observation
     failure: str = ""              # FAILED: "on SIDE: status (reason)"
     run_sd: float = math.nan       # the host's run-to-run sd of this case (log units; nan: not measured)
-    # (va, dfa, ka, vb, dfb, kb, tau2, dfr): the variance parts of the
-    # difference (each side's squared se, its df and runs; the host's run
-    # effect) when the host's run level was given; () otherwise
+    # a tails.Plan: what runs like these rest on (planned_mde, runs_for)
+    # when the run-level model judged the case; () otherwise
     parts: tuple = ()
     family: str = ""               # the adjustment's family (PRIMARY, SECONDARY; "" = one family)
     alone: bool = False            # significant, but it moved alone (decide's groups): INCONCLUSIVE
@@ -455,8 +452,8 @@ def compare(base, other, *, n_boot=DEFAULT_BOOT, seed=1, level=LEVEL, min_reps=D
         change = speed_change(ratio, metric)
         extra = dict(base_runs=model.runs[0], other_runs=model.runs[1], run_level=True,
                      run_sd=math.sqrt(model.sig2) if model.sig2 >= 0 else nan,
-                     parts=(model.sig2, model.plan_df, model.vcov, model.vsess, model.mom, model.host_df,
-                            model.rw))
+                     parts=runmodel.Plan(model.sig2, model.plan_df, model.vcov, model.vsess, model.mom,
+                                         model.host_df, model.rw))
     else:
         if base_est is None:
             base_est = side_estimate(base, n_boot, seeded_rng(seed, base_id, base.label), est_name)

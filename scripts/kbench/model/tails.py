@@ -1,6 +1,7 @@
 """The tails of the run level: the t distribution every test of the
 run-level model (runmodel) takes a difference against."""
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -79,6 +80,20 @@ def per_run(d, rows, wdf):
     with np.errstate(invalid="ignore", divide="ignore"):
         n = np.sum(np.isfinite(d.wdf[list(rows)]), axis=0)
         return np.where(n > 0, wdf / np.maximum(n, 1), math.inf)
+
+
+class Plan(NamedTuple):
+    """What a plan of more runs rests on for one case (planned): one run's
+    total variance (log units) and a typical run's reps' degrees of
+    freedom; a comparison's own parts add what the controls' move and the
+    sessions added to its variance, and what its test rests on."""
+    sig2: float
+    rdf: float
+    vcov: float = 0.0      # the covariates' uncertainty, as at one run a side
+    vsess: float = 0.0     # the session term
+    mom: float = math.inf  # the run differences the drift's scale was fitted on
+    hdf: float = 0.0       # the degrees of freedom of the host's other runs' spread
+    rw: float = 1.0        # the reps' share of sig2 (reps_share)
 
 
 def planned(sig2, rdf, k, vcov=0.0, vsess=0.0, mom=math.inf, hdf=0.0, rw=1.0):
