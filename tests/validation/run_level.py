@@ -769,10 +769,14 @@ def halves(dirs, index):
     median of d^2 / (w_odd + w_even) and the share at p < .05 under t of
     the errors' degrees of freedom (as a comparison widens for them) and
     under normal tails.  No drift between runs enters: a reps' part that
-    held as the model takes it would give 5%."""
+    held as the model takes it would give 5%.  Then the same differences
+    under the model's own test (runmodel.tailed: t(D0) of the variance,
+    widened for the errors' degrees of freedom), those degrees of freedom
+    as they are and times 2, 3 and without end: the shares at p < .05,
+    .01 and .001."""
     import numpy as np
     sys.path.insert(0, str(ROOT / "scripts"))
-    from kbench.model import compare, judge, load, stats
+    from kbench.model import compare, judge, load, runmodel, stats
     from kbench.model.pvalues import t_two_sided_p
     opts = compare.Options()
     by = {}
@@ -802,6 +806,15 @@ def halves(dirs, index):
             lines.append(f"| {g} | {len(xs)} | {np.median(xs[:, 4]):.0f} | {np.median(xs[:, 0]):.2f} | "
                          f"{100 * np.mean(xs[:, 1] < 0.05):.1f}% / {100 * np.mean(xs[:, 2] < 0.05):.1f}% | "
                          f"{np.median(xs[:, 3]):.1f} |")
+    xs = np.array(by.get("all", []))
+    if len(xs):
+        lines += ["", "| the model's test, the errors' degrees of freedom times | p < .05 | p < .01 | p < .001 |",
+                  "|---|---|---|---|"]
+        for m in (1.0, 2.0, 3.0, math.inf):
+            scale2, df = runmodel.tailed(np.ones(len(xs)), xs[:, 3] * m)
+            p = np.array([t_two_sided_p(t, v) for t, v in zip(np.sqrt(xs[:, 0] / scale2), df)])
+            lines.append(f"| {m:g} | " + " | ".join(f"{100 * np.mean(p < a):.2f}%" for a in (0.05, 0.01, 0.001))
+                         + " |")
     print("\n".join(lines))
     return 0
 
