@@ -1,6 +1,8 @@
 """Summary cells compare the same case on both kernels, or say "not
 comparable": a cell resolved per kernel (its largest size, its machine's
 cache levels) is never coloured against a different case."""
+import numpy as np
+import pytest
 from kb_helpers import rewrite_samples
 from kbench.model import compare, groups as groups_mod, load, stats, tables
 
@@ -74,3 +76,83 @@ def test_compare_judges_each_case_as_the_report_does(fixture_runs):
     for key, (cmp, how, names) in rep.cells.items():
         assert got[key]["verdict"] == cmp.verdict and got[key]["cases"] == names and got[key]["made_of"] == how
         assert got[key]["p_t"] == export._json_num(cmp.p) and got[key]["family"] == cmp.family
+
+
+def test_a_cell_of_two_cases_combines_their_estimates():
+    import math
+    rng = np.random.default_rng(5)
+    read = [rng.normal(300, 30, 3) for _ in range(12)]
+    write = [rng.normal(250, 10, 3) for _ in range(12)]
+    units = ["r1"] * 12
+
+    def cell(rd, wr, combine):
+        return stats.Series(list(zip(rd, wr)), combine, "latency", "cell", units)
+    mean = cell(read, write, lambda m: (m[0] + m[1]) / 2)
+    est = stats.side_estimate(mean, 400, stats.seeded_rng(1, "x"))
+    # each case's own estimate, drawn in order from the same generator
+    g = stats.seeded_rng(1, "x")
+    parts = [stats.side_estimate(stats.Series.single(x, "latency", "", units), 400, g) for x in (read, write)]
+    v = [math.exp(p.theta) for p in parts]
+    assert est.theta == math.log((v[0] + v[1]) / 2)
+    assert mean.headline() == (v[0] + v[1]) / 2
+    # the delta method: each case's error weighed by its share of the sum; Satterthwaite's df
+    s = [x / sum(v) for x in v]
+    var = sum((si * p.se) ** 2 for si, p in zip(s, parts))
+    assert est.se == pytest.approx(math.sqrt(var), rel=1e-3)
+    assert est.df == pytest.approx(var ** 2 / sum((si * p.se) ** 4 / p.df for si, p in zip(s, parts)), rel=1e-3)
+    assert est.n == 12
+    # which write rep meets which read rep is no part of the estimate (it was, when the cell was
+    # the 20th percentile of the paired means)
+    shuffled = cell(read, write[::-1], lambda m: (m[0] + m[1]) / 2)
+    assert stats.side_estimate(shuffled, 400, stats.seeded_rng(1, "x")).theta == est.theta
+    # a difference (a context switch: the ring less its work alone)
+    diff = cell(read, write, lambda m: m[0] - m[1])
+    d = stats.side_estimate(diff, 400, stats.seeded_rng(1, "x"))
+    assert d.theta == pytest.approx(math.log(v[0] - v[1]))
+    assert d.se == pytest.approx(math.hypot(v[0] * parts[0].se, v[1] * parts[1].se) / (v[0] - v[1]), rel=1e-3)
+
+
+def test_a_cells_middle_and_fast_mode_are_its_cases_combined():
+    # the modes rule reads the median rep and the fastest rep: of a cell, its cases' combined, as
+    # its value is (a ring whose fast mode moved carries that into ring less work)
+    rng = np.random.default_rng(9)
+    ring_a = [rng.normal(4000, 50, 3) for _ in range(10)]
+    ring_b = [rng.normal(4000, 50, 3) * (0.8 if i < 3 else 1.02) for i in range(10)]   # three fast reps more
+    work = [rng.normal(1000, 20, 3) for _ in range(10)]
+    units = ["r"] * 10
+
+    def cell(ring):
+        return stats.Series(list(zip(ring, work)), lambda m: m[0] - m[1], "latency", "2p/64K", units)
+    a, b = cell(ring_a), cell(ring_b)
+    c = stats.compare(a, b, n_boot=200)
+    med = [float(np.median([np.median(r) for r in ring])) - float(np.median([np.median(w) for w in work]))
+           for ring in (ring_a, ring_b)]
+    assert c.mid_ratio == pytest.approx(med[1] / med[0])
+    fast = [min(np.median(r) for r in ring) - min(np.median(w) for w in work) for ring in (ring_a, ring_b)]
+    assert c.fast_ratio == pytest.approx(fast[1] / fast[0])
+
+
+def test_a_cells_drift_prior_is_at_least_its_cases():
+    import math
+    from kbench.model import judge
+
+    class Prior:
+        taus = {"rd": 0.02, "wr": 0.04, "cell": 0.01, "diff": 0.5}
+
+        def get(self, k):
+            return (self.taus[k] ** 2, 30.0)
+    mean = stats.Series([(np.ones(3) * 100.0, np.ones(3) * 100.0)] * 4, lambda m: (m[0] + m[1]) / 2)
+    mean.case_names = ("rd", "wr")
+    diff = stats.Series([(np.ones(3) * 300.0, np.ones(3) * 100.0)] * 4, lambda m: m[0] - m[1])
+    diff.case_names = ("rd", "wr")
+    est = {"rd": (math.log(100.0), 0.01, 5.0), "wr": (math.log(100.0), 0.01, 5.0)}
+    got = judge.cell_tau2(np.array([0.01 ** 2, 0.5 ** 2]), Prior(), ["cell", "diff"],
+                          {"cell": mean, "diff": diff}, est)
+    # a mean's parts drift together: (0.5 * 0.02 + 0.5 * 0.04)^2; above the cell's own 0.01^2
+    assert got[0] == pytest.approx(0.03 ** 2, rel=1e-3)
+    # a difference (here of equal values: not positive) is left at its own prior
+    assert got[1] == 0.5 ** 2
+    est["rd"] = (math.log(300.0), 0.01, 5.0)
+    got = judge.cell_tau2(np.array([0.01 ** 2]), Prior(), ["diff"], {"diff": diff}, est)
+    # 300 - 100: weights 1.5 and -0.5, the parts as if apart
+    assert got[0] == pytest.approx((1.5 * 0.02) ** 2 + (0.5 * 0.04) ** 2, rel=1e-3)

@@ -338,6 +338,15 @@ def test_a_groups_own_bulk_widens_it_never_past_the_cap():
     assert lam == pytest.approx(0.09 / q, rel=1e-4) and got.tolist() == [1.0] * 20
     got, lam = runmodel.bulk_widen(np.full(7, 2.0), np.ones(7), np.full(7, 1e6), np.full(7, math.inf))
     assert math.isnan(lam) and got.tolist() == [1.0] * 7
+    # keys that do not vote (a summary cell repeats its cases) leave lam to the others, and are
+    # widened with them: twelve calm cells would have put the median at 0.09 / q
+    votes = np.r_[np.full(20, True), np.full(12, False)]
+    got, lam = runmodel.bulk_widen(np.r_[np.full(20, 2.0), np.full(12, 0.3)], np.ones(32), np.full(32, 1e6),
+                                   np.full(32, math.inf), votes)
+    assert lam == pytest.approx(4.0 / q, rel=1e-4) and got == pytest.approx(np.full(32, 4.0 / q), rel=1e-4)
+    got, lam = runmodel.bulk_widen(np.r_[np.full(7, 2.0), np.full(5, 0.3)], np.ones(12), np.full(12, 1e6),
+                                   np.full(12, math.inf), np.r_[np.full(7, True), np.full(5, False)])
+    assert math.isnan(lam)                                  # seven cases vote: fewer than MIN_FIT
 
 
 def test_two_party_cases_that_moved_together_are_widened_cpu_bound_ones_are_not():

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from . import decl, defaults, groups as groups_mod, guards, judge, load, stats, tables as tables_mod
+from . import decl, defaults, groups as groups_mod, guards, judge, load, runmodel, stats, tables as tables_mod
 from .conditions import (COMPARED_CONDITIONS, KERNEL_IDENTITY, RUN_ONLY_KEYS, flatten_meta,  # noqa: F401
                          how_cases_ran, meta_differences)
 from .decl import case_sort_key, category_of
@@ -124,8 +124,11 @@ def run_cells(run):
     """{cell key: Series} of the summary-table cells of one run that are
     more than one case (a mean of cases, a difference, a time per event),
     under the key compare_tables gives them, so that the model has each
-    run's own estimate of them too."""
-    out = {}
+    run's own estimate of them too.  Made once per run."""
+    out = run.__dict__.get("_kbench_cells")
+    if out is not None:
+        return out
+    out = run.__dict__["_kbench_cells"] = {}
     groups = groups_mod.group_runs([run], lambda m: None)
     if len(groups) != 1:
         return out
@@ -303,6 +306,15 @@ def cases_domain(cases):
     return "memory" if "memory" in ds else ("fs" if "fs" in ds else "cpu")
 
 
+def cases_group(cases, control_kb=0):
+    """The group a summary cell's drift is scaled with (scale_group): its
+    cases' one where one of them waits on what no control measures (a
+    context switch, its ring on one CPU less the work alone, drifts as the
+    ring does: "same"), else cases_domain."""
+    groups = {scale_group(c, control_kb) for c in cases if c is not None}
+    return next((g for g in runmodel.BULK_GROUPS if g in groups), cases_domain(cases))
+
+
 def _fit(base, other, keys, domains, opts, extra=None):
     """judge.fit of these keys for two sides, with their host's runs."""
     return judge.fit(base.runs, other.runs, keys, domains, opts, noise_of(base, other, opts), extra, run_cells)
@@ -431,10 +443,10 @@ def compare_sides(base, other, opts=None, extra=None, shift=None, extra_cases=No
     with_extra = extra is not None
     extra = extra or []
     domains = [domain_of(c) for c in cases]
-    extra_domains = [cases_domain([base.cases.get(n) or other.cases.get(n) for n in (extra_cases or {}).get(key, ())])
-                     for key, _, _ in extra]
-    keys = [c.name for c in cases] + [key for key, _, _ in extra]
     control_kb = memory_control_kb(base, other)
+    extra_domains = [cases_group([base.cases.get(n) or other.cases.get(n) for n in (extra_cases or {}).get(key, ())],
+                                 control_kb) for key, _, _ in extra]
+    keys = [c.name for c in cases] + [key for key, _, _ in extra]
     groups = [scale_group(c, control_kb) for c in cases] + extra_domains
     f, _ = _fit(base, other, keys, groups, opts)
     if fits is not None:

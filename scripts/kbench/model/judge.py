@@ -143,6 +143,37 @@ def tau2_of(prior, keys):
     return np.array([prior.get(k)[0] for k in keys])
 
 
+def cell_tau2(tau2, prior, keys, cells, est):
+    """tau2 with each summary cell of several cases (cells: {key: Series}
+    of one run) at least the drift its cases' priors give it: the cell is
+    the combination of its cases' values (est: that run's {key: (theta,
+    se, df)} weighs them as the combination does), so its drift is theirs,
+    correlated as far as that widens it (the parts of a mean drift
+    together, a difference's as if apart)."""
+    if prior is None or not cells:
+        return tau2
+    out = np.array(tau2, dtype=float)
+    for j, key in enumerate(keys):
+        ser = cells.get(key)
+        names = getattr(ser, "case_names", ())
+        if ser is None or not ser.combined() or not names or any(n not in est for n in names):
+            continue
+        sign = 1.0 if ser.metric != "bandwidth" else -1.0
+        thetas = [est[n][0] for n in names]
+
+        def theta_of(t):
+            v = float(ser.combine([math.exp(sign * x) for x in t]))
+            return sign * math.log(v) if v > 0 else math.nan
+        base = theta_of(thetas)
+        g = [(theta_of(thetas[:i] + [thetas[i] + 1e-4] + thetas[i + 1:]) - base) / 1e-4 for i in range(len(names))]
+        t = [math.sqrt(prior.get(n)[0]) for n in names]
+        var = sum((gi * ti) ** 2 for gi, ti in zip(g, t)) + 2.0 * sum(
+            max(0.0, g[a] * g[b]) * t[a] * t[b] for a in range(len(names)) for b in range(a + 1, len(names)))
+        if math.isfinite(var):
+            out[j] = max(out[j], var)
+    return out
+
+
 # ---- a comparison ----------------------------------------------------------
 
 def rows_and_groups(base_runs, other_runs, host):
@@ -189,7 +220,7 @@ def fit(base_runs, other_runs, keys, domains, opts, host, extra=None, cells=None
     ncov = len(x[0]) if x else 0
     d = runmodel.design(ests, x if ncov else [[] for _ in ests], keys)
     prior = host.prior if host is not None else getattr(opts, "prior", None)
-    tau2 = tau2_of(prior, keys)
+    tau2 = cell_tau2(tau2_of(prior, keys), prior, keys, cells(runs[base[0]]) if cells else None, ests[base[0]])
     x_tau2 = covariate_tau2(prior, cpu, mem) if ncov else None
     sessions = runmodel.sessions_of([started(r) for r in runs])
     return runmodel.fit(d, base, other, groups, domains, tau2, relative=opts.relative, x_tau2=x_tau2,
@@ -230,7 +261,8 @@ def plan(runs, host, keys, domains, opts, cells=None):
     x = [covariates(e, cpu, mem) for e in ests]
     d = runmodel.design(ests, x if x and x[0] else [[] for _ in ests], keys)
     prior = host.prior if host is not None else getattr(opts, "prior", None)
-    sig2, rdf, mom, dof, rw = runmodel.variances(d, base, groups, domains, tau2_of(prior, keys), opts.relative,
+    tau2 = cell_tau2(tau2_of(prior, keys), prior, keys, cells(rws[base[0]]) if cells else None, ests[base[0]])
+    sig2, rdf, mom, dof, rw = runmodel.variances(d, base, groups, domains, tau2, opts.relative,
                                                  covariate_tau2(prior, cpu, mem) if x and x[0] else None)
     # planned_mde's parts: no covariates' move, no session term (no comparison)
     return {k: runmodel.Plan(float(s), float(v), mom=float(m), hdf=float(h), rw=float(r))

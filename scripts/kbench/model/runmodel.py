@@ -585,7 +585,8 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
         # group further than the machine drifts is still seen (--no-prior: no prior, no bound)
         cap = np.where(tau2[ix] > 0, tailed((tau2[ix] + wbar[ix]) * kk[ix] + vfull[ix] + vsess[ix], known[ix])[0],
                        math.inf)
-        var[ix], lam = bulk_widen(delta[ix], var[ix], df[ix], cap)
+        cases = ~np.char.startswith(np.array(d.keys, dtype=str)[ix], "cell:")      # a cell repeats its cases
+        var[ix], lam = bulk_widen(delta[ix], var[ix], df[ix], cap, cases)
         if lam > 1.0:
             bulk[g] = lam
     # the sides' own runs' part of dof: a side's runs count for a key only where all of them have it
@@ -609,21 +610,22 @@ def _bounded(dxk, cov, v0):
     return speed, np.where(np.any(v0[:, 1:] > FIXED, axis=1), np.maximum(full - speed, 0.0), 0.0)
 
 
-def bulk_widen(delta, var, df, cap):
+def bulk_widen(delta, var, df, cap, votes=True):
     """(var, lam): a group's variances checked against the group's own
     differences in this comparison (genomic control: Devlin and Roeder
     1999; an empirical null, Efron 2004).  lam is the median over the keys
-    of t^2 = delta^2 / var against the median of t(df)^2; above 1 the
+    (those that votes marks: a summary cell repeats its cases) of t^2 =
+    delta^2 / var against the median of t(df)^2; above 1 the
     bulk of the group moved further than its variances hold (a factor the
     cases share, drawn unevenly by the sides), and every variance is
     multiplied by lam, never past cap (and never narrowed).  lam is nan
     with fewer than MIN_FIT keys, and nothing is widened."""
     with np.errstate(invalid="ignore", divide="ignore"):
         ok = np.isfinite(delta) & np.isfinite(var) & (var > 0) & np.isfinite(df) & (df > 0)
-        if np.sum(ok) < MIN_FIT:
+        vote = ok & votes
+        if np.sum(vote) < MIN_FIT:
             return var, math.nan
-        q = np.array([t_quantile(0.5, v) ** 2 for v in df[ok]])
-        lam = float(np.median(delta[ok] ** 2 / var[ok] / q))
+        lam = float(np.median(delta[vote] ** 2 / var[vote] / [t_quantile(0.5, v) ** 2 for v in df[vote]]))
         if not lam > 1.0:
             return var, lam
         return np.where(ok, np.maximum(var, np.minimum(lam * var, cap)), var), lam

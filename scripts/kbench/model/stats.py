@@ -100,11 +100,27 @@ class Series:
                                                   for r in self.reps], dtype=float)
         return cached.copy()
 
+    def components(self):
+        """One plain Series per case of a cell of several cases."""
+        return [Series.single([r[i] for r in self.reps], self.metric, self.label, self.units, self.estimator)
+                for i in range(len(self.reps[0]) if self.reps else 1)]
+
+    def combined(self, of=None):
+        """A cell of several cases (a mean, a difference) is its cases' values combined: with of(a
+        case's Series) -> value, that combination (nan where not positive); else whether it is one."""
+        if of is None:
+            return self.combine is not None and bool(self.reps) and len(self.reps[0]) > 1
+        v = float(self.combine([of(c) for c in self.components()]))
+        return v if v > 0 else math.nan
+
     def headline(self):
-        """The case's value: the estimator over the rep values (ns or MB/s)."""
+        """The case's value: the estimator over the rep values (ns or MB/s); a
+        cell of several cases: its cases' values combined, as its label says."""
         y = self.log_times()
         if not len(y):
             return math.nan
+        if self.combined() and self.estimator != "median" and self.combined(Series.headline) > 0:
+            return self.combined(Series.headline)
         if np.any(np.isnan(y)) or self.estimator == "median":
             # (derived values that are not positive: the plain median too)
             return float(np.median(self.rep_values()))
@@ -487,7 +503,8 @@ def compare(base, other, *, n_boot=DEFAULT_BOOT, seed=1, level=LEVEL, min_reps=D
         mde = detectable_change(se, df, level)
     rep_other, rep_base = other.rep_values(), base.rep_values()
     _, p_rank = mann_whitney(rep_other, rep_base)
-    med_other, med_base = float(np.median(rep_other)), float(np.median(rep_base))
+    med_other, med_base = (x.combined(lambda c: float(np.median(c.rep_values()))) if x.combined()
+                           else float(np.median(r)) for x, r in ((other, rep_other), (base, rep_base)))
     mid = med_other / med_base if med_other > 0 and med_base > 0 else nan
     shift = model.shift if model is not None else 0.0
     if shift:
@@ -510,6 +527,9 @@ def _fast_mode(base, other, a, b, shift, metric):
         ok = np.isfinite(y)
         if not np.any(ok):
             return math.nan, y[ok]
+        if series.combined():     # a cell of several cases: its cases' fastest combined
+            s = 1.0 if lower_is_better(metric) else -1.0
+            return s * math.log(series.combined(lambda c: math.exp(s * fastest(c, 0.0)[0]))) - off, y[ok]
         codes = series.unit_codes()[ok]
         runs = np.full(int(codes.max()) + 1, np.inf)
         np.minimum.at(runs, codes, y[ok])

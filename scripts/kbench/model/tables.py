@@ -61,8 +61,10 @@ class Cell:
             common &= set(c.reps)
         keys = sorted(common, key=lambda k: (str(k[0]), k[1]))
         reps = [tuple(c.reps[k] for c in self.cases) for k in keys]
-        return stats.Series(reps, self.combine, self.cases[0].metric, self.key, units=[k[0] for k in keys],
-                            estimator=estimator)
+        s = stats.Series(reps, self.combine, self.cases[0].metric, self.key, units=[k[0] for k in keys],
+                         estimator=estimator)
+        s.case_names = tuple(c.name for c in self.cases)    # whose drift the cell's is (judge.cell_tau2)
+        return s
 
 
 @dataclass
