@@ -119,8 +119,8 @@ class Series:
         y = self.log_times()
         if not len(y):
             return math.nan
-        if self.combined() and self.estimator != "median" and self.combined(Series.headline) > 0:
-            return self.combined(Series.headline)
+        if self.combined() and self.estimator != "median" and (v := self.combined(Series.headline)) > 0:
+            return v
         if np.any(np.isnan(y)) or self.estimator == "median":
             # (derived values that are not positive: the plain median too)
             return float(np.median(self.rep_values()))
