@@ -105,7 +105,7 @@ def test_a_cell_of_two_cases_combines_their_estimates():
     # the 20th percentile of the paired means)
     shuffled = cell(read, write[::-1], lambda m: (m[0] + m[1]) / 2)
     assert stats.side_estimate(shuffled, 400, stats.seeded_rng(1, "x")).theta == est.theta
-    # a difference (a context switch: the ring less its work alone)
+    # a difference (a context switch: the ring less its overhead)
     diff = cell(read, write, lambda m: m[0] - m[1])
     d = stats.side_estimate(diff, 400, stats.seeded_rng(1, "x"))
     assert d.theta == pytest.approx(math.log(v[0] - v[1]))
@@ -114,7 +114,7 @@ def test_a_cell_of_two_cases_combines_their_estimates():
 
 def test_a_cells_middle_and_fast_mode_are_its_cases_combined():
     # the modes rule reads the median rep and the fastest rep: of a cell, its cases' combined, as
-    # its value is (a ring whose fast mode moved carries that into ring less work)
+    # its value is (a ring whose fast mode moved carries that into ring less overhead)
     rng = np.random.default_rng(9)
     ring_a = [rng.normal(4000, 50, 3) for _ in range(10)]
     ring_b = [rng.normal(4000, 50, 3) * (0.8 if i < 3 else 1.02) for i in range(10)]   # three fast reps more

@@ -309,7 +309,7 @@ def cases_domain(cases):
 def cases_group(cases, control_kb=0):
     """The group a summary cell's drift is scaled with (scale_group): its
     cases' one where one of them waits on what no control measures (a
-    context switch, its ring on one CPU less the work alone, drifts as the
+    context switch, its ring on one CPU less its overhead, drifts as the
     ring does: "same"), else cases_domain."""
     groups = {scale_group(c, control_kb) for c in cases if c is not None}
     return next((g for g in runmodel.BULK_GROUPS if g in groups), cases_domain(cases))
