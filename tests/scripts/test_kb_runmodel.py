@@ -366,6 +366,9 @@ def test_two_party_cases_that_moved_together_are_widened_cpu_bound_ones_are_not(
     cpu = runmodel.fit(_design(y), [2, 3], [4, 5], groups, ["cpu"] * n, tau2)
     same = runmodel.fit(_design(y), [2, 3], [4, 5], groups, ["same"] * n, tau2)
     assert cross.bulk["cross"] > 4 and same.bulk["same"] > 4 and cpu.bulk == {}
+    # the file-system-bound cases: the file system's state moves them all (a journal, its free space)
+    fs = runmodel.fit(_design(y), [2, 3], [4, 5], groups, ["fs"] * n, tau2)
+    assert fs.bulk["fs"] > 4 and np.all(fs.var > 2 * cpu.var)
     # the memory-bound cases past the memory control's buffer: checked against their own bulk, scaled
     # (and their slopes' prior taken) as the memory-bound cases are
     dram = runmodel.fit(_design(y), [2, 3], [4, 5], groups, ["dram"] * n, tau2)
@@ -392,6 +395,7 @@ def test_the_words_say_which_group_was_widened_by_its_bulk():
     words = compare_text.bulk_text({"cross": 4.0})
     assert "cross-CPU cases moved together 2x as far as their runs' spread allows" in words
     assert "the other CPU's wakeups" in words and "never past the prior's" in words
+    assert "the file system's state, has no control" in compare_text.bulk_text({"fs": 4.0})
     words = compare_text.bulk_text({"dram": 2.25})
     assert words.startswith(" The memory-bound cases with a buffer the memory control's size or larger moved "
                             "together 1.5x as far")

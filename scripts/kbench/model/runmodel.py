@@ -126,17 +126,17 @@ MEDIAN_SHARE = 0.5
 # together from run to run by what the rest of the machine was doing.  The
 # runs' spread of each case holds that factor, but the cases' tests are not
 # independent: where the sides drew its two ends, many cases are flagged at
-# once.  Such a group is checked against its own bulk in every comparison
-# (bulk_widen).  On the kept hold series the cross-CPU cases' median moved
-# by -15% to +13% from run to run while the CPU speed held within 2.4%
-# (tests/validation/README.md, "Two-party cases: a factor of their own").
+# once.  Such a group is checked against its own bulk (bulk_widen).  On the
+# kept hold series the cross-CPU cases' median moved by -15% to +13% from run
+# to run, the CPU speed within 2.4% (validation README, "Two-party cases").
 # So do the memory-bound cases whose buffer is at least the memory control's
 # (compare.scale_group's "dram"): the memory's regime moves them together
 # (the 64-256 MB buffers by 25-40% for minutes), and they follow the control
 # by slopes three to seven runs do not pin down.  They are too few for a
 # scale of their own at one run a side: scaled with the memory-bound cases
-# (SCALE_AS), checked against their own bulk.
-BULK_GROUPS = ("cross", "same", "dram")
+# (SCALE_AS), checked against their own bulk.  So are the file-system-bound
+# cases, which the file system's state (its journal, its space) moves alike.
+BULK_GROUPS = ("cross", "same", "dram", "fs")
 SCALE_AS = {"dram": "memory"}
 
 

@@ -64,7 +64,8 @@ def follow_text(follow):
 # what each group of runmodel.BULK_GROUPS shares, and how far a control shows it
 SHARED_WORDS = {"cross": "what they share, the other CPU's wakeups, has no control",
                 "same": "what they share, the CPU's scheduling of two processes, has no control",
-                "dram": "what they share, the memory's regime, the memory control shows only in part"}
+                "dram": "what they share, the memory's regime, the memory control shows only in part",
+                "fs": "what they share, the file system's state, has no control"}
 GROUP_WORDS = {"dram": "memory-bound cases with a buffer the memory control's size or larger"}
 
 
