@@ -218,7 +218,7 @@ def boot_estimates(y, n_boot, rng, estimator):
     return estimate(m, estimator)
 
 
-def side_estimate(series, n_boot, rng, estimator=None, pairs=False):
+def side_estimate(series, n_boot, rng, estimator=None):
     """The estimator of one side with its standard error from its reps
     (resampled with replacement), and what the runs say: with several
     runs, each run's own estimate and a one-way test of whether they
@@ -227,28 +227,18 @@ def side_estimate(series, n_boot, rng, estimator=None, pairs=False):
     run, nothing in the data can show a drift between runs: the standard
     error holds the reps' noise only (the controls are there for that).
     A cell of several cases is the combination of each case's estimate
-    (_combined_estimate); pairs: estimate over its paired reps instead.
+    (_combined_estimate).
     """
     estimator = estimator or series.estimator
-    if not pairs and estimator != "median" and getattr(series, "combined", lambda: False)():
+    if estimator != "median" and getattr(series, "combined", lambda: False)():
         got = _combined_estimate(series, n_boot, rng, estimator)
         if got is not None:
             return got
-    y = series.log_times()
-    units = list(series.units)
-    keep = [i for i, v in enumerate(y) if not math.isnan(v)]
-    y = y[keep]
-    units = [units[i] for i in keep]
-    n = len(y)
+    y, units, by, run_p, run_unit = _reps_by_run(series)
+    n, runs = len(y), len(by)
     if n == 0:
         return SideEstimate(math.nan, math.nan, math.nan, 0, 0, math.nan, False)
     theta = float(estimate(y, estimator))
-    by = {}
-    for v, u in zip(y, units):
-        by.setdefault(u, []).append(v)
-    runs = len(by)
-    run_p = one_way_p(y, units) if runs > 1 else math.nan
-    run_unit = runs > 1 and not math.isnan(run_p) and run_p < ALPHA
     run_thetas = tuple(float(estimate(np.asarray(g), estimator)) for g in by.values()) if runs > 1 else ()
     if n < 2:
         return SideEstimate(theta, math.nan, math.nan, n, runs, run_p, run_unit, run_thetas)
@@ -258,52 +248,67 @@ def side_estimate(series, n_boot, rng, estimator=None, pairs=False):
     return SideEstimate(theta, se, estimator_df(n, estimator), n, runs, run_p, run_unit, run_thetas)
 
 
+def log_combined(combine, metric, thetas):
+    """(theta, gradient): combine (a cell's f(values of its cases) -> value)
+    of its cases' estimates thetas (log times, as Series.log_times), as a
+    log time (nan where it is not positive), and its derivative in each of
+    them (numerically)."""
+    sign = 1.0 if metric != "bandwidth" else -1.0
+
+    def at(t):
+        v = float(combine([math.exp(sign * x) for x in t]))
+        return sign * math.log(v) if v > 0 else math.nan
+    theta = at(thetas)
+    return theta, [(at(thetas[:i] + [thetas[i] + 1e-4] + thetas[i + 1:]) - theta) / 1e-4 for i in range(len(thetas))]
+
+
+def _reps_by_run(series):
+    """(y, units, {run: its log times}, run_p, run_unit) of a series' reps
+    with a log time: the one-way test of its runs (nan with one run), and
+    whether they disagree."""
+    y = series.log_times()
+    keep = [i for i, v in enumerate(y) if not math.isnan(v)]
+    y, units = y[keep], [series.units[i] for i in keep]
+    by = {}
+    for v, u in zip(y, units):
+        by.setdefault(u, []).append(v)
+    run_p = one_way_p(y, units) if len(by) > 1 else math.nan
+    return y, units, by, run_p, len(by) > 1 and not math.isnan(run_p) and run_p < ALPHA
+
+
 def _combined_estimate(series, n_boot, rng, estimator):
     """The estimate of a cell made of several cases (a mean of cases, a
     difference): each case's own estimate and standard error, combined as
-    the cell combines values (series.combine, on ns or MB/s), the standard
-    error by the delta method and its degrees of freedom Satterthwaite's
-    way; the runs' test as for the cell's paired reps.  The cases ran as
-    processes of their own, so their errors are independent.  Pairing the
-    cases' reps by their index and estimating over the pairs, as before,
-    drew which reps meet anew in every run (the 20th percentile of
-    read+write pairs sat 0.5-3.0% above the mean of the two 20th
-    percentiles, from run to run, on one series) and put that draw in the
-    estimate where no bootstrap of the pairs counts it.  None where the
-    combination is not positive (the caller estimates over the pairs)."""
-    parts = [side_estimate(c, n_boot, rng, estimator) for c in series.components()]
+    the cell combines values (log_combined), the standard error by
+    the delta method and its degrees of freedom Satterthwaite's way; the
+    runs' test as for the cell's paired reps, each run's estimate the
+    combination of the cases' over its reps.  The cases ran as processes
+    of their own, so their errors are independent.  Pairing the cases'
+    reps by their index and estimating over the pairs, as before, drew
+    which reps meet anew in every run and put that draw in the estimate
+    where no bootstrap of the pairs counts it.  None where the combination
+    is not positive (the caller estimates over the pairs)."""
+    cases = series.components()
+    parts = [side_estimate(c, n_boot, rng, estimator) for c in cases]
     if any(math.isnan(p.theta) for p in parts):
         return None
-    sign = 1.0 if series.metric != "bandwidth" else -1.0
-
-    def theta_of(thetas):
-        v = float(series.combine([math.exp(sign * t) for t in thetas]))
-        return sign * math.log(v) if v > 0 else math.nan
-
-    thetas = [p.theta for p in parts]
-    theta = theta_of(thetas)
+    theta, grad = log_combined(series.combine, series.metric, [p.theta for p in parts])
     if math.isnan(theta):
         return None
-    paired = side_estimate(series, n_boot, rng, estimator, pairs=True)
-    if paired.run_thetas:
-        # each run's own: the combination of each case's estimate over that run's reps
-        ys = [c.log_times() for c in series.components()]
-        units = list(series.units)
-        runs = list(dict.fromkeys(units))
-        per = [theta_of([float(estimate(y[[i for i, u in enumerate(units) if u == r]], estimator)) for y in ys])
-               for r in runs]
-        paired = SideEstimate(paired.theta, paired.se, paired.df, paired.n, paired.runs, paired.run_p,
-                              paired.run_unit, tuple(per))
+    y, units, by, run_p, run_unit = _reps_by_run(series)
+    run_thetas = ()
+    if len(by) > 1:
+        ys = [c.log_times() for c in cases]
+        run_thetas = tuple(log_combined(series.combine, series.metric,
+                                        [float(estimate(v[[i for i, u in enumerate(series.units) if u == r]],
+                                                        estimator)) for v in ys])[0] for r in by)
+    counts = (len(y), len(by), run_p, run_unit, run_thetas)
     if any(math.isnan(p.se) for p in parts):
-        return SideEstimate(theta, math.nan, math.nan, paired.n, paired.runs, paired.run_p, paired.run_unit,
-                            paired.run_thetas)
+        return SideEstimate(theta, math.nan, math.nan, *counts)
     var, inv = 0.0, 0.0
-    for i, p in enumerate(parts):
-        h = 1e-4
-        g = (theta_of(thetas[:i] + [thetas[i] + h] + thetas[i + 1:]) - theta) / h
+    for g, p in zip(grad, parts):
         part = g * g * p.se * p.se
         var += part
         inv += part * part / p.df if p.df > 0 else 0.0
     df = var * var / inv if inv > 0 else min(p.df for p in parts)
-    return SideEstimate(theta, math.sqrt(var), df, paired.n, paired.runs, paired.run_p, paired.run_unit,
-                        paired.run_thetas)
+    return SideEstimate(theta, math.sqrt(var), df, *counts)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import runmodel, stats
-from .bootstrap import side_estimate
+from .bootstrap import log_combined, side_estimate
 
 
 # ---- one run's estimates ---------------------------------------------------
@@ -158,14 +158,7 @@ def cell_tau2(tau2, prior, keys, cells, est):
         names = getattr(ser, "case_names", ())
         if ser is None or not ser.combined() or not names or any(n not in est for n in names):
             continue
-        sign = 1.0 if ser.metric != "bandwidth" else -1.0
-        thetas = [est[n][0] for n in names]
-
-        def theta_of(t):
-            v = float(ser.combine([math.exp(sign * x) for x in t]))
-            return sign * math.log(v) if v > 0 else math.nan
-        base = theta_of(thetas)
-        g = [(theta_of(thetas[:i] + [thetas[i] + 1e-4] + thetas[i + 1:]) - base) / 1e-4 for i in range(len(names))]
+        _, g = log_combined(ser.combine, ser.metric, [est[n][0] for n in names])
         t = [math.sqrt(prior.get(n)[0]) for n in names]
         var = sum((gi * ti) ** 2 for gi, ti in zip(g, t)) + 2.0 * sum(
             max(0.0, g[a] * g[b]) * t[a] * t[b] for a in range(len(names)) for b in range(a + 1, len(names)))

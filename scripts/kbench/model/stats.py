@@ -25,7 +25,7 @@ from .defaults import (  # noqa: F401  (the model's names for them)
 )
 from .bootstrap import (  # noqa: F401  (handed on: stats.side_estimate, stats.estimate, ...)
     BOOT_BLOCK_BYTES, NETWORK_MAX, SideEstimate, _median, boot_estimates, boot_se, estimate, estimator_df, hd_weights,
-    quartiles, side_estimate, sorting_network,
+    log_combined, quartiles, side_estimate, sorting_network,
 )
 from . import runmodel
 from .pvalues import (  # noqa: F401  (handed on: stats.t_quantile, stats.bh_adjust, ...)
@@ -528,8 +528,8 @@ def _fast_mode(base, other, a, b, shift, metric):
         if not np.any(ok):
             return math.nan, y[ok]
         if series.combined():     # a cell of several cases: its cases' fastest combined
-            s = 1.0 if lower_is_better(metric) else -1.0
-            return s * math.log(series.combined(lambda c: math.exp(s * fastest(c, 0.0)[0]))) - off, y[ok]
+            return log_combined(series.combine, metric, [fastest(c, 0.0)[0] for c in series.components()])[0] - off, \
+                y[ok]
         codes = series.unit_codes()[ok]
         runs = np.full(int(codes.max()) + 1, np.inf)
         np.minimum.at(runs, codes, y[ok])
