@@ -3,6 +3,7 @@ its chart and banner on the page, on synthetic runs."""
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from kbench.model import compare, controls, drift, load, summary
@@ -48,6 +49,34 @@ def test_disturbed_stretch_and_marked_reps():
     assert sorted(k[1] for k in marks["lat_syscall null"]) == [5, 6, 7, 8, 9]
     assert "ctl_machine alu" not in marks
 
+
+
+def test_a_rep_is_marked_by_the_nearest_control_the_earlier_on_a_tie():
+    """Controls at 0..59 s, the 10-19 s ones slow: a rep at 9.5 s is as
+    near the fast control at 9 s as the slow one at 10 s (not marked), one
+    at 19.5 s as near the slow one at 19 s as the fast one at 20 s (marked);
+    before the first control and after the last, the nearest end."""
+    run = _run(slow=range(10, 20))
+    case = run.cases["lat_syscall null"]
+    case.reps, case.rep_start = {}, {}
+    for r, s in enumerate([9.5, 9.6, 19.5, 19.6, -3.0, 75.0]):
+        case.reps[("r1", r)] = [1000.0]
+        case.rep_start[("r1", r)] = T0 + int(s * 1e9)
+    marks = controls.marked_reps(run, controls.trace(run))
+    assert [k[1] for k in marks["lat_syscall null"]] == [1, 2]
+
+
+def test_the_trace_medians_are_numpy_medians():
+    run = _run()
+    ctl = run.cases["ctl_machine alu"]
+    for s in range(60):
+        ctl.reps[("r1", s)] = [1.0 + 0.01 * ((s * 7) % 13), 2.0, 1.5 + 0.001 * s, 1.1][: 1 + s % 4]
+    pts = controls.trace(run)
+    vals = [float(np.median(ctl.reps[("r1", s)])) for s in range(60)]
+    med = float(np.median(vals))
+    assert [p.rel for p in pts] == [v / med for v in vals]
+    assert controls.binned(pts, 7) == [float(np.median([p.rel for p in pts if min(6, int(p.t_s / 59 * 7)) == i]))
+                                       for i in range(7)]
 
 def test_stretches_less_than_a_second_apart_are_one():
     """Controls every 0.2 s: slow, one back to normal, slow again within the

@@ -23,6 +23,15 @@ class Point:
     rel: float        # the control's time / its median over the run (>1 = slower)
 
 
+def _median(values):
+    """np.median of a short list, as a float, without numpy's per-call cost
+    (a page of 20 runs takes tens of thousands of them)."""
+    v = sorted(values)
+    n = len(v)
+    h = n // 2
+    return float(v[h]) if n % 2 else (v[h - 1] + v[h]) / 2.0
+
+
 def run_start_ns(run):
     starts = [t for c in run.cases.values() for t in c.rep_start.values()]
     return min(starts) if starts else None
@@ -44,10 +53,10 @@ def trace(run, domain="cpu"):
     for c in run.cases.values():
         if not c.control or (domain is not None and _domain(c) != domain):
             continue
-        vals = {k: float(np.median(v)) for k, v in c.reps.items() if v}
+        vals = {k: _median(v) for k, v in c.reps.items() if v}
         if not vals:
             continue
-        med = float(np.median(list(vals.values())))
+        med = _median(vals.values())
         if med <= 0:
             continue
         for k, v in vals.items():
@@ -69,7 +78,7 @@ def binned(points, n_bins):
     for p in points:
         i = min(n_bins - 1, int(p.t_s / end * n_bins))
         bins[i].append(p.rel)
-    return [float(np.median(b)) if b else math.nan for b in bins]
+    return [_median(b) if b else math.nan for b in bins]
 
 
 def sparkline(values, lo=0.9, hi=1.3):
@@ -88,7 +97,7 @@ def smoothed(points, window=5):
     rep (a copy that met an interrupt) is not a slow machine."""
     rels = [p.rel for p in points]
     h = window // 2
-    return [float(np.median(rels[max(0, i - h): i + h + 1])) for i in range(len(rels))]
+    return [_median(rels[max(0, i - h): i + h + 1]) for i in range(len(rels))]
 
 
 MERGE_GAP_S = 1.0   # disturbed stretches closer than this are one stretch
@@ -129,18 +138,22 @@ def marked_reps(run, points, threshold=DISTURBED):
     the nearest control in time ran more than `threshold` slow."""
     if not points:
         return {}
-    times = np.array([p.t_s for p in points])
-    rels = np.array(smoothed(points))
+    times = np.array([p.t_s for p in points])     # in time order (trace sorts them)
+    slow = np.array(smoothed(points)) > 1.0 + threshold
     t0 = run_start_ns(run)
     out = {}
     for c in run.cases.values():
-        if c.control:
+        if c.control or not c.rep_start:
             continue
-        for k, t in c.rep_start.items():
-            ts = (t - t0) / 1e9
-            i = int(np.argmin(np.abs(times - ts)))
-            if rels[i] > 1.0 + threshold:
-                out.setdefault(c.name, []).append(k)
+        keys = list(c.rep_start)
+        ts = (np.array([c.rep_start[k] for k in keys], dtype=float) - t0) / 1e9
+        # the nearest control in time, the earlier one on a tie (the first of equal times)
+        after = np.minimum(np.searchsorted(times, ts), len(times) - 1)
+        before = np.searchsorted(times, times[np.maximum(after - 1, 0)])
+        nearest = np.where(np.abs(times[before] - ts) <= np.abs(times[after] - ts), before, after)
+        hit = [k for k, s in zip(keys, slow[nearest]) if s]
+        if hit:
+            out[c.name] = hit
     return out
 
 
