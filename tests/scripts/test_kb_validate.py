@@ -46,3 +46,21 @@ def test_run_level_counts_a_flagged_table_cell_as_a_headline_flag(validation_scr
     assert (aa["cases"], aa["with_p"], aa["p05"]) == (3, 3, 1)
     slow = rl.summarise(rows, domains, dict(label="x", kind="slow", series="s", k=2, expect=r"^lat_syscall read$"))
     assert slow["flagged"] == [] and slow["headline_flagged"] == []
+
+
+def test_run_level_tails_classes(validation_script):
+    """run_level.py --tails: a key's class by its group, its bench, or for a
+    summary cell its table."""
+    rl = validation_script("run_level")
+    got = {k: rl.tail_class(k, d) for k, d in [
+        ("lat_syscall null", "cpu"), ("lat_sig install", "cpu"), ("lat_proc fork", "cpu"),
+        ("lat_ctx overhead procs=2,size_kb=16", "cpu"), ("lat_fs create size_kb=0", "fs"),
+        ("lat_pipe rt @same", "same"), ("lat_tcp rt @cross", "cross"), ("bw_mem rd size_kb=262144", "dram"),
+        ("lat_mem_rd random size_kb=64", "memory"), ("cell:Processor and processes:null I/O", "cpu"),
+        ("cell:File and VM latency:page fault", "cpu"), ("cell:Context switching:2p/0K", "same")]}
+    assert got == {"lat_syscall null": "stateless", "lat_sig install": "stateless", "lat_proc fork": "state",
+                   "lat_ctx overhead procs=2,size_kb=16": "state", "lat_fs create size_kb=0": "state",
+                   "lat_pipe rt @same": "two-party", "lat_tcp rt @cross": "two-party",
+                   "bw_mem rd size_kb=262144": "memory", "lat_mem_rd random size_kb=64": "memory",
+                   "cell:Processor and processes:null I/O": "stateless",
+                   "cell:File and VM latency:page fault": "state", "cell:Context switching:2p/0K": "two-party"}

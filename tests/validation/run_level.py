@@ -27,7 +27,7 @@ a comparison: how the figures of an older model are made again; slow).
   run_level.py [--backend model|cli --tree DIR] [--only aa|k1|slow|short]
                [--json FILE] [--check]
   run_level.py --blocks | --sessions | --which | --calibration | --bulk | --slopes | --halves
-               | --faults CASE
+               | --tails | --faults CASE
 """
 import argparse
 import collections
@@ -589,10 +589,11 @@ README = HERE / "README.md"
 REPLACED = HERE / "data" / "run-level" / "replaced-model.json"
 
 
-def _aa_fits(dirs, index, metas, ks=None):
+def _aa_fits(dirs, index, metas, ks=None, kinds=("aa",)):
     """[(comparison, [(runmodel.Fit, domains, Design, the sides' rows)])]:
-    every A/A split (at ks runs a side, default all) judged once, with
-    every fit the model made for it."""
+    every A/A split (at ks runs a side, default all; kinds: also "k1", the
+    pairs with no history) judged once, with every fit the model made for
+    it."""
     sys.path.insert(0, str(ROOT / "scripts"))
     from kbench.model import runmodel
     rec = []
@@ -607,7 +608,7 @@ def _aa_fits(dirs, index, metas, ks=None):
     try:
         backend = ModelBackend(dirs)
         for c in protocol(index, metas):
-            if c["kind"] == "aa" and (not ks or c["k"] in ks):
+            if c["kind"] in kinds and (not ks or c["k"] in ks):
                 n = len(rec)
                 backend.compare(c)
                 out.append((c, rec[n:]))
@@ -653,6 +654,72 @@ def calibration(dirs, index, metas, ks=None):
             if t2:
                 print(f"| {k} | {dom} | {len(t2)} | {np.median(t2) / np.median(expect):.2f} | "
                       f"{100 * np.median(rest):.0f}% | {np.median(a):.3g} / {np.median(b):.3g} |")
+    return 0
+
+
+# The classes of --tails, by what moves a case from run to run besides the
+# machine's speed: the two-party and memory-bound groups as the model scales
+# them; cases that carry state from run to run (the file system, the page
+# cache, a process's memory, sockets in TIME_WAIT, and lat_ctx's cache-sized
+# working sets, placed once a run); the rest, system calls and signals, none.
+STATE_BENCHES = ("lat_proc", "lat_pagefault", "lat_mmap", "lat_fs", "lat_connect", "lat_ctx")
+TAIL_CLASSES = ("stateless", "state", "two-party", "memory")
+
+
+def tail_class(key, domain):
+    """A key's class for --tails: its model domain, its bench, or for a
+    summary cell (cell:CATEGORY:LABEL) its table."""
+    if domain in ("cross", "same"):
+        return "two-party"
+    if domain in ("memory", "dram"):
+        return "memory"
+    if key.startswith("cell:"):
+        table = key.split(":")[1]
+        return "two-party" if table.startswith("Context") else "state" if table.startswith("File") else "stateless"
+    return "state" if domain == "fs" or key.split()[0] in STATE_BENCHES else "stateless"
+
+
+def tails(dirs, index, metas):
+    """Where the unchanged cases' tails are: over the A/A splits and the
+    pairs with no history, per class (tail_class) and runs a side, the
+    share of cases at p below .05 / .01 / .001 / .0001 as a multiple of
+    it, with each difference tested against t with 4 (the model's), 8 and
+    infinitely many degrees of freedom, each scaled to the model's
+    variance (the cases whose t has fewer than D0 degrees of freedom, few
+    reps, are left out: their test is t of the variance itself)."""
+    fits = _aa_fits(dirs, index, metas, kinds=("aa", "k1"))
+    from kbench.model import pvalues        # (on the path _aa_fits set)
+    from kbench.model.tails import D0
+    alphas, nus = (0.05, 0.01, 0.001, 0.0001), (4.0, 8.0, math.inf)
+    count = collections.defaultdict(lambda: [0] * (len(nus) * len(alphas)))
+    n = collections.Counter()
+    for c, got in fits:
+        when = "one a side" if c["k"] == 1 else "two to four a side"
+        for f, doms, _, _ in got:
+            for j, key in enumerate(f.keys):
+                d, var, df = f.delta[j], f.var[j], f.df[j]
+                if doms[j] == "control" or not (math.isfinite(d) and math.isfinite(var) and var > 0) or df < D0:
+                    continue
+                cls = (when, tail_class(str(key), doms[j]))
+                n[cls] += 1
+                total = var * D0 / (D0 - 2.0)       # the variance the model's t(D0) was scaled to
+                for i, nu in enumerate(nus):
+                    if math.isinf(nu):
+                        p = math.erfc(abs(d) / math.sqrt(2.0 * total))
+                    else:
+                        p = pvalues.t_two_sided_p(abs(d) / math.sqrt(total * (nu - 2.0) / nu), nu)
+                    for a, alpha in enumerate(alphas):
+                        count[cls][i * len(alphas) + a] += p < alpha
+    print("| runs a side | class | cases | t(4): .05 / .01 / .001 / .0001 | t(8) | normal |")
+    print("|---|---|---|---|---|---|")
+    for when in ("one a side", "two to four a side"):
+        for cls in TAIL_CLASSES:
+            m = n[(when, cls)]
+            if not m:
+                continue
+            cells = [" / ".join(f"{count[(when, cls)][i * len(alphas) + a] / m / alpha:.2f}"
+                                for a, alpha in enumerate(alphas)) for i in range(len(nus))]
+            print(f"| {when} | {cls} | {m} | " + " | ".join(cells) + " |")
     return 0
 
 
@@ -903,6 +970,9 @@ def main(argv=None):
                     help="how the CPU-bound cases follow the CPU speed: their slopes per series")
     ap.add_argument("--bulk", action="store_true",
                     help="the groups' shared factors: per series and, in the A/A splits, their lambda per k")
+    ap.add_argument("--tails", action="store_true",
+                    help="the unchanged cases' tails per class (system calls, cases that carry state, two-party, "
+                         "memory-bound) under t(4), t(8) and normal")
     ap.add_argument("--calibration", action="store_true",
                     help="the A/A splits' differences against their intervals, per k and domain (with --k)")
     args = ap.parse_args(argv)
@@ -930,6 +1000,8 @@ def main(argv=None):
             return calibration(dirs, index, metas, args.k)
         if args.bulk:
             return bulk(dirs, index, metas)
+        if args.tails:
+            return tails(dirs, index, metas)
         if args.slopes:
             return slopes(dirs, index, metas)
         if args.halves:
