@@ -124,6 +124,8 @@ def test_compare_on_one_run_a_side(lone_runs):
     assert [n for n, c in by.items() if c.alone] == [LONE]
     text = compare_text.format_report(rep, opts=compare.Options(n_boot=300))
     assert "(alone) 1 case(s) outside the summary tables changed significantly" in text
+    # the two lat_ctx cases flagged with one run a side: what their flags rest on
+    assert "One run a side: 2 flagged case(s) rest on one run of a side." in text
     assert re.search(rf"^    {re.escape(LONE)}: .*slower", text, re.M)
     # --flag-alone: judged like any other case
     rep = compare.run_compare(a, b, compare.Options(n_boot=300, alone=False))
@@ -157,3 +159,19 @@ def test_the_cli_csv_and_the_page_say_moved_alone(lone_runs, capsys, tmp_path):
     for n in pair:
         row = re.search(rf"<tr[^>]*>(?:(?!</tr>).)*{re.escape(n)}(?:(?!</tr>).)*</tr>", text, re.S)
         assert row and "moved alone" not in row.group(0) and ">significantly slower<" in row.group(0)
+
+
+def test_the_one_run_note_needs_a_flag_on_one_run(lone_runs):
+    """Two runs a side (each side's run twice): the same cases flagged, no
+    note; one run a side with nothing flagged: no note."""
+    base, other, _ = lone_runs
+    w = load.Warnings()
+    a2 = compare.Side("A", load.load_runs([base], w) * 2)
+    b2 = compare.Side("B", load.load_runs([other], w) * 2)
+    rep = compare.run_compare(a2, b2, compare.Options(n_boot=300))
+    assert any(r.cmp.significant for r in rep.rows)
+    assert "One run a side" not in compare_text.format_report(rep, opts=compare.Options(n_boot=300))
+    a, _ = _sides(base, base)
+    rep = compare.run_compare(a, compare.Side("B", load.load_runs([base], w)), compare.Options(n_boot=300))
+    assert not any(r.cmp.significant for r in rep.rows)
+    assert "One run a side" not in compare_text.format_report(rep, opts=compare.Options(n_boot=300))

@@ -313,6 +313,17 @@ def few_reps_lines(rep):
             f"kbench-run --reps {ENOUGH_REPS} a side (or a full run) makes that rare (src/reference/reports.md, quick runs)."]
 
 
+def one_run_lines(rep):
+    """A note when a case is flagged with one run on a side: what such a
+    flag rests on, and what tells."""
+    n = sum(r.cmp.significant and min(r.cmp.base_runs, r.cmp.other_runs) == 1 for r in rep.rows)
+    if not n:
+        return []
+    return [f"One run a side: {n} flagged case(s) rest on one run of a side. A case can jump for a whole run "
+            f"(a cache-sized working set where the shared cache is contended), which one run cannot tell from a "
+            f"change: run each side again (runs pooled) to confirm."]
+
+
 def nothing_tested_line(rep, opts):
     """The one line that replaces the model's description when no case
     could be tested."""
@@ -431,6 +442,7 @@ def format_report(rep, changed_only=False, opts=None):
                    f"{opts.min_effect * 100:g}% change.")
     if changed_only and not any(r.cmp.flagged for r in rep.rows):
         out.append("No case changed significantly.")
+    out += one_run_lines(rep)
     out += not_judged_lines(rep.rows, changed_only)
     n_unres = sum(r.cmp.unresolved for r in rep.rows)
     if n_unres:
