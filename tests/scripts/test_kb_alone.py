@@ -125,7 +125,7 @@ def test_compare_on_one_run_a_side(lone_runs):
     text = compare_text.format_report(rep, opts=compare.Options(n_boot=300))
     assert "(alone) 1 case(s) outside the summary tables changed significantly" in text
     # the two lat_ctx cases flagged with one run a side: what their flags rest on
-    assert "One run a side: 2 flagged case(s) rest on one run of a side." in text
+    assert "One run a side: 2 flag(s) rest on one run of a side." in text
     assert re.search(rf"^    {re.escape(LONE)}: .*slower", text, re.M)
     # --flag-alone: judged like any other case
     rep = compare.run_compare(a, b, compare.Options(n_boot=300, alone=False))
@@ -175,3 +175,18 @@ def test_the_one_run_note_needs_a_flag_on_one_run(lone_runs):
     rep = compare.run_compare(a, compare.Side("B", load.load_runs([base], w)), compare.Options(n_boot=300))
     assert not any(r.cmp.significant for r in rep.rows)
     assert "One run a side" not in compare_text.format_report(rep, opts=compare.Options(n_boot=300))
+
+
+@pytest.mark.parametrize("runs, n", [((1, 1), 1), ((3, 1), 1), ((2, 2), 0)])
+def test_a_flagged_cell_counts_in_the_one_run_note(runs, n):
+    import types
+    cell, other = _cmp(1.4, runs=runs), _cmp(1.0, p=0.9, runs=runs)
+    _decide([cell, other], [P, P], None)
+    assert cell.significant and not other.significant
+    rep = types.SimpleNamespace(rows=[], cells={"cell:P:x": (cell, "mean", ["a", "b"]),
+                                                "cell:P:y": (other, "mean", ["c", "d"])})
+    lines = compare_text.one_run_lines(rep)
+    if n:
+        assert len(lines) == 1 and lines[0].startswith(f"One run a side: {n} flag(s) rest on one run of a side.")
+    else:
+        assert lines == []

@@ -314,12 +314,13 @@ def few_reps_lines(rep):
 
 
 def one_run_lines(rep):
-    """A note when a case is flagged with one run on a side: what such a
-    flag rests on, and what tells."""
-    n = sum(r.cmp.significant and min(r.cmp.base_runs, r.cmp.other_runs) == 1 for r in rep.rows)
+    """A note when a case or a summary cell is flagged with one run on a
+    side: what such a flag rests on, and what tells."""
+    cmps = [r.cmp for r in rep.rows] + [c for c, _, _ in rep.cells.values()]
+    n = sum(c.significant and min(c.base_runs, c.other_runs) == 1 for c in cmps)
     if not n:
         return []
-    return [f"One run a side: {n} flagged case(s) rest on one run of a side. A case can jump for a whole run "
+    return [f"One run a side: {n} flag(s) rest on one run of a side. A case can jump for a whole run "
             f"(a cache-sized working set where the shared cache is contended), which one run cannot tell from a "
             f"change: run each side again (runs pooled) to confirm."]
 
