@@ -660,8 +660,9 @@ def calibration(dirs, index, metas, ks=None):
 # The classes of --tails, by what moves a case from run to run besides the
 # machine's speed: the two-party and memory-bound groups as the model scales
 # them; cases that carry state from run to run (the file system, the page
-# cache, a process's memory, sockets in TIME_WAIT, and lat_ctx's cache-sized
-# working sets, placed once a run); the rest, system calls and signals, none.
+# cache, a process's memory, sockets in TIME_WAIT, and lat_ctx's work and
+# overhead cases, whose working sets are placed once a run); the rest, system
+# calls and signals, none.
 STATE_BENCHES = ("lat_proc", "lat_pagefault", "lat_mmap", "lat_fs", "lat_connect", "lat_ctx")
 TAIL_CLASSES = ("stateless", "state", "two-party", "memory")
 
