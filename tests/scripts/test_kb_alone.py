@@ -156,6 +156,9 @@ def test_the_cli_csv_and_the_page_say_moved_alone(lone_runs, capsys, tmp_path):
     # (the page judges the summary cells too, and one run a side measures the
     # drift on every case it compares: another noisy case may move alone there)
     assert re.search(r"<small>[12] moved alone \(one run: measure again\)</small>", text)
+    # the scoreboard: every flag of this page rests on one run a side
+    slower = re.search(r"<td class='num s2'>(\d+)<small>(\d+) on one run a side: confirm with a second</small>", text)
+    assert slower and slower.group(1) == slower.group(2) and int(slower.group(1)) >= 2
     for n in pair:
         row = re.search(rf"<tr[^>]*>(?:(?!</tr>).)*{re.escape(n)}(?:(?!</tr>).)*</tr>", text, re.S)
         assert row and "moved alone" not in row.group(0) and ">significantly slower<" in row.group(0)
