@@ -1,4 +1,4 @@
-"""The charts of plot and report, and the second process that draws those
+"""The charts of plot and report, and the second processes that draw those
 needing the runs alone while the first compares them.
 
 Each part is drawn by the same functions whichever process draws it, so
@@ -83,9 +83,33 @@ def run_charts(groups, out_dir, formats, samples, estimator):
 
 def page_parts(groups, estimator, samples, plots_dir, formats):
     """What the page draws from the runs alone, whatever the comparisons
-    say: (the size curves, the raw-sample strips, the scaling section's
-    charts and tables, the control traces).  With plots_dir, the curves are
-    files there."""
-    curves = _plot().size_curves(groups, plots_dir, formats if plots_dir is not None else ("svg",), estimator)
-    strips = strip_figures(groups, estimator) if samples else {}
-    return curves, strips, scaling_text.html_kernels(groups, estimator), html.run_traces(groups)
+    say, started now: result() gives (the size curves, the raw-sample
+    strips, the scaling section's charts and tables, the control traces).
+    With plots_dir, the curves are files there.  A second process draws
+    them while this one compares the kernels.  With one kernel there is
+    nothing to compare, and two second processes share them, about as long
+    each: the matplotlib charts (the curves, the scaling section) in one,
+    the strips and the traces in the other.  (With more kernels a third
+    process would slow the comparisons, the longer part, on two CPUs.)"""
+    def charts():
+        curves = _plot().size_curves(groups, plots_dir, formats if plots_dir is not None else ("svg",), estimator)
+        return curves, scaling_text.html_kernels(groups, estimator)
+
+    def drawn():
+        return strip_figures(groups, estimator) if samples else {}, html.run_traces(groups)
+    if len(groups) == 1:
+        return _PageParts([Background(charts), Background(drawn)])
+    return _PageParts([Background(lambda: (charts(), drawn()))])
+
+
+class _PageParts:
+    """page_parts' Backgrounds: the two halves (the charts, the strips and
+    traces) each in its own, or both in one; result() in the page's order."""
+
+    def __init__(self, backgrounds):
+        self._backgrounds = backgrounds
+
+    def result(self):
+        got = [bg.result() for bg in self._backgrounds]
+        (curves, scaling_html), (strips, traces) = got if len(got) == 2 else got[0]
+        return curves, strips, scaling_html, traces

@@ -465,8 +465,9 @@ def _analyse(dirs, baseline_spec, opts, series_args=None, meanwhile=None, result
     the series or None, meanwhile's charts.Background or None).  series_args: the
     options of a series (--series, --order): the groups in its order, the
     first one the baseline unless --baseline says otherwise.  meanwhile:
-    fn(groups), started in a second process once the groups are read, while
-    this one compares them (what needs the runs alone)."""
+    fn(groups) that starts, once the groups are read, what needs the runs
+    alone in second processes (a charts.Background or charts.page_parts),
+    while this one compares them."""
     w = load.Warnings(_warn)
     runs = named.load_args(dirs, results, w)    # directories, or HOST/KERNEL under `results`
     if not runs:
@@ -486,7 +487,7 @@ def _analyse(dirs, baseline_spec, opts, series_args=None, meanwhile=None, result
         groups = ordered + left_out
     baseline = _pick_baseline(groups, baseline_spec)
     groups = [baseline] + [g for g in groups if g is not baseline]
-    early = charts.Background(lambda: meanwhile(groups)) if meanwhile is not None else None
+    early = meanwhile(groups) if meanwhile is not None else None
     tabs = tables_mod.build_tables(groups)
     sides = {g.key: compare.Side.from_group(g, w) for g in groups}
     # the run level: every kernel here with two runs or more measures its host's drift between runs
@@ -544,8 +545,8 @@ def _plot(argv):
     dirs = a.dirs or [a.results]
     out = Path(a.out)
     groups, baseline, _, comparisons, _, _, _, early = _analyse(
-        dirs, a.baseline, _options(a), meanwhile=lambda gs: charts.run_charts(gs, out, a.formats, a.samples,
-                                                                             a.estimator), results=a.results)
+        dirs, a.baseline, _options(a), meanwhile=lambda gs: charts.Background(
+            lambda: charts.run_charts(gs, out, a.formats, a.samples, a.estimator)), results=a.results)
     bars = charts.bars(groups, comparisons, out, a.formats)
     curves, strips = early.result()
     n = sum(len(v) for v in bars.values()) + sum(len(v) for v in curves.values()) \

@@ -80,8 +80,9 @@ def test_outputs_do_not_depend_on_the_hash_seed(runs, tmp_path):
 
 def test_the_page_is_the_same_made_in_one_process_or_two(runs, tmp_path, monkeypatch):
     """report draws what needs the runs alone (curves, strips, scaling,
-    control traces) in a second process while it compares them: the page
-    is the same bytes as made in one process (KBENCH_JOBS=1)."""
+    control traces) in a second process while it compares them (in two,
+    with one kernel: charts.page_parts): the page is the same bytes as made
+    in one process (KBENCH_JOBS=1), with three kernels and with one."""
     from kbench import charts
     from kbench.model import load
     monkeypatch.setenv("KBENCH_JOBS", "1")
@@ -89,14 +90,16 @@ def test_the_page_is_the_same_made_in_one_process_or_two(runs, tmp_path, monkeyp
     monkeypatch.setenv("KBENCH_JOBS", "2")
     if load._workers(load.PARALLEL_FROM) >= 2:
         assert charts.Background(os.getpid).result() != os.getpid()
-    pages = []
-    for jobs in ("1", "2"):
-        out = tmp_path / jobs
-        out.mkdir()
-        env = dict(os.environ, KBENCH_JOBS=jobs)
-        p = subprocess.run([str(SCRIPTS / "report"), str(runs), "--out", str(out / "page.html")], capture_output=True,
-                           text=True, env=env, timeout=300)
-        assert p.returncode == 0, p.stderr
-        pages.append(re.sub(r"Generated [^<]*UTC\.", "", (out / "page.html").read_text()))
-    assert "<h2 id='scaling'>" in pages[0] and "<svg class='trace'" in pages[0] and "class='strips'" in pages[0]
-    assert pages[0] == pages[1]
+    for which, src, said in (("three", runs, "3 kernel(s)"), ("one", runs / "h" / "6.1.0", "1 kernel(s)")):
+        pages = []
+        for jobs in ("1", "2"):
+            out = tmp_path / which / jobs
+            out.mkdir(parents=True)
+            env = dict(os.environ, KBENCH_JOBS=jobs)
+            p = subprocess.run([str(SCRIPTS / "report"), str(src), "--out", str(out / "page.html")],
+                               capture_output=True, text=True, env=env, timeout=300)
+            assert p.returncode == 0, p.stderr
+            assert said in p.stdout
+            pages.append(re.sub(r"Generated [^<]*UTC\.", "", (out / "page.html").read_text()))
+        assert "<h2 id='scaling'>" in pages[0] and "<svg class='trace'" in pages[0] and "class='strips'" in pages[0]
+        assert pages[0] == pages[1], which
