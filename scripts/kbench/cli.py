@@ -462,7 +462,7 @@ def _pick_baseline(groups, spec):
 
 def _analyse(dirs, baseline_spec, opts, series_args=None, meanwhile=None, results=None):
     """Runs -> (groups, baseline, tables, comparisons, warnings, machine shifts,
-    the series or None, meanwhile's charts.Background or None).  series_args: the
+    the series or None, what meanwhile started or None).  series_args: the
     options of a series (--series, --order): the groups in its order, the
     first one the baseline unless --baseline says otherwise.  meanwhile:
     fn(groups) that starts, once the groups are read, what needs the runs
