@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .bootstrap import _median     # np.median of a short list without numpy's per-call cost
+
 SPARK = "▁▂▃▄▅▆▇█"
 DISTURBED = 0.05   # a control this much slower than its run's median: the machine was off
 
@@ -21,15 +23,6 @@ class Point:
     t_s: float        # seconds since the run's first sample
     case: str
     rel: float        # the control's time / its median over the run (>1 = slower)
-
-
-def _median(values):
-    """np.median of a short list, as a float, without numpy's per-call cost
-    (a page of 20 runs takes tens of thousands of them)."""
-    v = sorted(values)
-    n = len(v)
-    h = n // 2
-    return float(v[h]) if n % 2 else (v[h - 1] + v[h]) / 2.0
 
 
 def run_start_ns(run):
