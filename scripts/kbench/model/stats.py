@@ -328,6 +328,10 @@ class Comparison:
     def significant(self):
         return self.verdict in (FASTER, SLOWER)
 
+    @property
+    def one_run(self):    # a side of one run: its flags rest on that run (the alone rule, compare's note, the page)
+        return min(self.base_runs, self.other_runs) == 1
+
     def runs_for(self, target, cap=PLAN_MAX_RUNS, level=LEVEL):
         return runs_for(self.parts, target, cap, level)
 
@@ -671,7 +675,7 @@ def decide(comparisons, *, min_effect=DEFAULT_MIN_EFFECT, level=LEVEL, adjust=Tr
             if c.verdict in (FASTER, SLOWER):
                 moved.setdefault((g, c.verdict), []).append(c)
         for c, g, f in zip(comparisons, groups, fams):
-            if (c.verdict in (FASTER, SLOWER) and not f.startswith(PRIMARY) and min(c.base_runs, c.other_runs) == 1
+            if (c.verdict in (FASTER, SLOWER) and not f.startswith(PRIMARY) and c.one_run
                     and len(moved[(g, c.verdict)]) == 1):
                 c.verdict = INCONCLUSIVE
                 c.alone = True

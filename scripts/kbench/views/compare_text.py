@@ -317,7 +317,7 @@ def one_run_lines(rep):
     """A note when a case or a summary cell is flagged with one run on a
     side: what such a flag rests on, and what tells."""
     cmps = [r.cmp for r in rep.rows] + [c for c, _, _ in rep.cells.values()]
-    n = sum(c.significant and min(c.base_runs, c.other_runs) == 1 for c in cmps)
+    n = sum(c.significant and c.one_run for c in cmps)
     if not n:
         return []
     return [f"One run a side: {n} flag(s) rest on one run of a side. A case can jump for a whole run "

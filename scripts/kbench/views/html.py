@@ -277,7 +277,7 @@ def _scoreboard(m):
                     (f"<small>{a} moved alone (one run: measure again)</small>" if a else "") + \
                     (f"<small>{mo} fast reps only (a mix of modes)</small>" if mo else "")
             elif name in ("slower", "faster"):
-                one = sum(r.cmp.verdict in verdicts and min(r.cmp.base_runs, r.cmp.other_runs) == 1 for r in rows)
+                one = sum(r.cmp.verdict in verdicts and r.cmp.one_run for r in rows)
                 extra = f"<small>{one} on one run a side: confirm with a second</small>" if one else ""
             elif name == "not judged":
                 extra = "".join(f"<small>{len(cases)} {esc(reason)}</small>"
