@@ -299,9 +299,9 @@ def _combined_estimate(series, n_boot, rng, estimator):
     run_thetas = ()
     if len(by) > 1:
         ys = [c.log_times() for c in cases]
+        at = {r: [i for i, u in enumerate(series.units) if u == r] for r in by}     # each run's reps
         run_thetas = tuple(log_combined(series.combine, series.metric,
-                                        [float(estimate(v[[i for i, u in enumerate(series.units) if u == r]],
-                                                        estimator)) for v in ys])[0] for r in by)
+                                        [float(estimate(v[at[r]], estimator)) for v in ys])[0] for r in by)
     counts = (len(y), len(by), run_p, run_unit, run_thetas)
     if any(math.isnan(p.se) for p in parts):
         return SideEstimate(theta, math.nan, math.nan, *counts)
