@@ -234,6 +234,41 @@ def test_a_summary_takes_one_runs_variance_as_a_comparison_of_its_runs_does():
     assert np.all(u[2] < 0.2) and np.all(u[[0, 1, 3, 4, 5]] == 1.0)
 
 
+def test_the_memory_managers_cases_are_a_group_with_their_own_session_share():
+    """scale_group: the CPU-bound cases of lat_proc, lat_pagefault and
+    lat_mmap are "state" (scaled as the CPU-bound, checked on their own
+    bulk), a system call and a memory-bound fork are not; with the sides in
+    sessions of their own, a state case carries SESSION_SHARE["state"] of
+    its run variance twice, a CPU-bound one the CPU's share."""
+    def case(name, domain):
+        c = load.Case(name, name.split()[0], name.split()[1], "", "", "latency")
+        c.declared = {"domain": domain}
+        return c
+    got = [compare.scale_group(case(n, dom)) for n, dom in (
+        ("lat_proc fork", "cpu"), ("lat_pagefault anon x1", "cpu"), ("lat_mmap mmap size_kb=4", "cpu"),
+        ("lat_syscall null", "cpu"), ("lat_proc fork_mem parent_mb=64", "memory"))]
+    assert got == ["state", "state", "state", "cpu", "memory"]
+    assert "state" in runmodel.BULK_GROUPS and runmodel.SCALE_AS["state"] == "cpu"
+    rng = np.random.default_rng(3)
+    n_keys = 20
+    y = rng.normal(0, 0.01, size=(4, n_keys))
+    d = _design(y, w=np.full((4, n_keys), 1e-6), x=np.zeros((4, 0)), wdf=np.full((4, n_keys), 6.0))
+    domains = ["cpu"] * 10 + ["state"] * 10
+    f = runmodel.fit(d, [0, 1], [2, 3], [[0, 1], [2, 3]], domains, np.full(n_keys, 1e-4), sessions=[0, 0, 1, 1])
+    share = f.vsess / f.sig2
+    assert share[:10] == pytest.approx(2 * runmodel.SESSION_SHARE["cpu"])
+    assert share[10:] == pytest.approx(2 * runmodel.SESSION_SHARE["state"])
+    assert runmodel.SESSION_SHARE["state"] > runmodel.SESSION_SHARE["cpu"]
+    alike = runmodel.fit(d, [0, 2], [1, 3], [[0, 1], [2, 3]], domains, np.full(n_keys, 1e-4), sessions=[0, 0, 1, 1])
+    assert np.all(alike.vsess == 0.0)
+    # the state cases all 5% slower on the other side: their group is widened by its own bulk, the rest not
+    moved = y.copy()
+    moved[2:, 10:] += 0.05
+    dm = _design(moved, w=np.full((4, n_keys), 1e-6), x=np.zeros((4, 0)), wdf=np.full((4, n_keys), 6.0))
+    f = runmodel.fit(dm, [0, 1], [2, 3], [[0, 1], [2, 3]], domains, np.full(n_keys, 1e-4))
+    assert f.bulk.get("state", 0) > 1 and "cpu" not in f.bulk
+
+
 def test_the_plan_at_the_comparisons_own_runs_is_the_comparison():
     """A plan for as many runs a side as the comparison had gives its
     variance and its test's degrees of freedom: one run's total variance
@@ -416,7 +451,7 @@ def test_memory_cases_at_the_memory_controls_buffer_or_larger_are_a_group():
     big = case("bw_mem rd size_kb=262144", "size_kb=262144", "memory")
     same = case("lat_mem_rd stride size_kb=65536,stride=64", "size_kb=65536,stride=64", "memory")
     small = case("bw_mem rd size_kb=16384", "size_kb=16384", "memory")
-    cpu = case("lat_mmap mmap size_kb=262144", "size_kb=262144", "cpu")
+    cpu = case("lat_mmap mmap size_kb=262144", "size_kb=262144", "cpu")    # the memory manager's: "state"
 
     class Side:
         def __init__(self, *cases):
@@ -424,7 +459,7 @@ def test_memory_cases_at_the_memory_controls_buffer_or_larger_are_a_group():
     kb = compare.memory_control_kb(Side(ctl, big), Side(ctl, small))
     assert kb == 65536
     assert [compare.scale_group(c, kb) for c in (big, same, small, cpu, ctl)] == \
-        ["dram", "dram", "memory", "cpu", "memory"]
+        ["dram", "dram", "memory", "state", "memory"]
     assert compare.memory_control_kb(Side(big, small)) == 0 and compare.scale_group(big, 0) == "memory"
     other = case("ctl_machine mem", "", "memory", control=True, nbytes=16 << 20)
     assert compare.memory_control_kb(Side(ctl), Side(other)) == 0     # runs that disagree: no group

@@ -26,7 +26,7 @@ a comparison: how the figures of an older model are made again; slow).
 
   run_level.py [--backend model|cli --tree DIR] [--only aa|k1|slow|short]
                [--json FILE] [--check]
-  run_level.py --blocks | --sessions | --which | --calibration | --bulk | --slopes | --halves
+  run_level.py --blocks | --sessions | --across | --which | --calibration | --bulk | --slopes | --halves
                | --tails | --faults CASE
 """
 import argparse
@@ -546,7 +546,8 @@ def sessions(dirs, index):
     of its series' means (A/A series hours apart) beyond what its runs'
     own variance explains, over that variance (the model's SESSION_SHARE),
     the median over the cases of each domain (CPU-bound relative to the
-    CPU speed)."""
+    CPU speed), the memory manager's cases ("state": compare.scale_group)
+    apart from the other CPU-bound ones."""
     import statistics as st
     sys.path.insert(0, str(ROOT / "scripts"))
     from kbench.model import compare, judge
@@ -565,7 +566,8 @@ def sessions(dirs, index):
         cases = [k for k, c in runs[group[0][0]].cases.items() if not c.control]
         by = collections.defaultdict(list)
         for k in cases:
-            dom = compare.domain_of(runs[group[0][0]].cases[k])
+            case = runs[group[0][0]].cases[k]
+            dom = "state" if compare.scale_group(case) == "state" else compare.domain_of(case)
             ms, vs, ns = [], [], []
             for rs in group:
                 y = [est[n][k][0] - (spd[n] if dom != "fs" else 0.0) for n in rs if k in est[n]]
@@ -580,6 +582,46 @@ def sessions(dirs, index):
                     by[dom].append((st.variance(ms) - st.mean(x / m for x, m in zip(vs, ns))) / v)
         print(f"boot {boot[:8]} ({len(group)} series): " + ", ".join(
             f"{d} {st.median(r):.2f} over {len(r)} cases" for d, r in sorted(by.items())))
+    return 0
+
+
+def across(dirs, index, metas, jobs):
+    """A/A across sessions: the sides from two series of one boot (hours
+    apart, so each side a session of its own, as two kernels measured on
+    two occasions are), with every run of the boot's other series as the
+    history.  Per boot with two series of six runs or more, each pair of
+    series (the earlier one the baseline) at k = 1, 2, 3 runs a side, in
+    two windows: the earlier series' last k against the later one's first
+    k, and its first k against the later one's last k."""
+    series = series_of(index)
+    boots = collections.OrderedDict()
+    for s, rs in series.items():
+        if len(rs) >= 6:
+            boots.setdefault(boot_of(metas[rs[0]]), []).append(s)
+    cmps = []
+    for ss in boots.values():
+        for si, sj in itertools.combinations(ss, 2):
+            hist = [n for t in ss if t not in (si, sj) for n in series[t]]
+            for k in (1, 2, 3):
+                for w, (a, b) in enumerate(((series[si][-k:], series[sj][:k]), (series[si][:k], series[sj][-k:]))):
+                    cmps.append(dict(kind="aa", label=f"{si}/{sj} k={k} {('last/first', 'first/last')[w]}",
+                                     series=f"{si}/{sj}", k=k, base=a, other=b, history=hist))
+    names = [n for _, n in index]
+    results = run_all(cmps, dirs, domains_of(dirs, names[:1]), jobs)
+    print("| k | comparisons | unchanged cases at p < .05 | with a flag | more than one | a headline flag | "
+          "median mde | headline system calls |")
+    print("|---|---|---|---|---|---|---|---|")
+    for k in (1, 2, 3):
+        rs = [r for r in results if r["k"] == k]
+        print(f"| {k} | {len(rs)} | {_pct(sum(r['p05'] for r in rs) / max(1, sum(r['with_p'] for r in rs)))} | "
+              f"{sum(bool(r['flagged']) for r in rs)} | {sum(len(r['flagged']) > 1 for r in rs)} | "
+              f"{sum(bool(r['headline_flagged']) for r in rs)} | {_mde(_median(r['mde'] for r in rs))} | "
+              f"{_mde(_median(r['mde_syscall'] for r in rs))} |")
+    print()
+    for r in results:
+        if r["flagged"]:
+            print(f"- {r['label']}: " + ", ".join(f"`{c}` {abs(v):.0f}% {'faster' if v > 0 else 'slower'}"
+                                                  for c, v in r["flagged"]))
     return 0
 
 
@@ -961,6 +1003,9 @@ def main(argv=None):
     ap.add_argument("--from-json", metavar="FILE", help="print the figures of an earlier --json, judging nothing")
     ap.add_argument("--blocks", action="store_true", help="does a run's block drift predict the next run's?")
     ap.add_argument("--sessions", action="store_true", help="what the runs of one session share")
+    ap.add_argument("--across", action="store_true",
+                    help="A/A across sessions: the sides from two series of one boot, hours apart, with the boot's "
+                         "other series as the history")
     ap.add_argument("--which", action="store_true",
                     help="which cases drift between runs: the reps' own noise against the built-in prior")
     ap.add_argument("--faults", metavar="CASE",
@@ -995,6 +1040,8 @@ def main(argv=None):
             return blocks(dirs, index)
         if args.sessions:
             return sessions(dirs, index)
+        if args.across:
+            return across(dirs, index, metas, args.jobs)
         if args.which:
             return which(dirs, index)
         if args.calibration:

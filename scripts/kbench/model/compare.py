@@ -265,6 +265,16 @@ def domain_of(case):
     return (case.decl.get("domain") or "cpu") if case is not None else "cpu"
 
 
+# The benches whose cost is the memory manager's work (process creation,
+# page faults, mappings): what the runs before them left (free memory's
+# fragmentation, the page cache, the slabs) moves them together, by more
+# from one session to the next than the other CPU-bound cases (on a kept
+# boot fork and exec took about a fifth less time in its first session than
+# in the four later ones, where the system calls moved with the CPU's speed:
+# tests/validation/README.md, "A/A across sessions").
+MM_STATE_BENCHES = ("lat_proc", "lat_pagefault", "lat_mmap")
+
+
 def scale_group(case, control_kb=0):
     """The group a case's drift is scaled with (runmodel.fit): its domain,
     or for a CPU-bound case whose two parties run on two CPUs (@cross, or
@@ -276,13 +286,17 @@ def scale_group(case, control_kb=0):
     held within 2% (tests/validation/README.md, "The run-level model").
     A memory-bound case whose buffer (size_kb) is at least the memory
     control's (control_kb: memory_control_kb) is "dram": it lives where the
-    control does, and moves with the memory's regime (runmodel.BULK_GROUPS)."""
+    control does, and moves with the memory's regime (runmodel.BULK_GROUPS).
+    A CPU-bound case of MM_STATE_BENCHES is "state": what the runs before it
+    left in the memory manager moves it, alike for its group."""
     d = domain_of(case)
     if d == "cpu" and case is not None and not case.control and " @" in case.name:
         if case.placement in ("cross", "unpinned"):
             return "cross"
         if case.name.split(" @", 1)[1].split()[0] == "same":
             return "same"
+    if d == "cpu" and case is not None and not case.control and case.bench in MM_STATE_BENCHES:
+        return "state"
     if d == "memory" and control_kb > 0 and case is not None and not case.control:
         size = case.param_dict.get("size_kb", "")
         if size.isdigit() and int(size) >= control_kb:

@@ -80,15 +80,13 @@ from .tails import D0, Plan, known_to, per_run, planned, reps_share, tailed  # n
 # BETA_MEMORY_SD and 1).
 BETA_CPU = (1.0, 0.5)
 BETA_MEMORY_SD = (0.05, 1.0)
-# What the runs of one session share (a stretch of the machine's time, runs no
-# more than SESSION_GAP apart): the variance of a session's level around the
-# host's, as a share of one run's variance, per domain.  The kept A/A series
-# (sessions one to five hours apart on one boot) gave, after the CPU's
-# speed, 0.60 / 1.20 / 0.55 (CPU-, memory-, file-system-bound) on one boot
-# and 0.15 / 0.23 / 0.12 on another: the larger.  A comparison adds it for
-# the sessions its sides do not share (none when they alternate in one
-# session), so it never shrinks with more runs of one session.
-SESSION_SHARE = {"cpu": 0.6, "cross": 0.6, "same": 0.6, "memory": 1.2, "fs": 0.55, "control": 0.6}
+# What the runs of one session share (runs no more than SESSION_GAP apart): a
+# session level's variance as a share of one run's.  Per boot of the kept A/A
+# series (run_level.py --sessions), after the CPU's speed: 1.19 / 1.56 for the
+# memory manager's cases ("state"), 0.49 / 0.13 for the other CPU-bound, 1.20 /
+# 0.23 memory-, 0.55 / 0.12 file-system-bound: the larger.  Added for the
+# sessions the sides do not share (none when they alternate in one session).
+SESSION_SHARE = {"cpu": 0.49, "cross": 0.49, "same": 0.49, "state": 1.56, "memory": 1.2, "fs": 0.55, "control": 0.49}
 SESSION_GAP_S = 3600.0
 # A control that moved more than this many of its own standard deviations
 # between the sides is outside what the host's runs have seen.
@@ -135,9 +133,10 @@ MEDIAN_SHARE = 0.5
 # by slopes three to seven runs do not pin down.  They are too few for a
 # scale of their own at one run a side: scaled with the memory-bound cases
 # (SCALE_AS), checked against their own bulk.  So are the file-system-bound
-# cases, which the file system's state (its journal, its space) moves alike.
-BULK_GROUPS = ("cross", "same", "dram", "fs")
-SCALE_AS = {"dram": "memory"}
+# cases, which the file system's state (its journal, its space) moves alike,
+# and the memory manager's ("state"), which what the runs before left moves.
+BULK_GROUPS = ("cross", "same", "dram", "fs", "state")
+SCALE_AS = {"dram": "memory", "state": "cpu"}
 
 
 @dataclass
@@ -567,7 +566,8 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
     vbeta = vspeed + cs * vmem    # as far as the comparison's bulk says its cases followed the memory's move
     guarded, limit = guard(d, groups, dx, 1.0 / ka + 1.0 / kb, x_tau2) if ncov else ([], ())
     sw = session_weight(sessions, base_rows, other_rows) if sessions is not None else 0.0
-    vsess = sw * np.array([SESSION_SHARE.get(g, max(SESSION_SHARE.values())) for g in scaled]) * sig2 \
+    vsess = sw * np.array([SESSION_SHARE.get(g, SESSION_SHARE.get(s, max(SESSION_SHARE.values())))
+                           for g, s in zip(domains, scaled)]) * sig2 \
         if sw > 0 else np.zeros(k)
     delta = raw - shift
     mom = _fitted_on(scale_of, scale, moments)

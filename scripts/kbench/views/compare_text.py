@@ -65,8 +65,10 @@ def follow_text(follow):
 SHARED_WORDS = {"cross": "what they share, the other CPU's wakeups, has no control",
                 "same": "what they share, the CPU's scheduling of two processes, has no control",
                 "dram": "what they share, the memory's regime, the memory control shows only in part",
-                "fs": "what they share, the file system's state, has no control"}
-GROUP_WORDS = {"dram": "memory-bound cases with a buffer the memory control's size or larger"}
+                "fs": "what they share, the file system's state, has no control",
+                "state": "what they share, the state the memory manager was left in, has no control"}
+GROUP_WORDS = {"dram": "memory-bound cases with a buffer the memory control's size or larger",
+               "state": "memory manager's cases (process creation, page faults, mappings)"}
 
 
 def bulk_text(bulk):
