@@ -419,10 +419,12 @@ def test_strace_connect_waits_for_the_servers_close(bin_dir, tmp_path):
 
 
 def no_ipv6_shell():
-    """A command prefix running in a network namespace whose loopback has no IPv6."""
+    """A command prefix running in a network namespace whose loopback has no IPv6. Root makes
+    it without a user namespace: in a chroot the kernel refuses root a user namespace (EPERM:
+    its root is not its mount namespace's), not a network namespace."""
     if not shutil.which("unshare") or not shutil.which("ip") or not shutil.which("sysctl"):
         return None
-    prefix = ["unshare", "-rn", "sh", "-c",
+    prefix = ["unshare", "-n" if os.geteuid() == 0 else "-rn", "sh", "-c",
               'ip link set lo up && sysctl -qw net.ipv6.conf.lo.disable_ipv6=1 && exec "$@"', "sh"]
     probe = subprocess.run(prefix + ["true"], capture_output=True, timeout=60)
     return prefix if probe.returncode == 0 else None
