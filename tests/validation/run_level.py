@@ -91,6 +91,16 @@ def boot_of(meta):
     return meta.get("boot_id") or meta.get("host", "")
 
 
+def series_by_boot(series, metas):
+    """{boot: [series]}: the series of six runs or more, per boot, in order
+    (--sessions, --across: series hours apart on one boot)."""
+    out = collections.OrderedDict()
+    for s, rs in series.items():
+        if len(rs) >= 6:
+            out.setdefault(boot_of(metas[rs[0]]), []).append(s)
+    return out
+
+
 def protocol(index, metas, history="near2"):
     """The comparisons: dicts with kind (aa, k1, slow), label, series, k,
     base, other and history (run ids).  history: near2 (the first two runs
@@ -541,7 +551,7 @@ def which(dirs, index):
     return 0
 
 
-def sessions(dirs, index):
+def sessions(dirs, index, metas):
     """What the runs of one session share: per boot, each case's variance
     of its series' means (A/A series hours apart) beyond what its runs'
     own variance explains, over that variance (the model's SESSION_SHARE),
@@ -554,11 +564,7 @@ def sessions(dirs, index):
     series = series_of(index)
     names = [n for rs in series.values() for n in rs]
     runs, est = _runs_and_estimates(dirs, names)
-    boots = collections.OrderedDict()
-    for name, rs in series.items():
-        if len(rs) >= 6:
-            boots.setdefault(boot_of(runs[rs[0]].meta), []).append(rs)
-    for boot, group in boots.items():
+    for boot, group in ((b, [series[s] for s in ss]) for b, ss in series_by_boot(series, metas).items()):
         if len(group) < 2:
             continue
         cpu, _ = judge.control_names([runs[n] for rs in group for n in rs])
@@ -594,12 +600,8 @@ def across(dirs, index, metas, jobs):
     two windows: the earlier series' last k against the later one's first
     k, and its first k against the later one's last k."""
     series = series_of(index)
-    boots = collections.OrderedDict()
-    for s, rs in series.items():
-        if len(rs) >= 6:
-            boots.setdefault(boot_of(metas[rs[0]]), []).append(s)
     cmps = []
-    for ss in boots.values():
+    for ss in series_by_boot(series, metas).values():
         for si, sj in itertools.combinations(ss, 2):
             hist = [n for t in ss if t not in (si, sj) for n in series[t]]
             for k in (1, 2, 3):
@@ -1039,7 +1041,7 @@ def main(argv=None):
         if args.blocks:
             return blocks(dirs, index)
         if args.sessions:
-            return sessions(dirs, index)
+            return sessions(dirs, index, metas)
         if args.across:
             return across(dirs, index, metas, args.jobs)
         if args.which:
