@@ -209,15 +209,24 @@ def fit(base_runs, other_runs, keys, domains, opts, host, extra=None, cells=None
             if r.run_id in per_run:
                 e[key] = per_run[r.run_id]
         ests.append(e)
+    d, tau2, x_tau2 = model_inputs(runs, ests, cpu, mem, keys, base[0], host, opts, cells)
+    sessions = runmodel.sessions_of([started(r) for r in runs])
+    return runmodel.fit(d, base, other, groups, domains, tau2, relative=opts.relative, x_tau2=x_tau2,
+                        sessions=sessions), (cpu, mem)
+
+
+def model_inputs(runs, ests, cpu, mem, keys, first, host, opts, cells=None):
+    """(runmodel.Design, tau2, x_tau2) of the runs' estimates ests for fit
+    and plan: the covariates from the controls cpu and mem, each key's
+    prior drift (a summary cell's at least its cases', weighed by the
+    estimates of row `first`) and the covariates' (None without them or a
+    prior)."""
     x = [covariates(e, cpu, mem) for e in ests]
     ncov = len(x[0]) if x else 0
     d = runmodel.design(ests, x if ncov else [[] for _ in ests], keys)
     prior = host.prior if host is not None else getattr(opts, "prior", None)
-    tau2 = cell_tau2(tau2_of(prior, keys), prior, keys, cells(runs[base[0]]) if cells else None, ests[base[0]])
-    x_tau2 = covariate_tau2(prior, cpu, mem) if ncov else None
-    sessions = runmodel.sessions_of([started(r) for r in runs])
-    return runmodel.fit(d, base, other, groups, domains, tau2, relative=opts.relative, x_tau2=x_tau2,
-                        sessions=sessions), (cpu, mem)
+    tau2 = cell_tau2(tau2_of(prior, keys), prior, keys, cells(runs[first]) if cells else None, ests[first])
+    return d, tau2, covariate_tau2(prior, cpu, mem) if ncov else None
 
 
 def started(run):
@@ -251,12 +260,8 @@ def plan(runs, host, keys, domains, opts, cells=None):
     rws, base, _, groups = rows_and_groups(runs, [], host)
     cpu, mem = control_names([rws[i] for i in base])
     ests = [run_estimates(r, opts, cells) for r in rws]
-    x = [covariates(e, cpu, mem) for e in ests]
-    d = runmodel.design(ests, x if x and x[0] else [[] for _ in ests], keys)
-    prior = host.prior if host is not None else getattr(opts, "prior", None)
-    tau2 = cell_tau2(tau2_of(prior, keys), prior, keys, cells(rws[base[0]]) if cells else None, ests[base[0]])
-    sig2, rdf, mom, dof, rw = runmodel.variances(d, base, groups, domains, tau2, opts.relative,
-                                                 covariate_tau2(prior, cpu, mem) if x and x[0] else None)
+    d, tau2, x_tau2 = model_inputs(rws, ests, cpu, mem, keys, base[0], host, opts, cells)
+    sig2, rdf, mom, dof, rw = runmodel.variances(d, base, groups, domains, tau2, opts.relative, x_tau2)
     # planned_mde's parts: no covariates' move, no session term (no comparison)
     return {k: runmodel.Plan(float(s), float(v), mom=float(m), hdf=float(h), rw=float(r))
             for k, s, v, m, h, r in zip(keys, sig2, rdf, mom, dof, rw)}
