@@ -298,6 +298,25 @@ def test_t_quantile_by_newton_is_the_80_halvings_value():
     assert abs(stats.t_quantile(0.01, 30.0) - 2.74999) < 1e-5
 
 
+def test_t_quantile_starts_near_its_answer(monkeypatch):
+    """From the Cornish-Fisher guess, the levels a report asks for (.05,
+    the power's .4, the median's .5) at the degrees of freedom it meets
+    take 5-8 evaluations of the p, not the 11-12 of a search from 1."""
+    from kbench.model import pvalues
+    calls = []
+    real = pvalues.t_two_sided_p
+    monkeypatch.setattr(pvalues, "t_two_sided_p", lambda t, df: calls.append(t) or real(t, df))
+    for p in (0.05, 0.4, 0.5):
+        counts = []
+        for df in np.linspace(4.2, 300.0, 60):
+            calls.clear()
+            pvalues.t_quantile.__wrapped__(p, float(df))
+            counts.append(len(calls))
+        assert np.mean(counts) <= 8 and max(counts) <= 20, (p, counts)     # from 1: 11-12, up to 46
+    assert pvalues._t_guess(0.05, 10.0) == pytest.approx(2.22814, abs=1e-4)
+    assert math.isnan(pvalues._t_guess(0.0, 10.0)) and math.isnan(pvalues._t_guess(1.0, 10.0))
+
+
 def test_quartiles_are_numpys_percentiles():
     """boot_se's quartiles: np.percentile's numbers to the last bit."""
     rng = np.random.default_rng(7)

@@ -5,8 +5,14 @@ builds the comparisons on them and hands their names on."""
 import functools
 import math
 from itertools import combinations
+from statistics import NormalDist
 
 import numpy as np
+
+
+# The bracket's top: where the old search by doubling from 1 stopped (the
+# first power of two past 1e6); a quantile beyond it is returned as it.
+T_MAX = 2.0 ** 20
 
 
 @functools.lru_cache(maxsize=4096)
@@ -15,17 +21,20 @@ def t_quantile(p_two_sided, df):
     (memoised: the same levels and degrees of freedom recur).
 
     Newton's method on the two-sided p, whose slope is twice Student's
-    density, kept inside a bracket that halves whenever a step would leave
-    it: about 5 evaluations of the p instead of the 55 of halving alone."""
+    density, from the Cornish-Fisher expansion of t in the normal quantile
+    (good to 1e-4 from 5 degrees of freedom at p = .05), kept inside a
+    bracket that halves whenever a step would leave it: 5-8 evaluations
+    of the p at the levels a report asks for (from t = 1: 11-12; halving
+    alone: 55)."""
     if math.isinf(df) or df > 1e6:
         df = 1e6
     if math.isnan(p_two_sided) or math.isnan(df) or df <= 0:
         return math.nan
-    lo, hi = 0.0, 1.0
-    while t_two_sided_p(hi, df) > p_two_sided and hi < 1e6:
-        lo, hi = hi, hi * 2.0
+    lo, hi = 0.0, T_MAX
     log_norm = math.lgamma((df + 1.0) / 2.0) - math.lgamma(df / 2.0) - 0.5 * math.log(df * math.pi)
-    t = (lo + hi) / 2.0
+    t = _t_guess(p_two_sided, df)
+    if not lo < t < hi:
+        t = 1.0
     for _ in range(200):
         diff = t_two_sided_p(t, df) - p_two_sided
         if diff > 0:
@@ -37,12 +46,27 @@ def t_quantile(p_two_sided, df):
         slope = 2.0 * math.exp(log_norm - (df + 1.0) / 2.0 * math.log1p(t * t / df))
         step = diff / slope if slope > 0 else math.inf
         nxt = t + step
+        if abs(nxt - t) <= 4.0 * math.ulp(t):
+            return nxt                  # (a step this small may land on the bracket's end it just set)
         if not lo < nxt < hi:
             nxt = (lo + hi) / 2.0       # the step leaves the bracket: halve it instead
-        if nxt == t or abs(nxt - t) <= 4.0 * math.ulp(t) or hi - lo <= 4.0 * math.ulp(hi):
+        if hi - lo <= 4.0 * math.ulp(hi):
             return nxt
         t = nxt
     return t
+
+
+def _t_guess(p_two_sided, df):
+    """Student's t quantile by the Cornish-Fisher expansion in the normal
+    quantile z (four terms in 1/df); nan where p is not in (0, 1)."""
+    if not 0.0 < p_two_sided < 1.0:
+        return math.nan
+    z = NormalDist().inv_cdf(1.0 - p_two_sided / 2.0)
+    z2 = z * z
+    g = ((z2 + 1.0) * z / 4.0, ((5.0 * z2 + 16.0) * z2 + 3.0) * z / 96.0,
+         (((3.0 * z2 + 19.0) * z2 + 17.0) * z2 - 15.0) * z / 384.0,
+         ((((79.0 * z2 + 776.0) * z2 + 1482.0) * z2 - 1920.0) * z2 - 945.0) * z / 92160.0)
+    return z + (g[0] + (g[1] + (g[2] + g[3] / df) / df) / df) / df
 
 
 def one_way_p(y, units):
