@@ -320,6 +320,12 @@ def cases_domain(cases):
     return "memory" if "memory" in ds else ("fs" if "fs" in ds else "cpu")
 
 
+# scale_group's groups of two parties: their reps can fall into a fast and a
+# slow mode, by the order of their wakeups (stats.decide reads their fastest
+# rep; Comparison.modal)
+TWO_PARTY = ("same", "cross")
+
+
 def cases_group(cases, control_kb=0):
     """The group a summary cell's drift is scaled with (scale_group): its
     cases' one where one of them waits on what no control measures (a
@@ -347,7 +353,11 @@ def compare_series(base_side, other_side, key, base_series, other_series, opts, 
         extra = {key: {**judge.series_estimates(base_series, opts, base_side.id),
                        **judge.series_estimates(other_series, opts, other_side.id)}}
     f, _ = _fit(base_side, other_side, [key], [domain or "cpu"], opts, extra)
-    return judge.comparison(f, 0, base_series, other_series, opts)
+    cmp = judge.comparison(f, 0, base_series, other_series, opts)
+    case = base_side.cases.get(key) or other_side.cases.get(key)
+    if case is not None:
+        cmp.modal = scale_group(case) in TWO_PARTY
+    return cmp
 
 
 def compare_controls(base, other, opts=None):
@@ -483,6 +493,8 @@ def compare_sides(base, other, opts=None, extra=None, shift=None, extra_cases=No
             [family_of(key, primary, opts.families) for key, _, _ in extra]
     domains += extra_domains
     judged = [r.cmp for r in rows] + extra_cmps
+    for cmp, g in zip(judged, groups):
+        cmp.modal = g in TWO_PARTY
     shifted = [guards.reason(shift, d) for d in domains]
     groups = None
     if opts.alone:

@@ -322,6 +322,7 @@ class Comparison:
     fast_ratio: float = math.nan   # other / base of the fastest rep (where a fast mode sits)
     overlap: float = math.nan      # the faster side's share of reps as slow as the slower side's value, or slower
     modes: bool = False            # significant, but the middle of the reps did not follow (decide): INCONCLUSIVE
+    modal: bool = True             # two parties: decide reads a fastest rep that did not follow as modes
     not_judged: str = ""           # NOT_JUDGED: why, in words ("memory shift: ctl_machine llc ran 9.1% slower")
 
     @property
@@ -573,9 +574,9 @@ PRIMARY = "primary"      # the cases behind the summary tables: one family of th
 # a shift (decide: `modes`).  On the A/A and slowdown runs of
 # tests/validation/README.md ("Host drift scale"), the mode flips flagged had
 # shares 0.08-0.16 and the slowdowns and drifts 0.81-1.53.  The same share
-# of the fastest rep, where the faster side's reps reach the slower side's
-# value (a share of them at least LOW_Q, the estimator's own quantile): the
-# sides drew both modes, in another mix (tests/validation/README.md, "The
+# of the fastest rep in a case of two parties, where the faster side's reps
+# reach the slower side's value (a share of them at least LOW_Q): the sides
+# drew both modes, in another mix (tests/validation/README.md, "The
 # run-level model").
 MODES_SHARE = 0.5
 SECONDARY = "secondary"  # every other case: another family
@@ -594,17 +595,15 @@ def decide(comparisons, *, min_effect=DEFAULT_MIN_EFFECT, level=LEVEL, adjust=Tr
     comparison could not have detected min_effect (its mde is larger) or
     when the change is large and p < 1 - level before the adjustment but not
     after it (marked unresolved: "(?)"), else *no significant change*.
-    A change of the low estimator that the sides' median reps do not follow
-    (they moved less than MODES_SHARE of it, or the other way) is
-    INCONCLUSIVE, marked `modes`: where a case's reps fall into a fast and
-    a slow mode (two threads on one CPU), a run that drew no
-    fast rep moves the low quantile by the modes' distance while the bulk
-    of its reps stays put; a kernel change moves both.  So does a change
-    of the low estimator that the sides' fastest reps do not follow
-    (less than MODES_SHARE of it) where the faster side's reps reach the
-    slower side's value in at least a LOW_Q share: both sides drew both
-    modes, and the slower one fewer fast reps (a run with one fast rep in
-    fifteen and its neighbour with eight).
+    A change of the low estimator that the sides' median reps do not follow (they moved less than
+    MODES_SHARE of it, or the other way) is INCONCLUSIVE, marked `modes`: where a case's reps fall
+    into a fast and a slow mode (two threads on one CPU), a run that drew no fast rep moves the low
+    quantile by the modes' distance while the bulk of its reps stays put; a kernel change moves
+    both.  So does, in a case of two parties (Comparison.modal: one process has one path, and its
+    stray fast rep is a moment of the machine), a change of the low estimator that the sides'
+    fastest reps do not follow (less than MODES_SHARE of it) where the faster side's reps reach the
+    slower side's value in at least a LOW_Q share: both sides drew both modes, and the slower one
+    fewer fast reps (a run with one fast rep in fifteen and its neighbour with eight).
     machine_shift: True, a reason, or one per comparison (a reason in
     words, or True, when a control its domain follows moved beyond what
     the host's runs have shown; "" or False when not): such a case is NOT_JUDGED, whatever its
@@ -684,9 +683,9 @@ def decide(comparisons, *, min_effect=DEFAULT_MIN_EFFECT, level=LEVEL, adjust=Tr
 
 def _modes(c):
     """The low estimator moved and the median rep did not follow (less
-    than MODES_SHARE of the change in log terms, or the other way), or the
-    fastest rep did not, the faster side's reps reaching the slower side's
-    value at least a LOW_Q share of the time."""
+    than MODES_SHARE of the change in log terms, or the other way), or, in
+    a case of two parties, the fastest rep did not, the faster side's reps
+    reaching the slower side's value at least a LOW_Q share of the time."""
     if c.estimator == "median" or not (c.ratio > 0 and c.mid_ratio > 0) or c.ratio == 1.0:
         return False
     if math.log(c.mid_ratio) / math.log(c.ratio) < MODES_SHARE:
@@ -694,7 +693,8 @@ def _modes(c):
     # the fast mode stayed where it was, and the faster side's reps reach the
     # slower side's value as often as the estimator's quantile: the sides'
     # reps share both modes and drew them in another mix
-    return c.fast_ratio > 0 and c.overlap >= LOW_Q and math.log(c.fast_ratio) / math.log(c.ratio) < MODES_SHARE
+    return c.modal and c.fast_ratio > 0 and c.overlap >= LOW_Q and \
+        math.log(c.fast_ratio) / math.log(c.ratio) < MODES_SHARE
 
 
 # ------------------------------------------------------------ units
