@@ -227,7 +227,8 @@ def _summarize(argv):
             groups.append(g)
     else:
         groups = groups_mod.group_runs(runs, _warn)
-    noise = _measured_run_noise(runs, a, opts)
+    opts.run_noise = noise = _measured_run_noise(runs, a, opts)
+    compare.estimate_runs(runs, opts)   # what the plans take, by worker processes at once
     print("\n\n".join(_quick_prefix(g) + summary_text.format_group(g, a.estimator, a.cases, noise) for g in groups))
     _write_csv(a.csv, lambda gs, f: summary_text.write_csv(gs, f, noise), groups)
     return 0
@@ -337,9 +338,7 @@ def _compare(argv):
     only = _regex(a.only)
     if only is not None:
         base.cases = {k: v for k, v in base.cases.items() if v.control or only.search(k)}
-    base_label = base.label
-    reports = []
-    sides = []
+    base_label, reports, sides = base.label, [], []
     for o in a.others:
         for side in _sides_of(o, a.results, "OTHER"):
             if only is not None:
@@ -355,6 +354,7 @@ def _compare(argv):
     if counted:
         _warn(counted)
     opts.run_noise = _run_noise([base] + sides, a, opts)
+    compare.estimate_runs([r for s in [base] + sides for r in s.runs], opts)    # by worker processes, at once
     for side in sides:
         reports.append(compare.run_compare(base, side, opts))
     print("\n\n".join(compare_text.format_report(r, a.changed, opts) for r in reports))
@@ -487,6 +487,8 @@ def _analyse(dirs, baseline_spec, opts, series_args=None, meanwhile=None, result
         groups = ordered + left_out
     baseline = _pick_baseline(groups, baseline_spec)
     groups = [baseline] + [g for g in groups if g is not baseline]
+    if len(groups) > 1:     # each run's estimates, which every comparison takes, by worker processes
+        compare.estimate_runs([r for g in groups for r in g.runs], opts)
     early = meanwhile(groups) if meanwhile is not None else None
     tabs = tables_mod.build_tables(groups)
     sides = {g.key: compare.Side.from_group(g, w) for g in groups}
@@ -589,11 +591,12 @@ def _report(argv):
         dirs, a.baseline, opts, a if (a.series or a.order) else None,
         meanwhile=lambda gs: charts.page_parts(gs, opts.estimator, not a.no_samples, plots_dir, a.formats),
         results=a.results)
-    curves, strips, scaling_html, traces = early.result()
-    bars = charts.bars(groups, comparisons, plots_dir, a.formats if plots_dir is not None else ("svg",))
+    # the bars (none with one kernel) in a second process too: html.render waits for them and early last
+    bars = charts.Background(lambda: charts.bars(groups, comparisons, plots_dir, a.formats if plots_dir is not None
+                                                 else ("svg",))) if len(groups) > 1 else {}
     model = html.Model(groups=groups, baseline=baseline, tables=tabs, comparisons=comparisons, opts=opts,
-                       bars=bars, strips=strips, curves=curves, warnings=warnings, shifts=shifts,
-                       series=series, bisect=bisect, scaling=scaling_html, traces=traces,
+                       bars=bars, strips={} if a.no_samples else None, later=early, warnings=warnings,
+                       shifts=shifts, series=series, bisect=bisect,
                        generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)

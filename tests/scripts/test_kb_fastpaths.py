@@ -267,6 +267,50 @@ def test_bootstrap_in_blocks_is_the_whole_matrix_at_once(estimator, n, n_boot, z
     assert got.tobytes() == want.tobytes()
 
 
+@pytest.mark.parametrize("estimator", stats.ESTIMATORS)
+@pytest.mark.parametrize("n_boot", [2000, 999, 7, 1])
+def test_bootstraps_made_together_are_each_made_alone(estimator, n_boot, monkeypatch):
+    """boot_many: cases of as many reps sorted by one network (in batches,
+    BATCH_CASES at a time, here 3 for few cases), the same numbers to the
+    last bit as each bootstrapped alone, whatever their order; those of
+    one rep or more than NETWORK_MAX reps bootstrapped alone."""
+    monkeypatch.setattr(bootstrap, "BATCH_CASES", 3)
+    ys = []
+    for i, n in enumerate([13, 2, 14, 13, 1, 17, 13, 16, 13, 13, 5, 40, 14]):
+        y = np.log(np.random.default_rng(i).lognormal(7.0, 0.3, n))
+        if n > 3:
+            y[n // 2] = y[0]                    # a tie
+            y[1::5] = 0.0 if i % 2 else -0.0    # zeros of either sign
+        ys.append(y)
+    want = [stats.boot_estimates(y, n_boot, stats.seeded_rng(3, "case", str(i)), estimator) for i, y in enumerate(ys)]
+    got = bootstrap.boot_many(ys, n_boot, [stats.seeded_rng(3, "case", str(i)) for i in range(len(ys))], estimator)
+    assert [g.tobytes() for g in got] == [w.tobytes() for w in want]
+    # and each batch's matrix, reused, is not a result
+    bootstrap.boot_many(ys[::-1], n_boot, [stats.seeded_rng(4, "x", str(i)) for i in range(len(ys))], estimator)
+    assert [g.tobytes() for g in got] == [w.tobytes() for w in want]
+
+
+def test_side_estimates_are_each_side_estimate(monkeypatch):
+    """side_estimates of many series (plain cases, a cell of two cases, a
+    series of several runs, one of one rep, one of none): each
+    side_estimate's answer, field by field."""
+    monkeypatch.setattr(bootstrap, "BATCH_CASES", 2)
+    g = np.random.default_rng(5)
+    reps = lambda n, m=100.0: [g.lognormal(np.log(m), 0.05, 3) for _ in range(n)]  # noqa: E731
+    items = [stats.Series.single(reps(13), label="a"), stats.Series.single(reps(13), label="b"),
+             stats.Series.single(reps(14), "bandwidth", "c"), stats.Series.single(reps(1), label="d"),
+             stats.Series.single([], label="e"),
+             stats.Series.single(reps(12), label="f", units=["r1"] * 6 + ["r2"] * 6),
+             stats.Series([(a, b) for a, b in zip(reps(13), reps(13, 50.0))], lambda v: (v[0] + v[1]) / 2.0,
+                          label="cell"),
+             stats.Series.single(reps(13), label="g")]
+    for estimator in stats.ESTIMATORS:
+        want = [stats.side_estimate(s, 400, stats.seeded_rng(1, s.label), estimator) for s in items]
+        got = bootstrap.side_estimates([(s, stats.seeded_rng(1, s.label)) for s in items], 400, estimator)
+        assert repr(got) == repr(want)
+        assert not math.isnan(got[0].se) and math.isnan(got[3].se) and got[4].n == 0 and got[5].runs == 2
+
+
 def _t_quantile_80_steps(p_two_sided, df):
     """stats.t_quantile as it was: 80 halvings, whether or not they still move."""
     if math.isinf(df) or df > 1e6:
@@ -362,9 +406,9 @@ def test_runs_read_by_workers_are_the_runs_read_here(tmp_path, monkeypatch):
     real_pool = __import__("multiprocessing").get_context("fork").Pool
 
     class CountingPool:
-        def __init__(self, n):
+        def __init__(self, n, *init):
             seen.append(n)
-            self.pool = real_pool(n)
+            self.pool = real_pool(n, *init)     # (judge.estimate_runs: an initializer and its arguments)
 
         def __enter__(self):
             return self.pool.__enter__()
@@ -383,6 +427,25 @@ def test_runs_read_by_workers_are_the_runs_read_here(tmp_path, monkeypatch):
     assert w_workers.messages == w_here.messages
     assert any("invalid JSON" in m for m in w_here.messages)
     assert any("run skipped" in m for m in w_here.messages)
+    # each run's estimates made by workers (a comparison of many runs): those made here, one by one
+    from kbench.model import compare
+    opts = compare.Options(n_boot=300)
+    compare.estimate_runs(workers, opts)
+    assert seen == [3, 3]
+    key = (opts.estimator, opts.n_boot, opts.seed)
+    for r, h in zip(workers, here):
+        made = r.__dict__["_kbench_estimates"][key]
+        assert "_kbench_cells" not in r.__dict__       # the cells' Series stay in the workers
+        assert made == compare.run_estimates(h, opts) and len(made) > 10
+        assert compare.run_estimates(r, opts) is made      # not made again
+    compare.estimate_runs(workers, opts)                   # nothing left to make: no workers
+    assert seen == [3, 3]
+    # workers that fail leave each run's estimates to be made when asked for
+    monkeypatch.setattr(load, "_workers", lambda n: 3 if n else 1)
+    fresh = load.load_runs(dirs, load.Warnings())
+    monkeypatch.setattr("kbench.model.judge.run_estimates", lambda *a: 1 / 0)
+    compare.estimate_runs(fresh, opts)
+    assert seen[-1] == 3 and not any("_kbench_estimates" in r.__dict__ for r in fresh)
 
 
 def test_workers_only_from_a_few_runs_and_as_capped(monkeypatch):

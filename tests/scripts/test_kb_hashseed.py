@@ -90,16 +90,18 @@ def test_the_page_is_the_same_made_in_one_process_or_two(runs, tmp_path, monkeyp
     monkeypatch.setenv("KBENCH_JOBS", "2")
     if load._workers(load.PARALLEL_FROM) >= 2:
         assert charts.Background(os.getpid).result() != os.getpid()
-    for which, src, said in (("three", runs, "3 kernel(s)"), ("one", runs / "h" / "6.1.0", "1 kernel(s)")):
+    for which, src, said, more in (("three", runs, "3 kernel(s)", []), ("one", runs / "h" / "6.1.0", "1 kernel(s)", []),
+                                   ("three-no-samples", runs, "3 kernel(s)", ["--no-samples"])):
         pages = []
         for jobs in ("1", "2"):
             out = tmp_path / which / jobs
             out.mkdir(parents=True)
             env = dict(os.environ, KBENCH_JOBS=jobs)
-            p = subprocess.run([str(SCRIPTS / "report"), str(src), "--out", str(out / "page.html")],
+            p = subprocess.run([str(SCRIPTS / "report"), str(src), "--out", str(out / "page.html")] + more,
                                capture_output=True, text=True, env=env, timeout=300)
             assert p.returncode == 0, p.stderr
             assert said in p.stdout
             pages.append(re.sub(r"Generated [^<]*UTC\.", "", (out / "page.html").read_text()))
-        assert "<h2 id='scaling'>" in pages[0] and "<svg class='trace'" in pages[0] and "class='strips'" in pages[0]
+        assert "<h2 id='scaling'>" in pages[0] and "<svg class='trace'" in pages[0]
+        assert ("class='strips'" in pages[0]) == (not more) and ("id='charts'" in pages[0]) == (which != "one")
         assert pages[0] == pages[1], which

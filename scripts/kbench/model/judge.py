@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import runmodel, stats
-from .bootstrap import log_combined, side_estimate
+from . import load, runmodel, stats
+from .bootstrap import log_combined, side_estimate, side_estimates
 
 
 # ---- one run's estimates ---------------------------------------------------
@@ -24,30 +24,53 @@ def run_estimates(run, opts, cells=None):
     cache = run.__dict__.setdefault("_kbench_estimates", {})
     got = cache.get(key)
     if got is None:
-        got = {}
-        side_id = f"{run.host}/{run.kernel}#{run.run_id}"
-        for name, c in run.cases.items():
-            ser = stats.Series.single(c.rep_arrays(), c.metric, name, units=c.rep_units(), estimator=opts.estimator)
-            e = _estimate(ser, side_id, name, opts)
-            if e is not None:
-                got[name] = e
-        for name, ser in (cells(run) if cells else {}).items():
-            e = _estimate(ser, side_id, name, opts)
-            if e is not None:
-                got[name] = e
-        cache[key] = got
+        series = {name: stats.Series.single(c.rep_arrays(), c.metric, name, units=c.rep_units(),
+                                            estimator=opts.estimator) for name, c in run.cases.items()}
+        series.update(cells(run) if cells else {})
+        got = cache[key] = _estimates(series, f"{run.host}/{run.kernel}#{run.run_id}", opts)
     return got
 
 
-def _estimate(ser, side_id, name, opts):
-    if ser is None or ser.n_reps < 2:
-        return None
-    e = side_estimate(ser, opts.n_boot, stats.seeded_rng(opts.seed, side_id, name), opts.estimator)
-    if math.isnan(e.theta):
-        return None
+_ESTIMATING = [None]    # estimate_runs' (runs, opts, cells), in each worker (the pool's initializer sets it)
+
+
+def estimate_runs(runs, opts, cells=None):
+    """run_estimates of each of runs not made yet, at once: by forked worker
+    processes, one per CPU (load._workers: from PARALLEL_FROM runs, capped
+    by KBENCH_JOBS), each handed back; where there are none, or they fail,
+    each when it is asked for.  The bootstraps of every case of every run
+    are most of what a comparison of many runs costs."""
+    key = (opts.estimator, opts.n_boot, opts.seed)
+    todo = [r for r in runs if key not in r.__dict__.get("_kbench_estimates", {})]
+    n = load._workers(len(todo))
+    if n < 2 or not todo:
+        return
+    try:
+        import multiprocessing
+        # forked: the runs reach the workers as they are (not pickled), their estimates come back
+        with multiprocessing.get_context("fork").Pool(n, _ESTIMATING.__setitem__, (0, (todo, opts, cells))) as pool:
+            got = pool.map(_estimate_run, range(len(todo)), chunksize=1)
+    except Exception:   # noqa: BLE001 -- no fork, no worker: each run's when it is asked for
+        return
+    for r, e in zip(todo, got):
+        r.__dict__.setdefault("_kbench_estimates", {})[key] = e
+
+
+def _estimate_run(i):
+    runs, opts, cells = _ESTIMATING[0]
+    return run_estimates(runs[i], opts, cells)
+
+
+def _estimates(series, side_id, opts):
+    """{key: (theta, se, df)} of each Series of {key: Series} with two reps
+    or more, each key's bootstrap seeded by the side and the key, made
+    together (side_estimates)."""
+    keys = [k for k, ser in series.items() if ser is not None and ser.n_reps >= 2]
+    ests = side_estimates([(series[k], stats.seeded_rng(opts.seed, side_id, k)) for k in keys], opts.n_boot,
+                          opts.estimator)
     # (a se of nan, as two equal reps give, leaves the key out of the model; its
     # estimate still serves as a covariate: a control of a short run)
-    return float(e.theta), float(e.se), float(e.df)
+    return {k: (float(e.theta), float(e.se), float(e.df)) for k, e in zip(keys, ests) if not math.isnan(e.theta)}
 
 
 def series_estimates(series, opts, tag):
@@ -59,9 +82,7 @@ def series_estimates(series, opts, tag):
     out = {}
     for u, reps in by.items():
         ser = stats.Series(reps, series.combine, series.metric, series.label, [u] * len(reps), opts.estimator)
-        e = _estimate(ser, f"{tag}#{u}", series.label, opts)
-        if e is not None:
-            out[u] = e
+        out.update({u: e for e in _estimates({series.label: ser}, f"{tag}#{u}", opts).values()})
     return out
 
 

@@ -512,6 +512,16 @@ def _problems(m):
     return ["<h2 id='problems'>Cases that did not run cleanly</h2><ul>"] + items + ["</ul>"]
 
 
+def _settle(m):
+    """The page's parts still being drawn in second processes (m.later,
+    m.bars), once they are: render asks for them last."""
+    if m.later is not None:
+        m.curves, strips, m.scaling, m.traces = m.later.result()
+        m.strips, m.later = strips if m.strips is None else m.strips, None
+    if hasattr(m.bars, "result"):
+        m.bars = m.bars.result()
+
+
 def _charts(m):
     out = []
     if m.bars:
@@ -582,15 +592,16 @@ def render(m, out_path):
     parts += trends.html_section(m, ids) + trends.bisect_section(m.bisect)
     parts += _scoreboard(m)
     parts += _summary_tables(m, ids)
+    # first what needs nothing still being drawn in second processes (_settle), then the rest
+    against = scaling_text.html_against(m)
+    cases = _all_cases(m, out_dir, ids) if m.strips is not None else None
+    tail = _explain(m, ids)
+    after = _counters(m) + _problems(m) + _meta_table(m) + _raw_files(m, out_dir)
+    _settle(m)
     parts += _charts(m)
-    parts += scaling_text.html_section(m)  # the copies at once
-    parts += _all_cases(m, out_dir, ids)
-    parts += _explain(m, ids)
-    parts += _machine(m)
-    parts += _counters(m)
-    parts += _problems(m)
-    parts += _meta_table(m)
-    parts += _raw_files(m, out_dir)
+    parts += scaling_text.html_section(m, against)  # the copies at once
+    parts += cases if cases is not None else _all_cases(m, out_dir, ids)
+    parts += tail + _machine(m) + after
     parts.append(f"<script>{JS}</script>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"

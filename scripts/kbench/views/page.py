@@ -31,8 +31,8 @@ class Model:
     tables: list                 # tables.Table
     comparisons: dict            # other group key -> (rows, cells, runmodel.Fit.bulk)
     opts: object                 # compare.Options
-    bars: dict = field(default_factory=dict)     # category -> [paths]
-    strips: dict = field(default_factory=dict)   # case -> path
+    bars: object = field(default_factory=dict)   # category -> [paths], or what gives it (result(): charts.Background)
+    strips: dict = field(default_factory=dict)   # case -> path (None: later gives it)
     curves: dict = field(default_factory=dict)   # name -> [paths]
     warnings: list = field(default_factory=list)
     generated: str = ""
@@ -42,6 +42,9 @@ class Model:
     # made beforehand from the runs alone (None: made while rendering): html.run_traces, scaling_text.html_kernels
     traces: dict = None
     scaling: list = None
+    # or what gives them, still being drawn (result(): (curves, strips, scaling, traces), charts.page_parts):
+    # render makes the sections that need none of them first
+    later: object = None
 
 
 CSS = """

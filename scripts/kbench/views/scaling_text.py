@@ -97,16 +97,17 @@ def machine_note(base_side, other_side, estimator=None):
             "busy host), not the kernel's.")
 
 
-def html_section(m):
+def html_section(m, against=None):
     """The page's scaling section: per base case a chart (aggregate against
     copies, a line per kernel and its ideal), a table per kernel, and each
     kernel against the baseline.  [] when no kernel has scaling cases.
     m.scaling, when set, is html_kernels' part, made beforehand (the page
-    makes it in a second process while the comparisons are made)."""
+    makes it in a second process while the comparisons are made); against,
+    when set, html_against's."""
     kernels = m.scaling if getattr(m, "scaling", None) is not None else html_kernels(m.groups, m.opts.estimator)
     if not kernels:
         return []
-    return kernels + html_against(m)
+    return kernels + (against if against is not None else html_against(m))
 
 
 def html_kernels(groups, estimator=None):
