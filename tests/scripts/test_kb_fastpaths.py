@@ -460,3 +460,38 @@ def test_workers_only_from_a_few_runs_and_as_capped(monkeypatch):
     assert load._workers(20) == 1
     monkeypatch.setenv("KBENCH_JOBS", "lots")      # not a number: ignored
     assert load._workers(20) == 4
+
+
+def test_cv_percents_are_each_cv_percent():
+    """A summary's within-rep spread: the reps of one length at once, the
+    same numbers as one by one, those without one (fewer than two
+    samples, a mean of zero) left out."""
+    rng = np.random.default_rng(11)
+    arrays = [rng.lognormal(5.0, rng.uniform(0.001, 1.0), int(rng.integers(0, 12))) * 10.0 ** int(rng.integers(-4, 5))
+              for _ in range(3000)]
+    arrays += [np.zeros(3), np.array([1.0]), np.array([]), np.array([2.0, 2.0])]
+    want = [v for v in (stats.cv_percent(a) for a in arrays) if not math.isnan(v)]
+    got = stats.cv_percents(arrays)
+    assert sorted(got) == sorted(want) and len(got) == len(want) and 0.0 in got
+    assert len(want) < len(arrays) - 3
+
+
+def test_a_summary_with_a_plan_draws_no_resample(monkeypatch):
+    """With the run level's plan a case's mde is the plan's: its summary
+    draws no bootstrap, and says what it said with one; without a plan the
+    reps' bootstrap gives the mde."""
+    g = np.random.default_rng(2)
+    series = stats.Series.single([g.lognormal(5.0, 0.05, 3) for _ in range(24)], label="x",
+                                 units=["r1"] * 12 + ["r2"] * 12)
+    plan = (0.0004, 30.0)
+    drawn = []
+    real = bootstrap.boot_many
+    monkeypatch.setattr(bootstrap, "boot_many", lambda ys, n_boot, *a: drawn.append(n_boot) or real(ys, n_boot, *a))
+    with_plan = stats.summarize(series, plan=plan)
+    assert drawn == [0]
+    assert with_plan.mde == stats.planned_mde(stats.runmodel.Plan(*plan), 2) and with_plan.runs == 2
+    without = stats.summarize(series)
+    assert drawn == [0, stats.DEFAULT_BOOT] and not math.isnan(without.mde) and without.mde != with_plan.mde
+    same = ("n_reps", "n_samples", "headline", "best", "rep_min", "rep_max", "between_cv", "within_cv", "median",
+            "runs", "run_p")
+    assert [getattr(with_plan, f) for f in same] == [getattr(without, f) for f in same]

@@ -69,6 +69,34 @@ def _t_guess(p_two_sided, df):
     return z + (g[0] + (g[1] + (g[2] + g[3] / df) / df) / df) / df
 
 
+def cv_percent(x):
+    """Coefficient of variation in % (sample std / mean); nan below 2 values."""
+    x = np.asarray(x, dtype=float)
+    if len(x) < 2:
+        return math.nan
+    mean = float(np.mean(x))
+    if mean == 0:
+        return math.nan
+    return float(np.std(x, ddof=1) / abs(mean) * 100.0)
+
+
+def cv_percents(arrays):
+    """cv_percent of each of arrays that has one, not nan, in no order: the
+    arrays of one length at once, by rows, the same numbers (a summary
+    takes it of every rep; numpy's cost per call was most of a summary of
+    many runs)."""
+    by_len = {}
+    for a in arrays:
+        if len(a) >= 2:
+            by_len.setdefault(len(a), []).append(a)
+    out = []
+    for rows in by_len.values():
+        m = np.array(rows, dtype=float)
+        mean, sd = np.mean(m, axis=1), np.std(m, axis=1, ddof=1)
+        out += [float(s / abs(float(mu)) * 100.0) for s, mu in zip(sd, mean) if mu != 0]
+    return [v for v in out if not math.isnan(v)]
+
+
 def one_way_p(y, units):
     """One-way ANOVA p of the log times between runs (nan with one run or
     no replication inside runs): do the runs disagree beyond their reps?"""

@@ -29,8 +29,8 @@ from .bootstrap import (  # noqa: F401  (handed on: stats.side_estimate, stats.e
 )
 from . import runmodel
 from .pvalues import (  # noqa: F401  (handed on: stats.t_quantile, stats.bh_adjust, ...)
-    _inverse_trigamma, bh_adjust, betainc, digamma, log_welch_p, mann_whitney, min_rank_p, one_way_p,
-    t_quantile, t_two_sided_p, trigamma, welch_df, welch_t,
+    _inverse_trigamma, bh_adjust, betainc, cv_percent, cv_percents, digamma, log_welch_p, mann_whitney, min_rank_p,
+    one_way_p, t_quantile, t_two_sided_p, trigamma, welch_df, welch_t,
 )
 
 FASTER = "significantly faster"
@@ -208,17 +208,6 @@ def detectable_change(se, df, level=LEVEL, power=POWER):
     return math.expm1(k * se) if k * se < 700.0 else math.inf
 
 
-def cv_percent(x):
-    """Coefficient of variation in % (sample std / mean); nan below 2 values."""
-    x = np.asarray(x, dtype=float)
-    if len(x) < 2:
-        return math.nan
-    mean = float(np.mean(x))
-    if mean == 0:
-        return math.nan
-    return float(np.std(x, ddof=1) / abs(mean) * 100.0)
-
-
 @dataclass
 class Summary:
     metric: str
@@ -246,10 +235,12 @@ def summarize(series, n_boot=DEFAULT_BOOT, seed=1, plan=None):
     rv = series.rep_values()
     if not len(rv):
         return Summary(series.metric, 0, 0, math.nan, math.nan, math.nan, math.nan, math.nan, math.nan)
-    est = side_estimate(series, n_boot, seeded_rng(seed, "summary", series.label))
+    # with a plan the mde is the plan's: no bootstrap (nothing would take its standard error)
+    planned = plan is not None and math.isfinite(plan[0]) and not any(math.isnan(v) for v in plan)
+    est = side_estimate(series, 0 if planned else n_boot, seeded_rng(seed, "summary", series.label))
     mde = detectable_change(est.se * math.sqrt(2.0), est.df) if est.n >= 2 else math.nan
     parts = ()
-    if plan is not None and est.n >= 2 and math.isfinite(plan[0]) and not any(math.isnan(v) for v in plan):
+    if planned and est.n >= 2:
         parts = runmodel.Plan(*plan)
         mde = planned_mde(parts, max(est.runs, 1))
     elif est.run_unit:
@@ -258,7 +249,7 @@ def summarize(series, n_boot=DEFAULT_BOOT, seed=1, plan=None):
         mde = max(mde, detectable_change(math.sqrt(2.0 * var / est.runs), est.runs - 1.0))
     samples = series.all_samples()
     best = float(np.min(samples)) if lower_is_better(series.metric) else float(np.max(samples))
-    within = [cv_percent(r[0]) for r in series.reps if len(r[0]) >= 2]
+    within = cv_percents([r[0] for r in series.reps])
     within = [w for w in within if not math.isnan(w)]
     return Summary(
         metric=series.metric,
@@ -276,9 +267,6 @@ def summarize(series, n_boot=DEFAULT_BOOT, seed=1, plan=None):
         run_p=est.run_p,
         parts=parts,
     )
-
-
-# ------------------------------------------------------------ rank test
 
 
 # ------------------------------------------------------------ comparison
