@@ -258,10 +258,12 @@ def boot_many(ys, n_boot, rngs, estimator):
                 np.minimum(a, b, out=t)
                 np.maximum(a, b, out=b)
                 a[...] = t
-            m = cols.T      # the sorted resamples, a row each
-            got = m @ hd_weights(n, LOW_Q) if estimator == "low" else estimate(m, estimator)
+            # each case's sorted resamples a row each, in the matrix boot_estimates has them in: a BLAS
+            # (OpenBLAS) sums a row in an order that depends on the matrix's layout, rows and alignment
+            m = _scratch(n_boot, n)
             for k, i in enumerate(batch):
-                out[i] = got[k * n_boot:(k + 1) * n_boot].copy()
+                m[...] = cols[:, k * n_boot:(k + 1) * n_boot].T
+                out[i] = m @ hd_weights(n, LOW_Q) if estimator == "low" else estimate(m, estimator)
     return out
 
 
