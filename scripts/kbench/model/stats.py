@@ -250,7 +250,6 @@ def summarize(series, n_boot=DEFAULT_BOOT, seed=1, plan=None):
     samples = series.all_samples()
     best = float(np.min(samples)) if lower_is_better(series.metric) else float(np.max(samples))
     within = cv_percents([r[0] for r in series.reps])
-    within = [w for w in within if not math.isnan(w)]
     return Summary(
         metric=series.metric,
         n_reps=series.n_reps,
