@@ -495,3 +495,30 @@ def test_a_summary_with_a_plan_draws_no_resample(monkeypatch):
     same = ("n_reps", "n_samples", "headline", "best", "rep_min", "rep_max", "between_cv", "within_cv", "median",
             "runs", "run_p")
     assert [getattr(with_plan, f) for f in same] == [getattr(without, f) for f in same]
+
+
+def test_runs_for_by_halving_is_the_first_k_that_is_enough():
+    """runs_for halves [1, cap]: the fewest runs a side whose planned mde
+    reaches the target, as trying k = 1, 2, ... cap finds it, on plans of
+    every kind (with and without the covariates' part, a session term, a
+    fitted scale, the host's degrees of freedom); None where cap is not
+    enough or there is no plan."""
+    def one_by_one(parts, target, cap):
+        for k in range(1, cap + 1):
+            m = stats.planned_mde(parts, k)
+            if not math.isnan(m) and m <= target:
+                return k
+        return None
+    g = np.random.default_rng(3)
+    seen = set()
+    for _ in range(600):
+        parts = (float(g.lognormal(np.log(4e-4), 1.5)), float(g.uniform(1.0, 40.0)),
+                 float(g.choice([0.0, g.lognormal(np.log(1e-4), 1.0)])),
+                 float(g.choice([0.0, 0.0, g.lognormal(np.log(1e-4), 1.5)])),
+                 float(g.choice([math.inf, g.uniform(1.0, 20.0)])), float(g.uniform(0.0, 10.0)), float(g.uniform(0, 1)))
+        for target, cap in ((0.03, 30), (0.01, 30), (0.05, 7), (0.03, 1)):
+            got = stats.runs_for(parts, target, cap)
+            assert got == one_by_one(parts, target, cap), (parts, target, cap)
+            seen.add(got)
+    assert None in seen and {1, 2, 3, 10} <= seen
+    assert stats.runs_for((), 0.03) is None and stats.runs_for((math.nan, 5.0), 0.03) is None
