@@ -334,8 +334,7 @@ def _compare(argv):
         raise UsageError(f"BASE {a.base} holds runs of several kernels (" + ", ".join(s.label for s in bases)
                          + f"); give the directory of one kernel, or its name as the tables print it (looked up "
                          f"under --results): e.g. scripts/compare '{bases[0].label}' '{bases[1].label}'")
-    base = bases[0]
-    only = _regex(a.only)
+    base, only = bases[0], _regex(a.only)
     if only is not None:
         base.cases = {k: v for k, v in base.cases.items() if v.control or only.search(k)}
     base_label, reports, sides = base.label, [], []
@@ -354,7 +353,8 @@ def _compare(argv):
     if counted:
         _warn(counted)
     opts.run_noise = _run_noise([base] + sides, a, opts)
-    compare.estimate_runs([r for s in [base] + sides for r in s.runs], opts)    # by worker processes, at once
+    runs = [r for s in [base] + sides for r in s.runs]      # their estimates by worker processes, at once:
+    compare.estimate_runs(runs, opts, len({r.host for r in runs}) == 1)    # a history only within one host
     for side in sides:
         reports.append(compare.run_compare(base, side, opts))
     print("\n\n".join(compare_text.format_report(r, a.changed, opts) for r in reports))

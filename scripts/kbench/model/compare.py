@@ -148,11 +148,11 @@ def run_estimates(run, opts):
     return judge.run_estimates(run, opts, run_cells)
 
 
-def estimate_runs(runs, opts):
-    """The own estimates (run_estimates) of runs and of the host's runs
-    that measure the run level (opts.run_noise) made at once, by worker
-    processes where there are CPUs for them (judge.estimate_runs)."""
-    more = [r for h in (opts.run_noise or {}).values() for rs in h.lists if len(rs) >= 2 for r in rs]
+def estimate_runs(runs, opts, history=True):
+    """run_estimates of runs and, with history, of their hosts' runs that
+    measure the run level (opts.run_noise), at once by worker processes
+    where there are CPUs for them (judge.estimate_runs)."""
+    more = [r for h in (opts.run_noise or {}).values() for rs in h.lists if len(rs) >= 2 for r in rs] if history else []
     judge.estimate_runs(list({id(r): r for r in list(runs) + more}.values()), opts, run_cells)
 
 
