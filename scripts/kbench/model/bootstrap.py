@@ -177,36 +177,25 @@ def boot_estimates(y, n_boot, rng, estimator):
     """The estimator of n_boot resamples of y with replacement:
     estimate(y[rng.integers(0, n, size=(n_boot, n))], estimator), the same
     draws and the same arithmetic (the generator gives the same numbers in
-    blocks of rows as all at once), a block of rows at a time into one
-    reused matrix.  A resample's sorted values are the same numbers however
-    they are sorted: y has no nan, and its zeros (a time of exactly 1) all
-    carry one sign."""
+    blocks of rows as all at once): up to NETWORK_MAX reps sorted by a
+    network (_by_network, as boot_many sorts many at once), above by
+    counting, a block of rows at a time into one reused matrix.  A
+    resample's sorted values are the same numbers however they are sorted:
+    y has no nan, and its zeros (a time of exactly 1) all carry one sign."""
     n = len(y)
+    if n <= NETWORK_MAX:
+        return _by_network([y], n_boot, [rng], estimator)[0]
     m = _scratch(n_boot, n)
     step = max(1, BOOT_BLOCK_BYTES // (8 * n))
-    if n <= NETWORK_MAX:
-        net = sorting_network(n)
-        tmp = np.empty(min(step, n_boot))
-    else:
-        order = np.argsort(y, kind="stable")
-        ys = y[order]
-        rank = np.empty(n, dtype=np.intp)
-        rank[order] = np.arange(n)
-        rows = np.arange(min(step, n_boot))[:, None]
+    order = np.argsort(y, kind="stable")
+    ys = y[order]
+    rank = np.empty(n, dtype=np.intp)
+    rank[order] = np.arange(n)
+    rows = np.arange(min(step, n_boot))[:, None]
     for lo in range(0, n_boot, step):
         hi = min(n_boot, lo + step)
         k = hi - lo
         idx = rng.integers(0, n, size=(k, n))
-        if n <= NETWORK_MAX:
-            cols = np.take(y, idx.T, mode="wrap")       # (in range: no check) column c = value c of each row
-            t = tmp[:k]
-            for i, j in net:
-                a, b = cols[i], cols[j]
-                np.minimum(a, b, out=t)
-                np.maximum(a, b, out=b)
-                a[...] = t
-            m[lo:hi] = cols.T
-            continue
         # Per row: how often each rank was drawn; where the run of each rank
         # ends in the sorted row (a cumulative sum); how many runs end at
         # each position; their cumulative sum is each position's rank.
@@ -226,44 +215,54 @@ BATCH_CASES = 16
 
 def boot_many(ys, n_boot, rngs, estimator):
     """[boot_estimates(y, n_boot, rng, estimator) for y, rng in zip(ys,
-    rngs)], the same numbers: the same draws from each generator (in
-    blocks, as boot_estimates draws them), then one sorting network over
-    the resamples of up to BATCH_CASES of the ys with as many reps at once.
-    Each generator draws in turn, in the order of its y among those of its
-    number of reps: give each y a generator of its own."""
+    rngs)], the same numbers: those of up to NETWORK_MAX reps sorted by one
+    network, up to BATCH_CASES of the ys with as many reps at once
+    (_by_network).  Each generator draws in turn, in the order of its y
+    among those of its number of reps: give each y a generator of its own."""
     out = [None] * len(ys)
     by_n = {}
     for i, y in enumerate(ys):
-        n = len(y)
-        if 2 <= n <= NETWORK_MAX and n_boot > 0:
-            by_n.setdefault(n, []).append(i)
+        if len(y) <= NETWORK_MAX:
+            by_n.setdefault(len(y), []).append(i)
         else:
             out[i] = boot_estimates(y, n_boot, rngs[i], estimator)
-    for n, idx in by_n.items():
-        net = sorting_network(n)
-        step = max(1, BOOT_BLOCK_BYTES // (8 * n))
-        for lo_case in range(0, len(idx), BATCH_CASES):
-            batch = idx[lo_case:lo_case + BATCH_CASES]
-            width = len(batch) * n_boot
-            # row c: value c of each resample, case after case (one matrix for every batch: no fresh memory)
-            cols = _scratch(n, BATCH_CASES * n_boot)[:, :width]
-            for k, i in enumerate(batch):
-                for lo in range(0, n_boot, step):
-                    hi = min(n_boot, lo + step)
-                    draws = rngs[i].integers(0, n, size=(hi - lo, n))
-                    np.take(ys[i], draws.T, out=cols[:, k * n_boot + lo:k * n_boot + hi], mode="wrap")
-            t = _scratch(1, BATCH_CASES * n_boot)[0, :width]
-            for i, j in net:
-                a, b = cols[i], cols[j]
-                np.minimum(a, b, out=t)
-                np.maximum(a, b, out=b)
-                a[...] = t
-            # each case's sorted resamples a row each, in the matrix boot_estimates has them in: a BLAS
-            # (OpenBLAS) sums a row in an order that depends on the matrix's layout, rows and alignment
-            m = _scratch(n_boot, n)
-            for k, i in enumerate(batch):
-                m[...] = cols[:, k * n_boot:(k + 1) * n_boot].T
-                out[i] = m @ hd_weights(n, LOW_Q) if estimator == "low" else estimate(m, estimator)
+    for idx in by_n.values():
+        for lo in range(0, len(idx), BATCH_CASES):
+            batch = idx[lo:lo + BATCH_CASES]
+            for i, b in zip(batch, _by_network([ys[i] for i in batch], n_boot, [rngs[i] for i in batch], estimator)):
+                out[i] = b
+    return out
+
+
+def _by_network(ys, n_boot, rngs, estimator):
+    """boot_estimates of each of ys, all of as many reps (at most
+    NETWORK_MAX) and at most BATCH_CASES of them: each generator's draws in
+    blocks of rows, the same compare-exchanges on every resample of every
+    case at once (a column of the matrix: value c of each resample), then
+    each case's sorted resamples in one reused matrix, a row each, times
+    the weights."""
+    n, width = len(ys[0]), len(ys) * n_boot
+    step = max(1, BOOT_BLOCK_BYTES // (8 * n))
+    # one matrix for a case alone and one for a batch (no fresh memory), the batch's cases side by side
+    full = (BATCH_CASES if len(ys) > 1 else 1) * n_boot
+    cols, t = _scratch(n, full)[:, :width], _scratch(1, full)[0, :width]
+    for k, (y, rng) in enumerate(zip(ys, rngs)):
+        for lo in range(0, n_boot, step):
+            hi = min(n_boot, lo + step)
+            draws = rng.integers(0, n, size=(hi - lo, n))
+            np.take(y, draws.T, out=cols[:, k * n_boot + lo:k * n_boot + hi], mode="wrap")   # (in range: no check)
+    for i, j in sorting_network(n):
+        a, b = cols[i], cols[j]
+        np.minimum(a, b, out=t)
+        np.maximum(a, b, out=b)
+        a[...] = t
+    # each case summed in the matrix of its own shape: a BLAS (OpenBLAS) sums a row in an order that
+    # depends on the matrix's layout, rows and alignment
+    m = _scratch(n_boot, n)
+    out = []
+    for k in range(len(ys)):
+        m[...] = cols[:, k * n_boot:(k + 1) * n_boot].T
+        out.append(m @ hd_weights(n, LOW_Q) if estimator == "low" else estimate(m, estimator))
     return out
 
 
