@@ -470,10 +470,17 @@ def test_cv_percents_are_each_cv_percent():
     arrays = [rng.lognormal(5.0, rng.uniform(0.001, 1.0), int(rng.integers(0, 12))) * 10.0 ** int(rng.integers(-4, 5))
               for _ in range(3000)]
     arrays += [np.zeros(3), np.array([1.0]), np.array([]), np.array([2.0, 2.0])]
-    want = [v for v in (stats.cv_percent(a) for a in arrays) if not math.isnan(v)]
+    def one(x):     # numpy's std over one array: what cv_percent computed before it took cv_percents
+        mean = float(np.mean(x)) if len(x) >= 2 else 0.0
+        return float(np.std(x, ddof=1) / abs(mean) * 100.0) if mean != 0 else math.nan
+    want = [v for v in (one(a) for a in arrays) if not math.isnan(v)]
     got = stats.cv_percents(arrays)
     assert sorted(got) == sorted(want) and len(got) == len(want) and 0.0 in got
     assert len(want) < len(arrays) - 3
+    for a in arrays[:200] + arrays[-4:]:      # and one array alone, as cv_percent takes it
+        v, alone = one(a), stats.cv_percent(a)
+        assert math.isnan(alone) if math.isnan(v) else alone == v
+    assert math.isnan(stats.cv_percent([1.0])) and math.isnan(stats.cv_percent([0.0, 0.0]))
 
 
 def test_a_summary_with_a_plan_draws_no_resample(monkeypatch):

@@ -70,21 +70,16 @@ def _t_guess(p_two_sided, df):
 
 
 def cv_percent(x):
-    """Coefficient of variation in % (sample std / mean); nan below 2 values."""
-    x = np.asarray(x, dtype=float)
-    if len(x) < 2:
-        return math.nan
-    mean = float(np.mean(x))
-    if mean == 0:
-        return math.nan
-    return float(np.std(x, ddof=1) / abs(mean) * 100.0)
+    """Coefficient of variation in % (sample std / mean); nan below 2 values
+    or with a mean of 0."""
+    got = cv_percents([np.asarray(x, dtype=float)])
+    return got[0] if got else math.nan
 
 
 def cv_percents(arrays):
     """cv_percent of each of arrays that has one, not nan, in no order: the
-    arrays of one length at once, by rows, the same numbers (a summary
-    takes it of every rep; numpy's cost per call was most of a summary of
-    many runs)."""
+    arrays of one length at once, by rows (a summary takes it of every rep;
+    numpy's cost per call was most of a summary of many runs)."""
     by_len = {}
     for a in arrays:
         if len(a) >= 2:
