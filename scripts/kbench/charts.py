@@ -7,7 +7,7 @@ matplotlib (views/plot.py) is imported only when a chart is drawn: it
 takes about a second, which summarize and compare never spend."""
 import multiprocessing
 
-from .model import load, scaling
+from .model import scaling, workers
 from .views import html, scaling_text
 from .views.strips import strip_figures
 
@@ -20,12 +20,12 @@ def _plot():
 class Background:
     """fn() in a forked second process while this one goes on, its result
     sent back through a pipe; in this process instead where there is one
-    CPU or KBENCH_JOBS=1 (as the reading's workers: load._workers), or when
+    CPU or KBENCH_JOBS=1 (as the reading's workers: workers.count), or when
     the second process fails.  Either way the same result."""
 
     def __init__(self, fn):
         self._fn, self._proc, self._conn = fn, None, None
-        if load._workers(load.PARALLEL_FROM) < 2:
+        if workers.count(workers.PARALLEL_FROM) < 2:
             return
         try:
             ctx = multiprocessing.get_context("fork")

@@ -7,13 +7,14 @@ no filter; the bootstrap drawn and sorted in blocks against the whole
 resample matrix at once (the same draws, bit for bit)."""
 import json
 import math
+import os
 
 import numpy as np
 import pytest
 
 from kb_helpers import HERE  # noqa: F401  (puts scripts/ on sys.path)
 
-from kbench.model import bootstrap, load, scaling, stats  # noqa: E402
+from kbench.model import bootstrap, load, scaling, stats, workers  # noqa: E402
 
 
 def _reference_samples(path, run_id, warn):
@@ -401,14 +402,14 @@ def test_runs_read_by_workers_are_the_runs_read_here(tmp_path, monkeypatch):
     w_here = load.Warnings()
     here = load.load_runs(dirs, w_here)
     monkeypatch.setenv("KBENCH_JOBS", "3")
-    monkeypatch.setattr(load, "_workers", lambda n: 3)
+    monkeypatch.setattr(workers, "count", lambda n: 3)
     seen = []
     real_pool = __import__("multiprocessing").get_context("fork").Pool
 
     class CountingPool:
-        def __init__(self, n, *init):
+        def __init__(self, n):
             seen.append(n)
-            self.pool = real_pool(n, *init)     # (judge.estimate_runs: an initializer and its arguments)
+            self.pool = real_pool(n)
 
         def __enter__(self):
             return self.pool.__enter__()
@@ -420,46 +421,63 @@ def test_runs_read_by_workers_are_the_runs_read_here(tmp_path, monkeypatch):
         Pool = CountingPool
     monkeypatch.setattr("multiprocessing.get_context", lambda how: Ctx)
     w_workers = load.Warnings()
-    workers = load.load_runs(dirs, w_workers)
+    by_workers = load.load_runs(dirs, w_workers)
     assert seen == [3]                      # the workers did read them
-    assert len(here) == 5 and len(workers) == 5
-    assert _runs_state(workers) == _runs_state(here)
+    assert len(here) == 5 and len(by_workers) == 5
+    assert _runs_state(by_workers) == _runs_state(here)
     assert w_workers.messages == w_here.messages
     assert any("invalid JSON" in m for m in w_here.messages)
     assert any("run skipped" in m for m in w_here.messages)
     # each run's estimates made by workers (a comparison of many runs): those made here, one by one
     from kbench.model import compare
     opts = compare.Options(n_boot=300)
-    compare.estimate_runs(workers, opts)
+    compare.estimate_runs(by_workers, opts)
     assert seen == [3, 3]
     key = (opts.estimator, opts.n_boot, opts.seed)
-    for r, h in zip(workers, here):
+    for r, h in zip(by_workers, here):
         made = r.__dict__["_kbench_estimates"][key]
         assert "_kbench_cells" not in r.__dict__       # the cells' Series stay in the workers
         assert made == compare.run_estimates(h, opts) and len(made) > 10
         assert compare.run_estimates(r, opts) is made      # not made again
-    compare.estimate_runs(workers, opts)                   # nothing left to make: no workers
+    compare.estimate_runs(by_workers, opts)                   # nothing left to make: no workers
     assert seen == [3, 3]
     # workers that fail leave each run's estimates to be made when asked for
-    monkeypatch.setattr(load, "_workers", lambda n: 3 if n else 1)
+    monkeypatch.setattr(workers, "count", lambda n: 3 if n else 1)
     fresh = load.load_runs(dirs, load.Warnings())
     monkeypatch.setattr("kbench.model.judge.run_estimates", lambda *a: 1 / 0)
     compare.estimate_runs(fresh, opts)
     assert seen[-1] == 3 and not any("_kbench_estimates" in r.__dict__ for r in fresh)
+    assert workers._TASK == [None]      # nothing of the work kept in this process
+
+
+def test_fork_map_is_the_map_here_or_none():
+    """fork_map: the items' results in their order, the function and the
+    items not pickled (a lambda over this process's objects); None with
+    fewer than two workers, no items or a failing item, so that the
+    caller does the work itself."""
+    held = {"scale": 3}
+    items = list(range(9))
+    got = workers.fork_map(lambda i: (i * held["scale"], os.getpid()), items, 2)
+    assert [v for v, _ in got] == [i * 3 for i in items]
+    assert os.getpid() not in {pid for _, pid in got}
+    assert workers.fork_map(lambda i: i, items, 1) is None
+    assert workers.fork_map(lambda i: i, [], 2) is None
+    assert workers.fork_map(lambda i: 1 / (i - 4), items, 2) is None
+    assert workers._TASK == [None]
 
 
 def test_workers_only_from_a_few_runs_and_as_capped(monkeypatch):
     monkeypatch.delenv("KBENCH_JOBS", raising=False)
-    monkeypatch.setattr(load.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
-    assert load._workers(load.PARALLEL_FROM - 1) == 1
-    assert load._workers(20) == 4
-    assert load._workers(5) == 4
+    monkeypatch.setattr(workers.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    assert workers.count(workers.PARALLEL_FROM - 1) == 1
+    assert workers.count(20) == 4
+    assert workers.count(5) == 4
     monkeypatch.setenv("KBENCH_JOBS", "2")
-    assert load._workers(20) == 2
+    assert workers.count(20) == 2
     monkeypatch.setenv("KBENCH_JOBS", "1")
-    assert load._workers(20) == 1
+    assert workers.count(20) == 1
     monkeypatch.setenv("KBENCH_JOBS", "lots")      # not a number: ignored
-    assert load._workers(20) == 4
+    assert workers.count(20) == 4
 
 
 def test_cv_percents_are_each_cv_percent():

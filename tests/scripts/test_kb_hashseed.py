@@ -84,11 +84,11 @@ def test_the_page_is_the_same_made_in_one_process_or_two(runs, tmp_path, monkeyp
     with one kernel: charts.page_parts): the page is the same bytes as made
     in one process (KBENCH_JOBS=1), with three kernels and with one."""
     from kbench import charts
-    from kbench.model import load
+    from kbench.model import workers
     monkeypatch.setenv("KBENCH_JOBS", "1")
     assert charts.Background(os.getpid).result() == os.getpid()
     monkeypatch.setenv("KBENCH_JOBS", "2")
-    if load._workers(load.PARALLEL_FROM) >= 2:
+    if workers.count(workers.PARALLEL_FROM) >= 2:
         assert charts.Background(os.getpid).result() != os.getpid()
     for which, src, said, more in (("three", runs, "3 kernel(s)", []), ("one", runs / "h" / "6.1.0", "1 kernel(s)", []),
                                    ("three-no-samples", runs, "3 kernel(s)", ["--no-samples"])):

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import load, runmodel, stats
+from . import runmodel, stats, workers
 from .bootstrap import log_combined, side_estimate, side_estimates
 
 
@@ -31,34 +31,17 @@ def run_estimates(run, opts, cells=None):
     return got
 
 
-_ESTIMATING = [None]    # estimate_runs' (runs, opts, cells), in each worker (the pool's initializer sets it)
-
-
 def estimate_runs(runs, opts, cells=None):
     """run_estimates of each of runs not made yet, at once: by forked worker
-    processes, one per CPU (load._workers: from PARALLEL_FROM runs, capped
+    processes, one per CPU (workers.count: from PARALLEL_FROM runs, capped
     by KBENCH_JOBS), each handed back; where there are none, or they fail,
     each when it is asked for.  The bootstraps of every case of every run
     are most of what a comparison of many runs costs."""
     key = (opts.estimator, opts.n_boot, opts.seed)
     todo = [r for r in runs if key not in r.__dict__.get("_kbench_estimates", {})]
-    n = load._workers(len(todo))
-    if n < 2 or not todo:
-        return
-    try:
-        import multiprocessing
-        # forked: the runs reach the workers as they are (not pickled), their estimates come back
-        with multiprocessing.get_context("fork").Pool(n, _ESTIMATING.__setitem__, (0, (todo, opts, cells))) as pool:
-            got = pool.map(_estimate_run, range(len(todo)), chunksize=1)
-    except Exception:   # noqa: BLE001 -- no fork, no worker: each run's when it is asked for
-        return
-    for r, e in zip(todo, got):
+    got = workers.fork_map(lambda run: run_estimates(run, opts, cells), todo, workers.count(len(todo)))
+    for r, e in zip(todo, got or ()):
         r.__dict__.setdefault("_kbench_estimates", {})[key] = e
-
-
-def _estimate_run(i):
-    runs, opts, cells = _ESTIMATING[0]
-    return run_estimates(runs[i], opts, cells)
 
 
 def _estimates(series, side_id, opts):

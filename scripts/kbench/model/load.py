@@ -16,6 +16,7 @@ from pathlib import Path
 
 from .defaults import SUPPORTED_SCHEMA
 from . import decl as decl_mod
+from . import workers
 from .runs import COUNTER_KEYS, EVENT_KEYS, METRICS, Case, Group, Run  # noqa: F401  (Group: load.Group)
 
 META = "meta.json"
@@ -633,12 +634,6 @@ def load_run(path, warn):
     return run
 
 
-# Runs read at once by worker processes from this many runs on (fewer: one
-# process, a worker's start costs more than it saves).  KBENCH_JOBS=1 reads
-# them in this process; KBENCH_JOBS=N caps the workers.
-PARALLEL_FROM = 4
-
-
 def _load_one(d):
     """load_run in a worker: (run or None, its warnings, the error or None)."""
     said = []
@@ -648,34 +643,15 @@ def _load_one(d):
         return None, said, str(e)
 
 
-def _workers(n_dirs):
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cpus = os.cpu_count() or 1
-    want = os.environ.get("KBENCH_JOBS", "")
-    if want.strip().isdigit() and int(want) > 0:
-        cpus = min(cpus, int(want))
-    return min(cpus, n_dirs) if n_dirs >= PARALLEL_FROM else 1
-
-
 def load_runs(paths, warn):
     """Find and read every run under `paths`; damaged runs are reported and
     left out.  Returns a list of Runs (possibly empty), in the order of the
-    directories, with the warnings in that order too.  From PARALLEL_FROM
-    runs on, worker processes read them (one per CPU): the reading is
-    Python's own work and most of a report's time."""
+    directories, with the warnings in that order too.  From
+    workers.PARALLEL_FROM runs on, worker processes read them (one per
+    CPU): the reading is Python's own work and most of a report's time."""
     dirs = list(find_run_dirs(paths, warn))
-    done = None
-    n = _workers(len(dirs))
-    if n > 1:
-        try:
-            import multiprocessing
-            with multiprocessing.get_context("fork").Pool(n) as pool:
-                done = pool.map(_load_one, dirs, chunksize=1)
-        except Exception:   # no fork, no worker, a result that does not pickle: here, one by one
-            done = None     # (a fault of load_run itself then shows here, as without workers)
-    if done is None:
+    done = workers.fork_map(_load_one, dirs, workers.count(len(dirs)))
+    if done is None:        # (a fault of load_run itself then shows here, as without workers)
         done = map(_load_one, dirs)
     runs = []
     for run, said, err in done:
