@@ -269,6 +269,29 @@ def test_the_memory_managers_cases_are_a_group_with_their_own_session_share():
     assert f.bulk.get("state", 0) > 1 and "cpu" not in f.bulk
 
 
+def test_one_run_a_side_in_sessions_of_their_own_counts_the_session_once():
+    """One run a side, no history: the scale is fitted on the comparison's
+    own differences, which hold the sessions' term where the sides ran in
+    sessions of their own.  So the fit takes one run's share of them, and
+    the variance with the session term added is what the differences show,
+    as with the sides in one session: the session is not counted twice.
+    (Before, sides hours apart got the sessions' term on top of a fit that
+    already held it: about (1 + SESSION_SHARE) times the variance.)"""
+    rng = np.random.default_rng(21)
+    n = 80
+    tau2 = np.full(n, 1e-3)
+    y = np.zeros((2, n))
+    y[1] = rng.normal(0, 1, size=n) * math.sqrt(2 * 0.3e-3)        # a third of the prior's drift
+    d = _design(y, w=np.full((2, n), 1e-9))
+    one = runmodel.fit(d, [0], [1], [], ["cpu"] * n, tau2, sessions=[0, 0])
+    apart = runmodel.fit(d, [0], [1], [], ["cpu"] * n, tau2, sessions=[0, 1])
+    share = runmodel.SESSION_SHARE["cpu"]
+    assert np.all(one.vsess == 0.0) and apart.vsess == pytest.approx(2 * share * apart.sig2)
+    assert 2 * runmodel.A_MIN < apart.scale["cpu"][0] < one.scale["cpu"][0] < 1.0      # neither at a bound
+    assert 2 * apart.sig2 + apart.vsess == pytest.approx(2 * one.sig2, rel=5e-3)      # (the fit's tolerance)
+    assert apart.sig2 == pytest.approx(one.sig2 / (1 + share), rel=5e-3)
+
+
 def test_the_plan_at_the_comparisons_own_runs_is_the_comparison():
     """A plan for as many runs a side as the comparison had gives its
     variance and its test's degrees of freedom: one run's total variance

@@ -598,7 +598,8 @@ def across(dirs, index, metas, jobs):
     history.  Per boot with two series of six runs or more, each pair of
     series (the earlier one the baseline) at k = 1, 2, 3 runs a side, in
     two windows: the earlier series' last k against the later one's first
-    k, and its first k against the later one's last k."""
+    k, and its first k against the later one's last k; at one run a side
+    also with no history (a first look at two kernels, one run each)."""
     series = series_of(index)
     cmps = []
     for ss in series_by_boot(series, metas).values():
@@ -606,16 +607,18 @@ def across(dirs, index, metas, jobs):
             hist = [n for t in ss if t not in (si, sj) for n in series[t]]
             for k in (1, 2, 3):
                 for w, (a, b) in enumerate(((series[si][-k:], series[sj][:k]), (series[si][:k], series[sj][-k:]))):
-                    cmps.append(dict(kind="aa", label=f"{si}/{sj} k={k} {('last/first', 'first/last')[w]}",
-                                     series=f"{si}/{sj}", k=k, base=a, other=b, history=hist))
+                    for h in ([hist, []] if k == 1 else [hist]):
+                        cmps.append(dict(kind="aa", label=f"{si}/{sj} k={k} {('last/first', 'first/last')[w]}"
+                                         + ("" if h else " no history"), series=f"{si}/{sj}", k=k, base=a, other=b,
+                                         history=h, row=f"{k}" if h else f"{k}, no history"))
     names = [n for _, n in index]
     results = run_all(cmps, dirs, domains_of(dirs, names[:1]), jobs)
     print("| k | comparisons | unchanged cases at p < .05 | with a flag | more than one | a headline flag | "
           "median mde | headline system calls |")
     print("|---|---|---|---|---|---|---|---|")
-    for k in (1, 2, 3):
-        rs = [r for r in results if r["k"] == k]
-        print(f"| {k} | {len(rs)} | {_pct(sum(r['p05'] for r in rs) / max(1, sum(r['with_p'] for r in rs)))} | "
+    for row in ("1, no history", "1", "2", "3"):
+        rs = [r for r, c in zip(results, cmps) if c["row"] == row]
+        print(f"| {row} | {len(rs)} | {_pct(sum(r['p05'] for r in rs) / max(1, sum(r['with_p'] for r in rs)))} | "
               f"{sum(bool(r['flagged']) for r in rs)} | {sum(len(r['flagged']) > 1 for r in rs)} | "
               f"{sum(bool(r['headline_flagged']) for r in rs)} | {_mde(_median(r['mde'] for r in rs))} | "
               f"{_mde(_median(r['mde_syscall'] for r in rs))} |")

@@ -17,8 +17,12 @@ What a run holds (each case's reps, 3 samples each):
   difference at one run a side has the tails of t with 4-6 degrees of
   freedom);
 - reps in a fast and a slow mode for a fifth of the CPU-bound cases;
-- and, in the "sessions" scenario, the two sides in sessions of their own
-  (a step per case between sessions).
+- and, in the "sessions" scenario, the two sides in sessions of their own:
+  each session a level per case, its variance the share of one run's
+  variance (within a session) that the kept boots measured for the case's
+  group (run_level.py --sessions): the larger boot's, which the model
+  takes (runmodel.SESSION_SHARE), or with --quieter the smaller boot's.
+  The history is a session of its own too.
 The judged runs are one stretch of the machine's time, the sides
 alternating in pairs (each pair's order drawn), as a campaign runs them:
 the factors that persist from run to run (the memory regime, the
@@ -29,7 +33,7 @@ Printed: per scenario and k, the type-I error per case (the share of
 cases with p < .05, unadjusted), the comparisons with a false flag, and
 the power of flagging eight system-call-bound cases changed by 2-20%.
 
-  simulate.py [--reps N] [--k K]... [--memory-sd SD] [--check]
+  simulate.py [--reps N] [--k K]... [--memory-sd SD] [--quieter] [--check]
 """
 import argparse
 import datetime
@@ -42,7 +46,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from kbench.model import compare, drift, load, stats  # noqa: E402
+from kbench.model import bootstrap, compare, drift, load, runmodel, stats  # noqa: E402
 
 KS = (1, 2, 4, 8)
 CHANGED = ["lat_syscall null", "lat_syscall read", "lat_syscall write", "lat_syscall stat", "lat_syscall fstat",
@@ -51,6 +55,14 @@ CONTROLS = {"ctl_machine chain": "cpu", "ctl_machine alu": "cpu", "ctl_machine c
             "ctl_machine mem": "memory", "ctl_machine llc": "memory"}
 BAND = (0.03, 0.07)      # the type-I error per case the issue asks for, at every k
 MEMORY_SD = 0.08         # the memory regime's level (log sd), drawn anew a quarter of the runs
+PATH_SD = 0.015          # the kernel-path factor's step from run to run (AR(1), 0.5 of the last)
+MODES_GAP, MODES_SLOW = 0.15, 0.3   # the slow mode's distance (log) and the share of reps in it
+# A session level's variance as a share of one run's, per group (run_level.py
+# --sessions on the kept boots): the larger boot's is the model's
+# (runmodel.SESSION_SHARE), the smaller boot's a quieter host's.
+QUIETER_SHARE = {"cpu": 0.13, "cross": 0.13, "same": 0.13, "state": 1.19, "memory": 0.23, "fs": 0.12}
+# scenario: the sides' sessions' shares (None: both sides in one session)
+SCENARIOS = {"session": None, "sessions": runmodel.SESSION_SHARE}
 
 
 class World:
@@ -70,6 +82,7 @@ class World:
             domain = CONTROLS.get(name) or compare.domain_of(probe)
             tau = math.sqrt(prior.get(name)[0]) * host * math.exp(rng.normal(0, 0.4))
             self.cases[name] = dict(
+                group=compare.scale_group(probe),
                 bench=bench, variant=name.split()[1] if " " in name else "", domain=domain,
                 control=name in CONTROLS, level=float(np.exp(rng.uniform(3, 10))),
                 cv=float(rng.uniform(0.01, 0.05)), tau=0.0 if name in CONTROLS else tau,
@@ -81,21 +94,35 @@ class World:
         self.cases["ctl_machine llc"]["memory"] = 0.5
         for n in CONTROLS:
             self.cases[n]["speed"] = 1.0
+        weights = bootstrap.hd_weights(8, stats.LOW_Q)
+        draw = np.random.default_rng(0)     # (a stream of its own: the world's draws as before)
+        for c in self.cases.values():
+            # one run's variance once the controls are out: its own drift, its share of the
+            # kernel-path factor, and its estimate's noise over its 8 reps (drawn: the modes)
+            reps = draw.normal(0, c["cv"], size=(4000, 8))
+            if c["modes"]:
+                reps += MODES_GAP * (draw.random((4000, 8)) < MODES_SLOW)
+            w = float(np.var(np.sort(reps, axis=1) @ weights))
+            # (the path's AR(1) spread within a session of eight runs, as the kept shares were measured
+            # against the runs' spread within a series: 0.785 of its stationary variance)
+            c["run_var"] = 0.0 if c["control"] else c["tau"] ** 2 + c["path"] ** 2 * PATH_SD ** 2 / 0.75 * 0.785 + w
 
 
-def make_runs(world, rng, n, session, start, change=None, prefix="r", changed=None):
+def make_runs(world, rng, n, session, start, change=None, prefix="r", changed=None, share=None):
     """n runs of one session, in order: the machine's factors drawn along
     them; change: {case: factor} on the runs whose index is in changed
-    (every run when None: a kernel's change)."""
+    (every run when None: a kernel's change); share: {group: a session
+    level's variance as a share of one run's} (none: no session level)."""
     runs = []
     mem_state, path = 0.0, 0.0
-    step = {name: (rng.normal(0, c["tau"] * 0.5) if session else 0.0) for name, c in world.cases.items()}
+    step = {name: rng.normal(0, math.sqrt(share[c["group"]] * c["run_var"])) if share else 0.0
+            for name, c in world.cases.items()}
     for i in range(n):
         t = start + i
         speed = rng.normal(0, 0.02)
         if rng.random() < 0.25:
             mem_state = rng.normal(0, MEMORY_SD)
-        path = 0.5 * path + rng.normal(0, 0.015)
+        path = 0.5 * path + rng.normal(0, PATH_SD)
         trend = 0.002 * i
         run_id = f"{prefix}{session}-{t}"
         when = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc) + datetime.timedelta(seconds=300 * t)
@@ -108,7 +135,7 @@ def make_runs(world, rng, n, session, start, change=None, prefix="r", changed=No
                 effect += math.log(change[name])
             case = load.Case(name, c["bench"], c["variant"], "", "unpinned", "latency", control=c["control"])
             for rep in range(8):
-                slow = 0.15 if c["modes"] and rng.random() < 0.3 else 0.0
+                slow = MODES_GAP if c["modes"] and rng.random() < MODES_SLOW else 0.0
                 mu = c["level"] * math.exp(effect + slow + rng.normal(0, c["cv"]))
                 case.reps[(run_id, rep)] = list(mu * np.exp(rng.normal(0, 0.005, size=3)))
                 case.rep_start[(run_id, rep)] = int((t * 300 + rep * 25) * 1e9)
@@ -119,9 +146,10 @@ def make_runs(world, rng, n, session, start, change=None, prefix="r", changed=No
 
 def judge(world, rng, k, scenario, change=None, n_boot=200):
     """One comparison at k runs a side: (rows, the changed cases' names)."""
-    if scenario == "sessions":
-        base = make_runs(world, rng, k, 1, 0, prefix="a")
-        other = make_runs(world, rng, k, 2, 100, change, prefix="b")
+    share = SCENARIOS[scenario] or runmodel.SESSION_SHARE
+    if SCENARIOS[scenario]:
+        base = make_runs(world, rng, k, 1, 0, prefix="a", share=share)
+        other = make_runs(world, rng, k, 2, 100, change, prefix="b", share=share)
     else:
         # one stretch of the machine's time, the sides' runs alternating in pairs
         order = [j for i in range(k) for j in ((2 * i, 2 * i + 1) if rng.random() < 0.5 else (2 * i + 1, 2 * i))]
@@ -129,7 +157,7 @@ def judge(world, rng, k, scenario, change=None, n_boot=200):
         runs = make_runs(world, rng, 2 * k, 0, 0, change, changed=other_at)
         base = [runs[j] for j in order[0::2]]
         other = [runs[j] for j in order[1::2]]
-    hist = make_runs(world, rng, 2, 3, 200, prefix="h")
+    hist = make_runs(world, rng, 2, 3, 200, prefix="h", share=share)
     opts = compare.Options(n_boot=n_boot, prior=drift.load_prior())
     opts.run_noise = compare.measure_run_noise([base, other, hist], opts)
     rep = compare.run_compare(compare.Side("A", base), compare.Side("B", other), opts)
@@ -150,19 +178,24 @@ def main(argv=None):
     ap.add_argument("--memory-sd", type=float, default=MEMORY_SD,
                     help=f"the memory regime's sd (log; default {MEMORY_SD}): how far a regime moves the memory "
                          "control and the cases that follow it")
+    ap.add_argument("--quieter", action="store_true",
+                    help="the sides' sessions as far apart as on the quieter kept boot (default: the model's shares, "
+                         "the larger boot's)")
     ap.add_argument("--check", action="store_true",
                     help="exit 1 unless tests/validation/README.md holds these figures word for word")
     a = ap.parse_args(argv)
     if not a.memory_sd >= 0 or not math.isfinite(a.memory_sd):
         ap.error("--memory-sd: a number of 0 or more")
-    if a.check and (a.k or a.memory_sd != MEMORY_SD):
-        ap.error("--check compares the default figures: no --k, no --memory-sd")
+    if a.check and (a.k or a.memory_sd != MEMORY_SD or a.quieter):
+        ap.error("--check compares the default figures: no --k, no --memory-sd, no --quieter")
+    if a.quieter:
+        SCENARIOS["sessions"] = QUIETER_SHARE
     globals()["MEMORY_SD"] = a.memory_sd
     rng = np.random.default_rng(a.seed)
     world = World(rng)
     lines = ["| scenario | k | type-I error per case | comparisons with a false flag | power at +2% / +3% / +5% / "
              "+10% / +20% |", "|---|---|---|---|---|"]
-    for scenario in ("session", "sessions"):
+    for scenario in SCENARIOS:
         for k in a.k or KS:
             p05 = total = flagged = 0
             for _ in range(a.reps):

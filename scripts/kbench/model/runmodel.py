@@ -27,20 +27,22 @@ case c and run r of kernel K,
   likelihood under the model's own distribution: with two runs or more a
   side on the runs' residuals, the compared sides' included
   (s^2 / s0^2 ~ F(dof, D0)); with one run on a side on this comparison's
-  differences themselves (an empirical null, Efron 2004: the bulk of the
-  cases did not change; a difference ~ t(D0) of its variance), never past
-  the prior (a change that moves most of a group would read as drift).  How
-  far the machine drifts varies from hour to hour by more than a factor
-  of e (the kept series: tests/validation/README.md, "The run-level
-  model"), so the scale is measured at the time of the comparison; the
-  host's other runs say which cases drift more than others (ss_c) and
-  how they follow the controls (beta_c).
+  differences, less the session term where the sides ran in sessions of
+  their own (an empirical null, Efron 2004: the bulk of the cases did not
+  change; a difference ~ t(D0) of its variance), never past the prior (a
+  change that moves most of a group would read as drift).  How far the
+  machine drifts varies from hour to hour by more than a factor of e (the
+  kept series: tests/validation/README.md, "The run-level model"), so the
+  scale is measured at the time of the comparison; the host's other runs
+  say which cases drift more than others (ss_c) and how they follow the
+  controls (beta_c).
 - Each run weighed by its own reps' noise (random effects: its estimate
   strays by the drift sigma_c^2 - w_c plus its own w_rc), never above a
   typical run of the comparison (w_c: the median run's w).
 - The comparison: delta_c = ybar_B - ybar_A - beta_c . (xbar_B - xbar_A),
-  the means weighed, variance sigma_c^2 (1/U_A + 1/U_B) + dx' V_beta dx
-  (U: a side's sum of weights), tested as t(D0) of that variance (tails).
+  the means weighed, variance sigma_c^2 (1/U_A + 1/U_B + s_S) + dx' V_beta
+  dx (U: a side's sum of weights; s_S: SESSION_SHARE times session_weight),
+  tested as t(D0) of that variance (tails).
   With one run a side and no history the same formula holds, the prior
   (scaled by this comparison's bulk) doing the work; the bulk also says
   how far its memory-bound cases followed the memory controls' move, whose
@@ -80,12 +82,11 @@ from .tails import D0, Plan, known_to, per_run, planned, reps_share, tailed  # n
 # BETA_MEMORY_SD and 1).
 BETA_CPU = (1.0, 0.5)
 BETA_MEMORY_SD = (0.05, 1.0)
-# What the runs of one session share (runs no more than SESSION_GAP apart): a
-# session level's variance as a share of one run's.  Per boot of the kept A/A
-# series (run_level.py --sessions), after the CPU's speed: 1.19 / 1.56 for the
-# memory manager's cases ("state"), 0.49 / 0.13 for the other CPU-bound, 1.20 /
-# 0.23 memory-, 0.55 / 0.12 file-system-bound: the larger.  Added for the
-# sessions the sides do not share (none when they alternate in one session).
+# A session level's variance as a share of one run's (a session: runs no more than SESSION_GAP_S
+# apart), per boot of the kept A/A series (run_level.py --sessions, after the CPU's speed): 1.19 /
+# 1.56 the memory manager's cases ("state"), 0.49 / 0.13 the other CPU-bound, 1.20 / 0.23 memory-,
+# 0.55 / 0.12 file-system-bound: the larger.  Added for the sessions the sides do not share (none
+# when they alternate in one session), and taken out of one run a side's own differences.
 SESSION_SHARE = {"cpu": 0.49, "cross": 0.49, "same": 0.49, "state": 1.56, "memory": 1.2, "fs": 0.55, "control": 0.49}
 SESSION_GAP_S = 3600.0
 # A control that moved more than this many of its own standard deviations
@@ -104,18 +105,16 @@ LOG_MAX = 4.0
 # The drift is never taken below A_MIN times the built-in prior's (a seventh
 # of its sd): a host's cases do not all calm down alike, and a domain's bulk
 # measured calm (0.001-0.05 times the prior on the kept series) would leave
-# its volatile cases (a 256 MB bzero switching between two modes 50% apart
-# from run to run, whose prior is 41%) only their reps' noise.  On the kept
-# A/A splits, a floor of 0, 0.02, 0.05 and 0.1 left 41, 25, 24 and 14 of 307
-# comparisons with false flags, at a median mde of 7.7, 8.3, 8.9 and 10.0%
-# at two runs a side (tests/validation/README.md, "The run-level model").
+# its volatile cases (a 256 MB bzero switching between two modes 50% apart from run to run, whose
+# prior is 41%) only their reps' noise.  On the kept A/A splits, a floor of 0, 0.02, 0.05 and 0.1
+# left 41, 25, 24 and 14 of 307 comparisons with false flags, at a median mde of 7.7, 8.3, 8.9 and
+# 10.0% at two runs a side (tests/validation/README.md, "The run-level model").
 A_MIN = 0.02
 # The empirical null's fit comes down to the median case's where that is
 # less than this share of it: a minority of changed cases far out (a tenth
 # of a domain moved by 20 sds takes the fit to twice the drift), not the
 # drift's own tails (t(D0): on the kept series the fit and the median case
-# agree) nor the bulk's chance (about a fifth either way over a few hundred
-# cases).
+# agree) nor the bulk's chance (about a fifth either way over a few hundred cases).
 MEDIAN_SHARE = 0.5
 # The groups whose cases share a factor no control measures: the two-party
 # cases, which compare.scale_group makes groups of their own.  Across CPUs
@@ -526,6 +525,10 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
     m0, v0 = beta_prior(scaled, ncov, relative, tau2, x_tau2)
     one_run = ka == 1 or kb == 1
     scale_of, bulk_of = _scale_groups(scaled), _scale_groups(domains)
+    # per key the session term in units of one run's variance (none where the sides share their sessions)
+    sw = session_weight(sessions, base_rows, other_rows) if sessions is not None else 0.0
+    sshare = sw * np.array([SESSION_SHARE.get(g, SESSION_SHARE.get(s, max(SESSION_SHARE.values())))
+                            for g, s in zip(domains, scaled)])
     sig2 = tau2 + wbar
     for _ in range(3):
         # each run weighed by its own reps' noise against the drift the last pass measured
@@ -545,12 +548,13 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
         beta, cov = _posterior(xtx, xty, m0, v0, sig2)
         rss = np.maximum(_rss(xtx, xty, yty, beta), 0.0)
         adj = raw - np.sum(beta * dxk, axis=1) if ncov else raw
-        vb = _bounded(dxk, cov, v0)[1] / kk if one_run else None      # what the one-run fit takes
-        s0, bw, moments, cs, scale = _scales(scale_of, rss, dof, wbar, tau2, adj ** 2 / kk if one_run else None,
-                                             vb)
+        units = kk + sshare     # one run a side: its differences hold the sessions' term too (added below)
+        vb = _bounded(dxk, cov, v0)[1] / units if one_run else None      # what the one-run fit takes
+        s0, bw, moments, cs, scale = _scales(scale_of, rss, dof, wbar, tau2,
+                                             adj ** 2 / units if one_run else None, vb)
         for ix in ([bulk_of[g] for g in SCALE_AS if g in bulk_of] if one_run else []):
             # a group scaled with its domain follows the controls by its own bulk (the large buffers)
-            got = fit_t(adj[ix] ** 2 / kk[ix], wbar[ix], tau2[ix], vb[ix])
+            got = fit_t(adj[ix] ** 2 / units[ix], wbar[ix], tau2[ix], vb[ix])
             cs[ix] = got[2] if got else cs[ix]
         d0 = _prior_df(s0, bw, wdf, moments, host_d0(rss, dof, s0))
         sig2 = (d0 * s0 + rss) / (d0 + dof)
@@ -565,10 +569,7 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
               and np.median(np.where(np.isfinite(told[ix]), told[ix], 0.0)) >= 0.5}
     vbeta = vspeed + cs * vmem    # as far as the comparison's bulk says its cases followed the memory's move
     guarded, limit = guard(d, groups, dx, 1.0 / ka + 1.0 / kb, x_tau2) if ncov else ([], ())
-    sw = session_weight(sessions, base_rows, other_rows) if sessions is not None else 0.0
-    vsess = sw * np.array([SESSION_SHARE.get(g, SESSION_SHARE.get(s, max(SESSION_SHARE.values())))
-                           for g, s in zip(domains, scaled)]) * sig2 \
-        if sw > 0 else np.zeros(k)
+    vsess = sshare * sig2
     delta = raw - shift
     mom = _fitted_on(scale_of, scale, moments)
     rw = reps_share(sig2, bw, d0, dof)
@@ -615,11 +616,11 @@ def bulk_widen(delta, var, df, cap, votes=True):
     differences in this comparison (genomic control: Devlin and Roeder
     1999; an empirical null, Efron 2004).  lam is the median over the keys
     (those that votes marks: a summary cell repeats its cases) of t^2 =
-    delta^2 / var against the median of t(df)^2; above 1 the
-    bulk of the group moved further than its variances hold (a factor the
-    cases share, drawn unevenly by the sides), and every variance is
-    multiplied by lam, never past cap (and never narrowed).  lam is nan
-    with fewer than MIN_FIT keys, and nothing is widened."""
+    delta^2 / var against the median of t(df)^2; above 1 the bulk of the
+    group moved further than its variances hold (a factor the cases share,
+    drawn unevenly by the sides), and every variance is multiplied by lam,
+    never past cap (and never narrowed).  lam is nan with fewer than
+    MIN_FIT keys, and nothing is widened."""
     with np.errstate(invalid="ignore", divide="ignore"):
         ok = np.isfinite(delta) & np.isfinite(var) & (var > 0) & np.isfinite(df) & (df > 0)
         vote = ok & votes
@@ -635,8 +636,7 @@ def _nanmedian(a):
     """The median over runs (axis 0) of what each key has; nan where none."""
     ok = np.any(np.isfinite(a), axis=0)
     out = np.full(a.shape[1], math.nan)
-    if np.any(ok):
-        out[ok] = np.nanmedian(a[:, ok], axis=0)
+    out[ok] = np.nanmedian(a[:, ok], axis=0)
     return out
 
 
