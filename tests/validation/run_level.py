@@ -557,7 +557,11 @@ def sessions(dirs, index, metas):
     own variance explains, over that variance (the model's SESSION_SHARE),
     the median over the cases of each domain (CPU-bound relative to the
     CPU speed), the memory manager's cases ("state": compare.scale_group)
-    apart from the other CPU-bound ones."""
+    apart from the other CPU-bound ones.  Then the same in the model's own
+    terms: the series' means weighed as a comparison weighs its sides'
+    runs, the cases relative to every control by their fitted slopes, and
+    one run's variance as the model takes it (runmodel.variances, each
+    series a group of its own)."""
     import statistics as st
     sys.path.insert(0, str(ROOT / "scripts"))
     from kbench.model import compare, judge
@@ -586,9 +590,42 @@ def sessions(dirs, index, metas):
                 v = st.mean(vs)
                 if v > 0:
                     by[dom].append((st.variance(ms) - st.mean(x / m for x, m in zip(vs, ns))) / v)
+        own = _model_shares([runs[n] for rs in group for n in rs], [est[n] for rs in group for n in rs],
+                            [len(rs) for rs in group])
         print(f"boot {boot[:8]} ({len(group)} series): " + ", ".join(
-            f"{d} {st.median(r):.2f} over {len(r)} cases" for d, r in sorted(by.items())))
+            f"{d} {st.median(r):.2f} over {len(r)} cases" for d, r in sorted(by.items()))
+            + "; in the model's own terms: " + ", ".join(f"{d} {v:.2f}" for d, v in sorted(own.items())))
     return 0
+
+
+def _model_shares(rws, ests, sizes):
+    """{domain: the median session share} of runs in consecutive series of
+    these sizes, in the model's own terms (sessions())."""
+    import numpy as np
+    from kbench.model import compare, drift, judge, runmodel
+    opts = compare.Options(prior=drift.load_prior())
+    cpu, mem = judge.control_names(rws)
+    keys = [k for k, c in rws[0].cases.items() if not c.control]
+    groups = [[] for _ in sizes]
+    for i in range(sum(sizes)):
+        groups[next(g for g in range(len(sizes)) if i < sum(sizes[:g + 1]))].append(i)
+    domains = [compare.scale_group(rws[0].cases[k]) for k in keys]
+    d, tau2, x_tau2 = judge.model_inputs(rws, ests, cpu, mem, keys, 0, None, opts)
+    rows = list(range(len(rws)))
+    sig2 = runmodel.variances(d, rows, groups, domains, tau2, True, x_tau2)[0]
+    u = runmodel.weights(d.w, sig2, runmodel._nanmedian(d.w[rows]))
+    m0, v0 = runmodel.beta_prior([runmodel.SCALE_AS.get(g, g) for g in domains], d.x.shape[1], True, tau2, x_tau2)
+    xtx, xty, _, _ = runmodel._moments(d, groups, u)
+    beta = runmodel._posterior(xtx, xty, m0, v0, sig2)[0]
+    adj = d.y - d.x @ beta.T if d.x.shape[1] else d.y
+    by = collections.defaultdict(list)
+    for j, k in enumerate(keys):
+        dom = "state" if domains[j] == "state" else compare.domain_of(rws[0].cases[k])
+        ms = [np.sum(u[g, j] * adj[g, j]) / np.sum(u[g, j]) for g in groups]
+        if all(np.isfinite(ms)) and np.isfinite(sig2[j]) and sig2[j] > 0:
+            within = np.mean([sig2[j] / np.sum(u[g, j]) for g in groups])
+            by[dom].append((np.var(ms, ddof=1) - within) / sig2[j])
+    return {dom: float(np.median(v)) for dom, v in by.items()}
 
 
 def across(dirs, index, metas, jobs):
