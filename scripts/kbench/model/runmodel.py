@@ -102,19 +102,17 @@ FIXED = 1e-10
 # a and b never above e^4 (a fit that far out is the fit of a kernel's
 # change, not of drift).
 LOG_MAX = 4.0
-# The drift is never taken below A_MIN times the built-in prior's (a seventh
-# of its sd): a host's cases do not all calm down alike, and a domain's bulk
-# measured calm (0.001-0.05 times the prior on the kept series) would leave
-# its volatile cases (a 256 MB bzero switching between two modes 50% apart from run to run, whose
-# prior is 41%) only their reps' noise.  On the kept A/A splits, a floor of 0, 0.02, 0.05 and 0.1
-# left 41, 25, 24 and 14 of 307 comparisons with false flags, at a median mde of 7.7, 8.3, 8.9 and
-# 10.0% at two runs a side (tests/validation/README.md, "The run-level model").
+# The drift is never taken below A_MIN times the built-in prior's (a seventh of its sd): a host's
+# cases do not all calm down alike, and a domain's bulk measured calm (0.001-0.05 times the prior on
+# the kept series) would leave its volatile cases (a 256 MB bzero switching between two modes 50%
+# apart from run to run, whose prior is 41%) only their reps' noise.  On the kept A/A splits, a floor
+# of 0, 0.02, 0.05 and 0.1 left 41, 25, 24 and 14 of 307 comparisons with false flags, at a median
+# mde of 7.7, 8.3, 8.9 and 10.0% at two runs a side (tests/validation/README.md, "The run-level model").
 A_MIN = 0.02
-# The empirical null's fit comes down to the median case's where that is
-# less than this share of it: a minority of changed cases far out (a tenth
-# of a domain moved by 20 sds takes the fit to twice the drift), not the
-# drift's own tails (t(D0): on the kept series the fit and the median case
-# agree) nor the bulk's chance (about a fifth either way over a few hundred cases).
+# The empirical null's fit comes down to the median case's where that is less than this share of
+# it: a minority of changed cases far out (a tenth of a domain moved by 20 sds takes the fit to twice
+# the drift), not the drift's own tails (t(D0): on the kept series the fit and the median case agree)
+# nor the bulk's chance (about a fifth either way over a few hundred cases).
 MEDIAN_SHARE = 0.5
 # The groups whose cases share a factor no control measures: the two-party
 # cases, which compare.scale_group makes groups of their own.  Across CPUs
