@@ -33,7 +33,7 @@ Printed: per scenario and k, the type-I error per case (the share of
 cases with p < .05, unadjusted), the comparisons with a false flag, and
 the power of flagging eight system-call-bound cases changed by 2-20%.
 
-  simulate.py [--reps N] [--k K]... [--memory-sd SD] [--quieter] [--check]
+  simulate.py [--reps N] [--k K]... [--memory-sd SD] [--quieter] [--sessions-power] [--check]
 """
 import argparse
 import datetime
@@ -178,6 +178,9 @@ def main(argv=None):
     ap.add_argument("--memory-sd", type=float, default=MEMORY_SD,
                     help=f"the memory regime's sd (log; default {MEMORY_SD}): how far a regime moves the memory "
                          "control and the cases that follow it")
+    ap.add_argument("--sessions-power", action="store_true",
+                    help="the power with the sides in sessions of their own too (default: with the sides in one "
+                         "session only)")
     ap.add_argument("--quieter", action="store_true",
                     help="the sides' sessions as far apart as on the quieter kept boot (default: the model's shares, "
                          "the larger boot's)")
@@ -186,8 +189,8 @@ def main(argv=None):
     a = ap.parse_args(argv)
     if not a.memory_sd >= 0 or not math.isfinite(a.memory_sd):
         ap.error("--memory-sd: a number of 0 or more")
-    if a.check and (a.k or a.memory_sd != MEMORY_SD or a.quieter):
-        ap.error("--check compares the default figures: no --k, no --memory-sd, no --quieter")
+    if a.check and (a.k or a.memory_sd != MEMORY_SD or a.quieter or a.sessions_power):
+        ap.error("--check compares the default figures: no --k, --memory-sd, --quieter or --sessions-power")
     if a.quieter:
         SCENARIOS["sessions"] = QUIETER_SHARE
     globals()["MEMORY_SD"] = a.memory_sd
@@ -207,7 +210,7 @@ def main(argv=None):
             power = []
             for d in (1.02, 1.03, 1.05, 1.10, 1.20):
                 hit = n = 0
-                for _ in range(a.power_reps if scenario == "session" else 0):
+                for _ in range(a.power_reps if scenario == "session" or a.sessions_power else 0):
                     rows = judge(world, rng, k, scenario, {c: d for c in CHANGED})
                     got = [r for r in rows if r.case in CHANGED]
                     hit += sum(r.cmp.verdict == stats.SLOWER for r in got)
