@@ -252,11 +252,14 @@ def test_sorting_networks_sort_every_input():
 @pytest.mark.parametrize("estimator", stats.ESTIMATORS)
 @pytest.mark.parametrize("n,n_boot,zeros", [(2, 2000, 0.0), (5, 2000, 0.0), (5, 2001, -0.0), (15, 2000, 0.0),
                                             (16, 2000, 0.0), (17, 999, -0.0), (50, 2000, 0.0), (50, 2000, -0.0),
-                                            (333, 7, 0.0), (9000, 3, 0.0), (4, 1, 0.0)])
+                                            (333, 7, 0.0), (9000, 3, 0.0), (4, 1, 0.0), (8, 8, 0.0),
+                                            (1, 1, 0.0)])
 def test_bootstrap_in_blocks_is_the_whole_matrix_at_once(estimator, n, n_boot, zeros):
     """Sorted by a network or counted (NETWORK_MAX), with ties and zeros of
     either sign (a latency of 1 ns is a log time of 0.0, a bandwidth of
-    1 MB/s one of -0.0)."""
+    1 MB/s one of -0.0); as many resamples as reps (the network's columns
+    and the resamples' rows then have one shape: two matrices all the
+    same)."""
     y = np.log(np.random.default_rng(n).lognormal(7.0, 0.3, n))
     y[n // 2] = y[0]        # a tie
     y[1::7] = zeros

@@ -120,20 +120,23 @@ def estimator_df(n, estimator):
 BOOT_BLOCK_BYTES = 96 << 10
 
 
-_SCRATCH = {}           # (rows, n) -> the matrix the resamples are sorted in
+_SCRATCH = {}           # (use, rows, n) -> a matrix the resamples are sorted or summed in
 
 
 _SCRATCH_MAX_BYTES = 16 << 20
 
 
-def _scratch(rows, n):
-    m = _SCRATCH.get((rows, n))
+def _scratch(rows, n, use="rows"):
+    """A reused rows x n matrix; one per use, so that two matrices a
+    function holds at once never share memory, whatever their shapes (a
+    lone case's columns and its rows are both n x n when n_boot is n)."""
+    m = _SCRATCH.get((use, rows, n))
     if m is None:
         m = np.empty((rows, n))
         if m.nbytes <= _SCRATCH_MAX_BYTES:
             if len(_SCRATCH) >= 8:
                 _SCRATCH.pop(next(iter(_SCRATCH)))
-            _SCRATCH[(rows, n)] = m
+            _SCRATCH[(use, rows, n)] = m
     return m
 
 
@@ -245,7 +248,7 @@ def _by_network(ys, n_boot, rngs, estimator):
     step = max(1, BOOT_BLOCK_BYTES // (8 * n))
     # one matrix for a case alone and one for a batch (no fresh memory), the batch's cases side by side
     full = (BATCH_CASES if len(ys) > 1 else 1) * n_boot
-    cols, t = _scratch(n, full)[:, :width], _scratch(1, full)[0, :width]
+    cols, t = _scratch(n, full, "cols")[:, :width], _scratch(1, full, "swap")[0, :width]
     for k, (y, rng) in enumerate(zip(ys, rngs)):
         for lo in range(0, n_boot, step):
             hi = min(n_boot, lo + step)
