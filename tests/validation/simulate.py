@@ -22,7 +22,8 @@ What a run holds (each case's reps, 3 samples each):
   variance (within a session) that the kept boots measured for the case's
   group (run_level.py --sessions): the larger boot's, which the model
   takes (runmodel.SESSION_SHARE), or with --quieter the smaller boot's.
-  The history is a session of its own too.
+  The history is a session of its own too (with --history-sessions N, N
+  sessions of two runs: then the model measures a session's share on it).
 The judged runs are one stretch of the machine's time, the sides
 alternating in pairs (each pair's order drawn), as a campaign runs them:
 the factors that persist from run to run (the memory regime, the
@@ -33,7 +34,8 @@ Printed: per scenario and k, the type-I error per case (the share of
 cases with p < .05, unadjusted), the comparisons with a false flag, and
 the power of flagging eight system-call-bound cases changed by 2-20%.
 
-  simulate.py [--reps N] [--k K]... [--memory-sd SD] [--quieter] [--sessions-power] [--check]
+  simulate.py [--reps N] [--k K]... [--memory-sd SD] [--quieter] [--sessions-power]
+              [--history-sessions N] [--check]
 """
 import argparse
 import datetime
@@ -57,6 +59,7 @@ BAND = (0.03, 0.07)      # the type-I error per case the issue asks for, at ever
 MEMORY_SD = 0.08         # the memory regime's level (log sd), drawn anew a quarter of the runs
 PATH_SD = 0.015          # the kernel-path factor's step from run to run (AR(1), 0.5 of the last)
 MODES_GAP, MODES_SLOW = 0.15, 0.3   # the slow mode's distance (log) and the share of reps in it
+HISTORY_SESSIONS = 1     # the history's sessions of two runs each (--history-sessions)
 # A session level's variance as a share of one run's, per group (run_level.py
 # --sessions on the kept boots): the larger boot's is the model's
 # (runmodel.SESSION_SHARE), the smaller boot's a quieter host's.
@@ -157,7 +160,10 @@ def judge(world, rng, k, scenario, change=None, n_boot=200):
         runs = make_runs(world, rng, 2 * k, 0, 0, change, changed=other_at)
         base = [runs[j] for j in order[0::2]]
         other = [runs[j] for j in order[1::2]]
-    hist = make_runs(world, rng, 2, 3, 200, prefix="h", share=share)
+    # the history: a baseline run twice in a session of its own, or in HISTORY_SESSIONS sessions
+    # (--history-sessions: what the model measures a session's share on)
+    hist = [r for s in range(HISTORY_SESSIONS) for r in make_runs(world, rng, 2, 3 + s, 200 + 100 * s, prefix="h",
+                                                                 share=share)]
     opts = compare.Options(n_boot=n_boot, prior=drift.load_prior())
     opts.run_noise = compare.measure_run_noise([base, other, hist], opts)
     rep = compare.run_compare(compare.Side("A", base), compare.Side("B", other), opts)
@@ -184,16 +190,24 @@ def main(argv=None):
     ap.add_argument("--quieter", action="store_true",
                     help="the sides' sessions as far apart as on the quieter kept boot (default: the model's shares, "
                          "the larger boot's)")
+    ap.add_argument("--history-sessions", type=int, default=HISTORY_SESSIONS, metavar="N",
+                    help="the history's sessions, two runs each (default 1; from 2 on, the model measures a "
+                         "session's share on them)")
     ap.add_argument("--check", action="store_true",
                     help="exit 1 unless tests/validation/README.md holds these figures word for word")
     a = ap.parse_args(argv)
     if not a.memory_sd >= 0 or not math.isfinite(a.memory_sd):
         ap.error("--memory-sd: a number of 0 or more")
-    if a.check and (a.k or a.memory_sd != MEMORY_SD or a.quieter or a.sessions_power):
-        ap.error("--check compares the default figures: no --k, --memory-sd, --quieter or --sessions-power")
+    if not 1 <= a.history_sessions <= 20:
+        ap.error("--history-sessions: 1 to 20")
+    if a.check and (a.k or a.memory_sd != MEMORY_SD or a.quieter or a.sessions_power
+                    or a.history_sessions != HISTORY_SESSIONS):
+        ap.error("--check compares the default figures: no --k, --memory-sd, --quieter, --sessions-power or "
+                 "--history-sessions")
     if a.quieter:
         SCENARIOS["sessions"] = QUIETER_SHARE
     globals()["MEMORY_SD"] = a.memory_sd
+    globals()["HISTORY_SESSIONS"] = a.history_sessions
     rng = np.random.default_rng(a.seed)
     world = World(rng)
     lines = ["| scenario | k | type-I error per case | comparisons with a false flag | power at +2% / +3% / +5% / "

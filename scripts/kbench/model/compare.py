@@ -645,6 +645,7 @@ class Report:
     scale: dict = field(default_factory=dict)    # runmodel.Fit.scale: the drift now, per domain
     bulk: dict = field(default_factory=dict)     # runmodel.Fit.bulk: groups widened by their own bulk
     follow: dict = field(default_factory=dict)   # runmodel.Fit.follow: the memory slopes' prior left, one run a side
+    sessions: dict = field(default_factory=dict)  # runmodel.Fit.sessions: a session's share the host's runs measured
     cells: dict = field(default_factory=dict)    # "cell:TABLE:COLUMN" -> (Comparison, how it is made, its cases)
 
     @cached_property
@@ -657,8 +658,7 @@ def run_compare(base, other, opts=None):
     """Two sides compared as the report and the page compare them: the
     cases and the summary tables' cells judged together (compare_tables),
     so that a case gets the same verdict here as on the page.  The cells
-    that are not one case (a mean of cases, a time per event) are
-    Report.cells."""
+    that are not one case (a mean of cases, a time per event): Report.cells."""
     opts = opts or Options()
     shift = compare_controls(base, other, opts)
     fits = []
@@ -677,7 +677,7 @@ def run_compare(base, other, opts=None):
                 cells[key] = (by_index[(ti, ci)], a.key, [c.name for c in a.cases])
     return Report(base, other, rows, meta_differences(base.meta, other.meta), shift, how_cases_ran(base, other),
                   opts, kernel=meta_differences(base.meta, other.meta, KERNEL_IDENTITY), scale=fits[0].scale,
-                  bulk=fits[0].bulk, follow=fits[0].follow, cells=cells)
+                  bulk=fits[0].bulk, follow=fits[0].follow, sessions=fits[0].sessions, cells=cells)
 
 
 def waiting_shares(rep):

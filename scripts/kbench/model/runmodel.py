@@ -41,7 +41,8 @@ case c and run r of kernel K,
   typical run of the comparison (w_c: the median run's w).
 - The comparison: delta_c = ybar_B - ybar_A - beta_c . (xbar_B - xbar_A),
   the means weighed, variance sigma_c^2 (1/U_A + 1/U_B + s_S) + dx' V_beta
-  dx (U: a side's sum of weights; s_S: SESSION_SHARE times session_weight),
+  dx (U: a side's sum of weights; s_S: SESSION_SHARE, or what the host's runs across
+  sessions measured where that is more (sessions.py), times session_weight),
   tested as t(D0) of that variance (tails).
   With one run a side and no history the same formula holds, the prior
   (scaled by this comparison's bulk) doing the work; the bulk also says
@@ -67,6 +68,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .pvalues import _inverse_trigamma, digamma, t_quantile, trigamma
+from .sessions import SESSION_GAP_S, SESSION_SHARE, session_weight, sessions_of  # noqa: F401  (handed on)
+from .sessions import measured, taken, within
 from .tails import D0, Plan, known_to, per_run, planned, reps_share, tailed  # noqa: F401  (handed on: runmodel.planned, ...)
 
 # The priors of beta: (mean, sd) per domain and covariate.  CPU-bound and
@@ -82,13 +85,6 @@ from .tails import D0, Plan, known_to, per_run, planned, reps_share, tailed  # n
 # BETA_MEMORY_SD and 1).
 BETA_CPU = (1.0, 0.5)
 BETA_MEMORY_SD = (0.05, 1.0)
-# A session level's variance as a share of one run's (a session: runs no more than SESSION_GAP_S
-# apart), per boot of the kept A/A series (run_level.py --sessions, after the CPU's speed): 1.19 /
-# 1.56 the memory manager's cases ("state"), 0.49 / 0.13 the other CPU-bound, 1.20 / 0.23 memory-,
-# 0.55 / 0.12 file-system-bound: the larger.  Added for the sessions the sides do not share (none
-# when they alternate in one session), and taken out of one run a side's own differences.
-SESSION_SHARE = {"cpu": 0.49, "cross": 0.49, "same": 0.49, "state": 1.56, "memory": 1.2, "fs": 0.55, "control": 0.49}
-SESSION_GAP_S = 3600.0
 # A control that moved more than this many of its own standard deviations
 # between the sides is outside what the host's runs have seen.
 GUARD_Z = 4.0
@@ -231,6 +227,7 @@ class Fit:
     mom: np.ndarray = None  # per key the run differences its scale was fitted on (inf: none, or held at a bound)
     follow: dict = field(default_factory=dict)     # {group: c}: the memory slopes' prior the bulk left (one run a side)
     rw: np.ndarray = None   # per key the reps' share of sig2 (reps_share)
+    sessions: dict = field(default_factory=dict)   # {share group: (measured share, session dof)} (the host's runs)
 
     def plan_df(self, j):
         """Key j's degrees of freedom for a plan of more runs: a typical
@@ -437,35 +434,6 @@ def _scale_groups(domains):
     return {g: np.array(ix) for g, ix in out.items()}
 
 
-def sessions_of(starts):
-    """A session number per run from its start time (seconds; nan: not
-    recorded): runs sorted by start, a new session after a gap of more than
-    SESSION_GAP_S; runs without a time are one session of their own with
-    the run nearest to them in the list (the first session)."""
-    order = sorted((t, i) for i, t in enumerate(starts) if math.isfinite(t))
-    out = [0] * len(starts)
-    sess, last = 0, None
-    for t, i in order:
-        if last is not None and t - last > SESSION_GAP_S:
-            sess += 1
-        out[i] = sess
-        last = t
-    return out
-
-
-def session_weight(sessions, base_rows, other_rows):
-    """sum over sessions of (the other side's share of runs in it - the
-    base side's)^2: 0 when the sides share their sessions alike, 2 when
-    each side is a session of its own."""
-    ka, kb = len(base_rows), len(other_rows)
-    got = 0.0
-    for s in set(sessions[i] for i in list(base_rows) + list(other_rows)):
-        wa = sum(1 for i in base_rows if sessions[i] == s) / ka
-        wb = sum(1 for i in other_rows if sessions[i] == s) / kb
-        got += (wb - wa) ** 2
-    return got
-
-
 def _scales(scale_of, rss, dof, wbar, tau2, d2=None, vb=None):
     """(s0, b w, moments, c, {group: (a, b, what measured it)}): per key the
     prior s0 = a tau^2 + b w scaled per group of keys (scale_of), its
@@ -525,8 +493,13 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
     scale_of, bulk_of = _scale_groups(scaled), _scale_groups(domains)
     # per key the session term in units of one run's variance (none where the sides share their sessions)
     sw = session_weight(sessions, base_rows, other_rows) if sessions is not None else 0.0
-    sshare = sw * np.array([SESSION_SHARE.get(g, SESSION_SHARE.get(s, max(SESSION_SHARE.values())))
-                            for g, s in zip(domains, scaled)])
+    # one run's spread within a session (a kernel measured on two occasions: two groups); the guard
+    # takes the runs' whole spread, sessions and all (what the runs have shown of each control)
+    shown, groups = groups, within(groups, sessions) if sessions is not None else groups
+    share = np.array([SESSION_SHARE.get(g, SESSION_SHARE.get(s, max(SESSION_SHARE.values())))
+                      for g, s in zip(domains, scaled)])
+    names = [g if g in SESSION_SHARE else s for g, s in zip(domains, scaled)]
+    sshare, learned = sw * share, {}
     sig2 = tau2 + wbar
     for _ in range(3):
         # each run weighed by its own reps' noise against the drift the last pass measured
@@ -556,6 +529,12 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
             cs[ix] = got[2] if got else cs[ix]
         d0 = _prior_df(s0, bw, wdf, moments, host_d0(rss, dof, s0))
         sig2 = (d0 * s0 + rss) / (d0 + dof)
+        if sw > 0 and not learned:
+            # where the host's runs span sessions, they measure the session's share (once: the first
+            # pass's slopes and one run's variance), moderated towards SESSION_SHARE, never below it
+            learned = measured(d.y - np.einsum("ki,ri->rk", beta, d.x) if ncov else d.y, sig2, d0 + dof,
+                               shown, sessions, names) or {None: None}
+            sshare = sw * np.array([taken(p, learned.get(n)) for p, n in zip(share, names)])
     beta, cov = _posterior(xtx, xty, m0, v0, sig2)
     shift = np.sum(beta * dxk, axis=1) if ncov else np.zeros(k)
     vspeed, vmem = _bounded(dxk, cov, v0)
@@ -566,7 +545,7 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
     follow = {g: float(cs[ix[0]]) for g, ix in bulk_of.items() if one_run and np.any(vmem[ix] > 0)
               and np.median(np.where(np.isfinite(told[ix]), told[ix], 0.0)) >= 0.5}
     vbeta = vspeed + cs * vmem    # as far as the comparison's bulk says its cases followed the memory's move
-    guarded, limit = guard(d, groups, dx, 1.0 / ka + 1.0 / kb, x_tau2) if ncov else ([], ())
+    guarded, limit = guard(d, shown, dx, 1.0 / ka + 1.0 / kb, x_tau2) if ncov else ([], ())
     vsess = sshare * sig2
     delta = raw - shift
     mom = _fitted_on(scale_of, scale, moments)
@@ -589,10 +568,12 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
         if lam > 1.0:
             bulk[g] = lam
     # the sides' own runs' part of dof: a side's runs count for a key only where all of them have it
-    own = sum(np.all(np.isfinite(d.y[rows]), axis=0) * (len(rows) - 1.0) for rows in (base_rows, other_rows)
-              if len(rows) >= 2) + np.zeros(k)
+    sides = [list(base_rows), list(other_rows)]
+    own = sum(np.all(np.isfinite(d.y[rows]), axis=0) * (len(rows) - 1.0)
+              for rows in (within(sides, sessions) if sessions is not None else sides) if len(rows) >= 2) + np.zeros(k)
     return Fit(list(d.keys), delta, var, df, sig2, dof, shift, raw, base_mean, dx, guarded if relative else [],
-               limit, scale, (ka, kb), vbeta, vsess, bulk, own, rdf, mom, follow, rw)
+               limit, scale, (ka, kb), vbeta, vsess, bulk, own, rdf, mom, follow, rw,
+               {n: v for n, v in learned.items() if n is not None})
 
 
 def _bounded(dxk, cov, v0):

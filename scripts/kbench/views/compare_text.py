@@ -11,6 +11,7 @@ from ..model.decl import in_order
 from .text import table
 from .units import COUNTER_LABELS, counter_fmt, counter_fmt_change, fmt_num, unit_for
 from ..model.groups import arch_warning, quick_note
+from ..model.sessions import SESSION_SHARE, taken
 
 
 def run_level_source(noise):
@@ -81,6 +82,23 @@ def bulk_text(bulk):
                    f"{math.sqrt(lam):.2g}x as far as their runs' spread allows "
                    f"({SHARED_WORDS.get(g, 'no control shows it')}): their intervals are widened by it, never "
                    f"past the prior's." for g, lam in sorted(bulk.items()))
+
+
+def sessions_text(measured):
+    """One sentence: the sides ran in sessions of their own, and the host's
+    runs of kernels that ran in several sessions measured a session's
+    level (runmodel.Fit.sessions: per share group the measured share and
+    its session dof), moderated towards the built-in share; '' without."""
+    parts = [f"{GROUP_WORDS.get(g, DOMAIN_WORDS.get(g, g) + ' cases')} {s:.2g} (built in "
+             f"{SESSION_SHARE[g]:.2g}, taken {taken(SESSION_SHARE[g], (s, dof)):.2g})"
+             for g, (s, dof) in sorted(measured.items()) if g in SESSION_SHARE]
+    if not parts:
+        return ""
+    dof = max(dof for _, dof in measured.values())
+    return (" The sides ran in sessions of their own; how far sessions move a case, as a share of one run's "
+            f"variance, measured on this host's runs of kernels that ran in several sessions ({dof:.0f} "
+            f"degree{'' if dof == 1 else 's'} of freedom between sessions; moderated towards the built-in share, "
+            "never taken below it): " + ", ".join(parts) + ".")
 
 
 def boots_text(noise):
@@ -229,7 +247,7 @@ def run_level_lines(rep, opts):
     boot_note = boots_text(noise)[1] if noise.measured else ""
     return [f"Run level ({kind}): {text}{'; ' + now if now else ''}.{spread} Each interval adds it for a side's "
             f"number of runs, so the mde is what {'one run a side' if one else 'these runs'} can tell on this "
-            f"machine.{follow_text(rep.follow)}{bulk_text(rep.bulk)}{boot_note}"]
+            f"machine.{follow_text(rep.follow)}{bulk_text(rep.bulk)}{sessions_text(rep.sessions)}{boot_note}"]
 
 
 def drift_basis(noise):

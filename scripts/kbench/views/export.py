@@ -99,6 +99,10 @@ def write_json(reports, f):
                 # one run a side: how far each group followed the memory controls' move against its
                 # slopes' prior (sqrt(c)), as the comparison's bulk measured it
                 "followed": {g: _json_num(math.sqrt(c)) for g, c in sorted(rep.follow.items())},
+                # sides in sessions of their own: a session's level as a share of one run's variance,
+                # as the host's runs of kernels in several sessions measured it, and its session dof
+                "sessions": {g: {"share": _json_num(sh), "session_dof": _json_num(dof)}
+                             for g, (sh, dof) in sorted(rep.sessions.items())},
             },
             "rows": rows,
             # the summary tables' cells made of several cases (a mean, a time per event), judged
