@@ -30,6 +30,8 @@ the factors that persist from run to run (the memory regime, the
 kernel-path factor, the trend) fall on both sides alike; the history is
 two runs of another session.
 
+Each scenario and k draws from a stream of its own (--seed, the scenario,
+k), one forked worker per CPU running them side by side.
 Printed: per scenario and k, the type-I error per case (the share of
 cases with p < .05, unadjusted), the comparisons with a false flag, and
 the power of flagging eight system-call-bound cases changed by 2-20%.
@@ -48,7 +50,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from kbench.model import bootstrap, compare, drift, load, runmodel, stats  # noqa: E402
+from kbench.model import bootstrap, compare, drift, load, runmodel, stats, workers  # noqa: E402
 
 KS = (1, 2, 4, 8)
 CHANGED = ["lat_syscall null", "lat_syscall read", "lat_syscall write", "lat_syscall stat", "lat_syscall fstat",
@@ -170,6 +172,29 @@ def judge(world, rng, k, scenario, change=None, n_boot=200):
     return rep.rows
 
 
+def row(world, a, si, scenario, k):
+    """The table's row of one scenario at k runs a side: a.reps A/A
+    comparisons and the power's, drawn from the stream of (a.seed, si, k)."""
+    rng = np.random.default_rng([a.seed, si, k])
+    p05 = total = flagged = 0
+    for _ in range(a.reps):
+        rows = judge(world, rng, k, scenario)
+        ps = [r.cmp.p for r in rows if r.cmp.comparable and not math.isnan(r.cmp.p)]
+        p05 += sum(p < 0.05 for p in ps)
+        total += len(ps)
+        flagged += any(r.cmp.significant for r in rows)
+    power = []
+    for d in (1.02, 1.03, 1.05, 1.10, 1.20):
+        hit = n = 0
+        for _ in range(a.power_reps if scenario == "session" or a.sessions_power else 0):
+            rows = judge(world, rng, k, scenario, {c: d for c in CHANGED})
+            got = [r for r in rows if r.case in CHANGED]
+            hit += sum(r.cmp.verdict == stats.SLOWER for r in got)
+            n += len(got)
+        power.append(f"{100 * hit / n:.0f}%" if n else "-")
+    return f"| {scenario} | {k} | {100 * p05 / max(total, 1):.1f}% | {flagged} of {a.reps} | " + " / ".join(power) + " |"
+
+
 MARK_BEGIN = "<!-- simulate.py: begin -->"
 MARK_END = "<!-- simulate.py: end -->"
 README = Path(__file__).resolve().parent / "README.md"
@@ -208,30 +233,16 @@ def main(argv=None):
         SCENARIOS["sessions"] = QUIETER_SHARE
     globals()["MEMORY_SD"] = a.memory_sd
     globals()["HISTORY_SESSIONS"] = a.history_sessions
-    rng = np.random.default_rng(a.seed)
-    world = World(rng)
+    world = World(np.random.default_rng(a.seed))
     lines = ["| scenario | k | type-I error per case | comparisons with a false flag | power at +2% / +3% / +5% / "
              "+10% / +20% |", "|---|---|---|---|---|"]
-    for scenario in SCENARIOS:
-        for k in a.k or KS:
-            p05 = total = flagged = 0
-            for _ in range(a.reps):
-                rows = judge(world, rng, k, scenario)
-                ps = [r.cmp.p for r in rows if r.cmp.comparable and not math.isnan(r.cmp.p)]
-                p05 += sum(p < 0.05 for p in ps)
-                total += len(ps)
-                flagged += any(r.cmp.significant for r in rows)
-            power = []
-            for d in (1.02, 1.03, 1.05, 1.10, 1.20):
-                hit = n = 0
-                for _ in range(a.power_reps if scenario == "session" or a.sessions_power else 0):
-                    rows = judge(world, rng, k, scenario, {c: d for c in CHANGED})
-                    got = [r for r in rows if r.case in CHANGED]
-                    hit += sum(r.cmp.verdict == stats.SLOWER for r in got)
-                    n += len(got)
-                power.append(f"{100 * hit / n:.0f}%" if n else "-")
-            lines.append(f"| {scenario} | {k} | {100 * p05 / max(total, 1):.1f}% | {flagged} of {a.reps} | "
-                         + " / ".join(power) + " |")
+    # each scenario and k a stream of its own (seeded by --seed, the scenario and k), so that they
+    # run side by side: one forked worker per CPU, the largest k first
+    tasks = sorted(((si, scenario, k) for si, scenario in enumerate(SCENARIOS) for k in a.k or KS),
+                   key=lambda t: -t[2])
+    got = dict(zip(tasks, workers.fork_map(lambda t: row(world, a, *t), tasks, workers.count(len(tasks)))
+                   or [row(world, a, *t) for t in tasks]))
+    lines += [got[t] for t in sorted(tasks, key=lambda t: (t[0], t[2]))]
     print("\n".join(lines))
     if a.check:
         text = README.read_text()
