@@ -469,6 +469,18 @@ def test_fork_map_is_the_map_here_or_none():
     assert workers._TASK == [None]
 
 
+def test_fork_maps_workers_leave_ctrl_c_to_their_parent():
+    """Ctrl-C reaches the whole process group: the forked workers ignore it
+    (the parent stops the pool and says it was interrupted), so none of
+    them prints a traceback of its own; the parent's own handler is
+    untouched."""
+    import signal
+    before = signal.getsignal(signal.SIGINT)
+    got = workers.fork_map(lambda i: signal.getsignal(signal.SIGINT) == signal.SIG_IGN, list(range(4)), 2)
+    assert got == [True] * 4
+    assert signal.getsignal(signal.SIGINT) == before
+
+
 def test_workers_only_from_a_few_runs_and_as_capped(monkeypatch):
     monkeypatch.delenv("KBENCH_JOBS", raising=False)
     monkeypatch.setattr(workers.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)

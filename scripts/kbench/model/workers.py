@@ -9,6 +9,7 @@ KBENCH_JOBS=1, or forking fails, the caller does the work itself, one item
 after another: the same results either way.
 """
 import os
+import signal
 
 # Workers from this many items on (fewer: one process, a worker's start costs
 # more than it saves).  KBENCH_JOBS=1 keeps the work in this process;
@@ -44,12 +45,19 @@ def fork_map(fn, items, n):
         import multiprocessing
         _TASK[0] = (fn, items)      # before the fork: every worker inherits it
         try:
-            with multiprocessing.get_context("fork").Pool(n) as pool:
+            with multiprocessing.get_context("fork").Pool(n, initializer=_leave_interrupt) as pool:
                 return pool.map(_call, range(len(items)), chunksize=1)
         finally:
             _TASK[0] = None
     except Exception:   # noqa: BLE001 -- no fork, no worker, a failing item: the caller's, one by one
         return None
+
+
+def _leave_interrupt():
+    """A worker leaves Ctrl-C to the process that forked it: that one stops
+    the pool (its workers end on SIGTERM) and says it was interrupted, so
+    no worker prints a traceback of its own."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _call(i):
