@@ -410,9 +410,9 @@ def test_runs_read_by_workers_are_the_runs_read_here(tmp_path, monkeypatch):
     real_pool = __import__("multiprocessing").get_context("fork").Pool
 
     class CountingPool:
-        def __init__(self, n):
+        def __init__(self, n, **kw):
             seen.append(n)
-            self.pool = real_pool(n)
+            self.pool = real_pool(n, **kw)
 
         def __enter__(self):
             return self.pool.__enter__()
