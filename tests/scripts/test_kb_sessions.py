@@ -95,3 +95,17 @@ def test_the_run_level_is_one_runs_spread_within_a_session_and_the_history_measu
     # sides that alternate in one session: no session term, nothing measured
     h = runmodel.fit(d, [0, 2], [1, 3], [[0, 1, 2, 3], list(range(4, 16))], domains, tau2, sessions=[0] * 4 + sh)
     assert np.all(h.vsess == 0.0) and h.sessions == {}
+
+
+def test_a_kernels_own_plan_takes_its_runs_spread_within_sessions():
+    """variances (summarize's power line): one kernel's runs in three
+    sessions of four, its sessions far apart: its runs' dof and one run's
+    variance are those within sessions, as a comparison takes them."""
+    rng = np.random.default_rng(4)
+    rows, sess = _kernel(rng, 100, 3, 4, 25.0)
+    d = _design(np.array(rows) * 0.01, 1e-6)
+    tau2 = np.full(100, 1e-4)
+    apart = runmodel.variances(d, list(range(12)), [list(range(12))], ["cpu"] * 100, tau2, sessions=sess)
+    pooled = runmodel.variances(d, list(range(12)), [list(range(12))], ["cpu"] * 100, tau2)
+    assert apart[3][0] == 9 and pooled[3][0] == 11
+    assert np.median(apart[0]) < np.median(pooled[0]) / 3

@@ -265,7 +265,8 @@ def plan(runs, host, keys, domains, opts, cells=None):
     cpu, mem = control_names([rws[i] for i in base])
     ests = [run_estimates(r, opts, cells) for r in rws]
     d, tau2, x_tau2 = model_inputs(rws, ests, cpu, mem, keys, base[0], host, opts, cells)
-    sig2, rdf, mom, dof, rw = runmodel.variances(d, base, groups, domains, tau2, opts.relative, x_tau2)
+    sig2, rdf, mom, dof, rw = runmodel.variances(d, base, groups, domains, tau2, opts.relative, x_tau2,
+                                                 runmodel.sessions_of([started(r) for r in rws]))
     # planned_mde's parts: no covariates' move, no session term (no comparison)
     return {k: runmodel.Plan(float(s), float(v), mom=float(m), hdf=float(h), rw=float(r))
             for k, s, v, m, h, r in zip(keys, sig2, rdf, mom, dof, rw)}

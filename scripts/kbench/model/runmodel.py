@@ -533,7 +533,7 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
             # where the host's runs span sessions, they measure the session's share (once: the first
             # pass's slopes and one run's variance), moderated towards SESSION_SHARE, never below it
             learned = measured(d.y - np.einsum("ki,ri->rk", beta, d.x) if ncov else d.y, sig2, d0 + dof,
-                               shown, sessions, names) or {None: None}
+                               shown, sessions, names, MIN_FIT) or {None: None}
             sshare = sw * np.array([taken(p, learned.get(n)) for p, n in zip(share, names)])
     beta, cov = _posterior(xtx, xty, m0, v0, sig2)
     shift = np.sum(beta * dxk, axis=1) if ncov else np.zeros(k)
@@ -653,15 +653,17 @@ def _fitted_on(scale_of, scale, moments):
     return out
 
 
-def variances(d, rows, groups, domains, tau2, relative=True, x_tau2=None):
+def variances(d, rows, groups, domains, tau2, relative=True, x_tau2=None, sessions=None):
     """(sig2, rdf, mom, dof, rw) per key with no comparison (a kernel's own
     summary): one run's total variance on this host as a comparison of the runs `rows` (two
     runs or more a side) would take it: the groups' residual spread, each run weighed by its
     own reps' noise, moderated towards the prior scaled by the groups' own fit (or the prior
     as it is); w: the median of the runs `rows`; rdf: a typical run's reps' degrees of
     freedom; mom: the run differences the scale was fitted on (_fitted_on); dof: the runs'
-    own degrees of freedom; rw: the reps' share of sig2 (reps_share)."""
+    own degrees of freedom; rw: the reps' share of sig2 (reps_share).  sessions: per run its
+    session (sessions_of): each kernel's runs spread within their sessions, as fit takes them."""
     k, ncov = len(d.keys), d.x.shape[1]
+    groups = within(groups, sessions) if sessions is not None else groups
     with np.errstate(invalid="ignore", divide="ignore"):
         wbar = _nanmedian(d.w[rows])
         wdf = np.nansum(d.wdf[rows], axis=0) if d.wdf is not None else np.full(k, math.inf)
