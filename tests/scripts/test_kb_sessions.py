@@ -109,3 +109,15 @@ def test_a_kernels_own_plan_takes_its_runs_spread_within_sessions():
     pooled = runmodel.variances(d, list(range(12)), [list(range(12))], ["cpu"] * 100, tau2)
     assert apart[3][0] == 9 and pooled[3][0] == 11
     assert np.median(apart[0]) < np.median(pooled[0]) / 3
+
+
+def test_compare_says_what_the_host_measured_and_what_it_took():
+    """The run-level paragraph's sentence: per group the measured share,
+    the built-in one and the one taken (never below the built-in)."""
+    from kbench.views import compare_text
+    assert compare_text.sessions_text({}) == ""
+    text = compare_text.sessions_text({"cpu": (0.2, 2.0), "state": (5.0, 2.0)})
+    assert "(2 degrees of freedom between sessions" in text
+    assert "CPU-bound cases 0.2 (built in 0.49, taken 0.49)" in text
+    assert f"taken {(4 * 1.56 + 2 * 5.0) / 6:.2g})" in text
+    assert "(1 degree of freedom" in compare_text.sessions_text({"cpu": (0.2, 1.0)})
