@@ -499,7 +499,7 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
     share = np.array([SESSION_SHARE.get(g, SESSION_SHARE.get(s, max(SESSION_SHARE.values())))
                       for g, s in zip(domains, scaled)])
     names = [g if g in SESSION_SHARE else s for g, s in zip(domains, scaled)]
-    sshare, learned = sw * share, {}
+    sshare, learned = sw * share, None
     sig2 = tau2 + wbar
     for _ in range(3):
         # each run weighed by its own reps' noise against the drift the last pass measured
@@ -529,11 +529,11 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
             cs[ix] = got[2] if got else cs[ix]
         d0 = _prior_df(s0, bw, wdf, moments, host_d0(rss, dof, s0))
         sig2 = (d0 * s0 + rss) / (d0 + dof)
-        if sw > 0 and not learned:
+        if sw > 0 and learned is None:
             # where the host's runs span sessions, they measure the session's share (once: the first
             # pass's slopes and one run's variance), moderated towards SESSION_SHARE, never below it
             learned = measured(d.y - np.einsum("ki,ri->rk", beta, d.x) if ncov else d.y, sig2, d0 + dof,
-                               shown, sessions, names, MIN_FIT) or {None: None}
+                               shown, sessions, names, MIN_FIT)
             sshare = sw * np.array([taken(p, learned.get(n)) for p, n in zip(share, names)])
     beta, cov = _posterior(xtx, xty, m0, v0, sig2)
     shift = np.sum(beta * dxk, axis=1) if ncov else np.zeros(k)
@@ -573,7 +573,7 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
               for rows in (within(sides, sessions) if sessions is not None else sides) if len(rows) >= 2) + np.zeros(k)
     return Fit(list(d.keys), delta, var, df, sig2, dof, shift, raw, base_mean, dx, guarded if relative else [],
                limit, scale, (ka, kb), vbeta, vsess, bulk, own, rdf, mom, follow, rw,
-               {n: v for n, v in learned.items() if n is not None})
+               learned or {})
 
 
 def _bounded(dxk, cov, v0):

@@ -81,12 +81,9 @@ def measured(resid, sig2, sdf, groups, sessions, names, min_keys=8):
     kernels' (m - 1) summed, which every key of the group shares."""
     votes, dofs = {}, {}
     for rows in groups:
-        by = {}
-        for i in rows:
-            by.setdefault(sessions[i], []).append(i)
-        if len(by) < 2:
+        parts = within([rows], sessions)
+        if len(parts) < 2:
             continue
-        parts = list(by.values())
         m, n = len(parts), sum(len(p) for p in parts)
         n0 = (n - sum(len(p) ** 2 for p in parts) / n) / (m - 1)
         seen = set()
