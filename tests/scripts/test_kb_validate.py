@@ -64,3 +64,34 @@ def test_run_level_tails_classes(validation_script):
                    "bw_mem rd size_kb=262144": "memory", "lat_mem_rd random size_kb=64": "memory",
                    "cell:Processor and processes:null I/O": "stateless",
                    "cell:File and VM latency:page fault": "state", "cell:Context switching:2p/0K": "two-party"}
+
+
+def test_run_level_estimators_row_of_low_q_is_the_models_estimate(validation_script, capsys):
+    """run_level.py --estimators on the three kept intel runs: one column
+    per series and the whole; the row at the model's own quantile (LOW_Q)
+    is the sd between the runs of the model's `low` estimate of each case,
+    its median over the cases."""
+    import math
+    import statistics
+    import numpy as np
+    rl = validation_script("run_level")
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from kbench.model import bootstrap, defaults, load, stats
+    index = [(r, n) for r, n in rl.read_index() if r.startswith("intel-")]
+    dirs = {n: rl.DATA / n for _, n in index}
+    assert rl.estimators(dirs, index) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split(" | ")[1:3] == ["intel", "all"]
+    row = [ln for ln in lines if ln.startswith(f"| {defaults.LOW_Q:.0%} quantile |")]
+    assert len(row) == 1 and len(lines) == 3 + 8
+    per = {}
+    for _, n in index:
+        run = load.load_run(dirs[n], load.Warnings())
+        for name, c in run.cases.items():
+            y = stats.Series.single(c.rep_arrays(), c.metric, name).log_times()
+            y = y[np.isfinite(y)]
+            if not c.control and len(y) >= 3:
+                per.setdefault(name, []).append(float(bootstrap.estimate(y, "low")))
+    want = 100 * statistics.median(float(np.std(v, ddof=1)) for v in per.values() if len(v) >= 3)
+    got = [float(x.rstrip("%")) for x in row[0].strip("| ").split(" | ")[1:3]]
+    assert math.isclose(got[0], want, abs_tol=0.006) and got[0] == got[1]

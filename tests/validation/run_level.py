@@ -27,7 +27,7 @@ a comparison: how the figures of an older model are made again; slow).
   run_level.py [--backend model|cli --tree DIR] [--only aa|k1|slow|short]
                [--json FILE] [--check]
   run_level.py --blocks | --sessions | --across | --which | --calibration | --bulk | --slopes | --halves
-               | --tails | --faults CASE
+               | --tails | --estimators | --faults CASE
 """
 import argparse
 import collections
@@ -971,6 +971,55 @@ def halves(dirs, index):
     return 0
 
 
+def estimators(dirs, index):
+    """How far each estimator of a case strays between the runs of one
+    series: per series and case (three runs or more), the sd of each run's
+    estimate over its reps' log times (as the model takes them); the
+    median over every series-case pair and the headline system calls', then
+    per series.  The Harrell-Davis quantiles at 5-50% (the model's `low` is
+    LOW_Q), the mean and the 25% trimmed mean."""
+    import numpy as np
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from kbench.model import bootstrap, load, stats
+
+    def hd(q):
+        return lambda y: float(np.sort(y) @ bootstrap.hd_weights(len(y), q))
+
+    def trimmed(y):
+        y = np.sort(y)
+        cut = len(y) // 4
+        return float(y[cut:len(y) - cut].mean())
+    ests = {f"{q:.0%} quantile": hd(q) for q in (0.05, 0.1, 0.15, 0.2, 0.3, 0.5)}
+    ests.update({"mean": lambda y: float(np.mean(y)), "25% trimmed mean": trimmed})
+    sds = collections.defaultdict(list)       # (estimator, series or "all") -> [(sd, headline)]
+    for s, runs in series_of(index).items():
+        per = collections.defaultdict(list)
+        for n in runs:
+            run = load.load_run(dirs[n], load.Warnings())
+            for name, c in run.cases.items():
+                y = stats.Series.single(c.rep_arrays(), c.metric, name).log_times()
+                y = y[np.isfinite(y)]
+                if not c.control and len(y) >= 3:
+                    per[name].append(y)
+        for name, ys in per.items():
+            if len(ys) >= 3:
+                for e, f in ests.items():
+                    sd = float(np.std([f(y) for y in ys], ddof=1))
+                    for key in (s, "all"):
+                        sds[(e, key)].append((sd, bool(HEADLINE_SYSCALL.match(name))))
+    names = list(series_of(index)) + ["all"]
+    lines = ["| estimator | " + " | ".join(names) + " | headline system calls (all) |",
+             "|---|" + "---|" * (len(names) + 1)]
+    for e in ests:
+        row = [100 * statistics.median(sd for sd, _ in sds[(e, key)]) for key in names]
+        head = [sd for sd, h in sds[(e, "all")] if h]
+        lines.append(f"| {e} | " + " | ".join(f"{v:.2f}%" for v in row) +
+                     f" | {100 * statistics.median(head):.2f}% |")
+    print(f"median sd of a case's estimate between the runs of one series ({len(sds[(next(iter(ests)), 'all')])} "
+          "series-case pairs)\n" + "\n".join(lines))
+    return 0
+
+
 def _work(job):
     """One worker's comparisons (a fork of the parent: `_STATE` holds the
     runs' directories and the domains)."""
@@ -1052,6 +1101,8 @@ def main(argv=None):
                     help="which cases drift between runs: the reps' own noise against the built-in prior")
     ap.add_argument("--faults", metavar="CASE",
                     help="a case's runs against its samples' page faults (ops per minor fault), per series")
+    ap.add_argument("--estimators", action="store_true",
+                    help="how far each estimator of a case strays between the runs of one series")
     ap.add_argument("--halves", action="store_true",
                     help="the reps' part within one run: odd against even reps, against the bootstrap's errors")
     ap.add_argument("--slopes", action="store_true",
@@ -1096,6 +1147,8 @@ def main(argv=None):
             return slopes(dirs, index, metas)
         if args.halves:
             return halves(dirs, index)
+        if args.estimators:
+            return estimators(dirs, index)
         if args.faults:
             return faults(index, args.faults)
         cmps = [c for c in protocol(index, metas, args.history) if (not args.only or c["kind"] in args.only)
