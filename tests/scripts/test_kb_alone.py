@@ -123,7 +123,8 @@ def test_compare_on_one_run_a_side(lone_runs):
         assert by[n].verdict == stats.SLOWER and not by[n].alone
     assert [n for n, c in by.items() if c.alone] == [LONE]
     text = compare_text.format_report(rep, opts=compare.Options(n_boot=300))
-    assert "(alone) 1 case(s) outside the summary tables changed significantly" in text
+    assert "(alone) 1 case(s) outside the summary tables (or of a file-system-bound binary) changed " \
+        "significantly" in text
     # the two lat_ctx cases flagged with one run a side: what their flags rest on
     assert "One run a side: 2 flag(s) rest on one run of a side." in text
     assert re.search(rf"^    {re.escape(LONE)}: .*slower", text, re.M)
@@ -193,3 +194,48 @@ def test_a_flagged_cell_counts_in_the_one_run_note(runs, n):
         assert len(lines) == 1 and lines[0].startswith(f"One run a side: {n} flag(s) rest on one run of a side.")
     else:
         assert lines == []
+
+
+def test_a_primary_case_of_a_shared_binary_alone_is_inconclusive():
+    """shared: a binary whose cases share one state from run to run (the
+    prior's file-system-bound benches); there the rule takes the primary
+    cases too, and still only with one run on a side and only alone."""
+    cmps = [_cmp(4.3), _cmp(1.0, p=0.9), _cmp(1.25)]
+    stats.decide(cmps, families=[P, S, P], groups=["lat_fs", "lat_fs", "lat_syscall"], shared=("lat_fs",))
+    assert cmps[0].verdict == stats.INCONCLUSIVE and cmps[0].alone
+    assert cmps[2].verdict == stats.SLOWER and not cmps[2].alone
+    cmps = [_cmp(4.3), _cmp(1.3)]
+    stats.decide(cmps, families=[P, S], groups=["lat_fs", "lat_fs"], shared=("lat_fs",))
+    assert [c.verdict for c in cmps] == [stats.SLOWER, stats.SLOWER]
+    cmps = [_cmp(4.3, runs=(2, 2)), _cmp(1.0, p=0.9, runs=(2, 2))]
+    stats.decide(cmps, families=[P, S], groups=["lat_fs", "lat_fs"], shared=("lat_fs",))
+    assert cmps[0].verdict == stats.SLOWER and not cmps[0].alone
+
+
+@pytest.fixture
+def fs_runs(tmp_path, gen):
+    """One run a side: the base kernel, and the other with one primary
+    lat_fs case (the first) three times slower. (base dir, other dir, case)"""
+    root = tmp_path / "r"
+    gen.make_run(root, host="hx", kernel="6.1.0-a", seed=31, reps=6)
+    base = str(root / "hx" / "6.1.0-a")
+    a, _ = _sides(base, base)
+    case = sorted(n for n in compare.primary_names(a, a) if n.startswith("lat_fs "))[0]
+    gen.make_run(root, host="hx", kernel="6.1.0-b", seed=32, reps=6, scale={"^" + re.escape(case) + "$": 3.0})
+    return base, str(root / "hx" / "6.1.0-b"), case
+
+
+def test_compare_takes_the_shared_binaries_from_the_prior(fs_runs):
+    """A primary lat_fs case alone on one run a side: inconclusive where the
+    prior names lat_fs shared (the built-in one does), called where it names
+    none, and with --flag-alone."""
+    import dataclasses
+    from kbench.model import drift
+    base, other, case = fs_runs
+    prior = drift.load_prior()
+    assert "lat_fs" in prior.shared
+    for shared, alone, want in ((prior.shared, True, stats.INCONCLUSIVE), ((), True, stats.SLOWER),
+                                (prior.shared, False, stats.SLOWER)):
+        opts = compare.Options(n_boot=300, alone=alone, prior=dataclasses.replace(prior, shared=shared))
+        got = {r.case: r.cmp for r in compare.run_compare(*_sides(base, other), opts).rows}[case]
+        assert got.verdict == want and got.alone == (want == stats.INCONCLUSIVE), (shared, alone, got.verdict)

@@ -83,7 +83,7 @@ def test_run_level_estimators_row_of_low_q_is_the_models_estimate(validation_scr
     lines = capsys.readouterr().out.splitlines()
     assert lines[1].split(" | ")[1:3] == ["intel", "all"]
     row = [ln for ln in lines if ln.startswith(f"| {defaults.LOW_Q:.0%} quantile |")]
-    assert len(row) == 1 and len(lines) == 3 + 8
+    assert len(row) == 1 and len(lines) == 3 + 10
     per = {}
     for _, n in index:
         run = load.load_run(dirs[n], load.Warnings())
@@ -95,3 +95,19 @@ def test_run_level_estimators_row_of_low_q_is_the_models_estimate(validation_scr
     want = 100 * statistics.median(float(np.std(v, ddof=1)) for v in per.values() if len(v) >= 3)
     got = [float(x.rstrip("%")) for x in row[0].strip("| ").split(" | ")[1:3]]
     assert math.isclose(got[0], want, abs_tol=0.006) and got[0] == got[1]
+
+
+def test_across_sessions_refuses_bad_input(tmp_path):
+    """across_sessions.sh: usage without three arguments, and a clear
+    message (exit 2) where OLD or NEW lacks three base* and three one* runs."""
+    script = ROOT / "tests" / "validation" / "across_sessions.sh"
+    p = subprocess.run([str(script)], capture_output=True, text=True)
+    assert p.returncode == 2 and p.stderr.startswith("usage:")
+    old, new = tmp_path / "old", tmp_path / "new"
+    for d in (old, new):
+        d.mkdir()
+        for label in ("base1", "base2", "one1", "one2", "one3"):
+            (d / f"{label}.dir").write_text(str(tmp_path / label) + "\n")
+    p = subprocess.run([str(script), str(old), str(new), str(tmp_path / "out")], capture_output=True, text=True)
+    assert p.returncode == 2 and "need 3 runs labelled base* and 3 labelled one*" in p.stderr
+    assert not (tmp_path / "out").exists()

@@ -977,7 +977,9 @@ def estimators(dirs, index):
     estimate over its reps' log times (as the model takes them); the
     median over every series-case pair and the headline system calls', then
     per series.  The Harrell-Davis quantiles at 5-50% (the model's `low` is
-    LOW_Q), the mean and the 25% trimmed mean."""
+    LOW_Q), the mean and the 25% trimmed mean of the reps' medians (a rep's
+    value as the model takes it), and two quantiles of each rep's fastest
+    sample instead."""
     import numpy as np
     sys.path.insert(0, str(ROOT / "scripts"))
     from kbench.model import bootstrap, load, stats
@@ -989,8 +991,9 @@ def estimators(dirs, index):
         y = np.sort(y)
         cut = len(y) // 4
         return float(y[cut:len(y) - cut].mean())
-    ests = {f"{q:.0%} quantile": hd(q) for q in (0.05, 0.1, 0.15, 0.2, 0.3, 0.5)}
-    ests.update({"mean": lambda y: float(np.mean(y)), "25% trimmed mean": trimmed})
+    ests = {f"{q:.0%} quantile": (0, hd(q)) for q in (0.05, 0.1, 0.15, 0.2, 0.3, 0.5)}
+    ests.update({"mean": (0, lambda y: float(np.mean(y))), "25% trimmed mean": (0, trimmed)})
+    ests.update({f"{q:.0%} quantile of the fastest samples": (1, hd(q)) for q in (0.1, 0.2)})
     sds = collections.defaultdict(list)       # (estimator, series or "all") -> [(sd, headline)]
     for s, runs in series_of(index).items():
         per = collections.defaultdict(list)
@@ -998,13 +1001,14 @@ def estimators(dirs, index):
             run = load.load_run(dirs[n], load.Warnings())
             for name, c in run.cases.items():
                 y = stats.Series.single(c.rep_arrays(), c.metric, name).log_times()
-                y = y[np.isfinite(y)]
-                if not c.control and len(y) >= 3:
-                    per[name].append(y)
+                fast = np.array([np.nanmin(stats.to_log_time(a, c.metric)) for a in c.rep_arrays()
+                                 if np.any(np.isfinite(stats.to_log_time(a, c.metric)))])
+                if not c.control and np.sum(np.isfinite(y)) >= 3:
+                    per[name].append((y[np.isfinite(y)], fast))
         for name, ys in per.items():
             if len(ys) >= 3:
-                for e, f in ests.items():
-                    sd = float(np.std([f(y) for y in ys], ddof=1))
+                for e, (which, f) in ests.items():
+                    sd = float(np.std([f(y[which]) for y in ys], ddof=1))
                     for key in (s, "all"):
                         sds[(e, key)].append((sd, bool(HEADLINE_SYSCALL.match(name))))
     names = list(series_of(index)) + ["all"]

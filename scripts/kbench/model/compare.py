@@ -514,7 +514,7 @@ def compare_sides(base, other, opts=None, extra=None, shift=None, extra_cases=No
         pending.append((judged, shifted, families, groups, lambda: mark_failures(rows, base, other)))
     else:
         stats.decide(judged, min_effect=opts.min_effect, level=opts.level, adjust=opts.adjust,
-                     machine_shift=shifted, families=families, groups=groups)
+                     machine_shift=shifted, families=families, groups=groups, shared=getattr(opts.prior, "shared", ()))
         mark_failures(rows, base, other)
     if not with_extra:
         return rows
@@ -535,7 +535,7 @@ def decide_pending(pending, opts):
         # moved alone: within its own comparison (step)
         groups += [(step, g) for g in grps] if grps is not None else [(step, id(c)) for c in judged]
     stats.decide(cmps, min_effect=opts.min_effect, level=opts.level, adjust=opts.adjust, machine_shift=shifted,
-                 families=families, groups=groups if opts.alone else None)
+                 families=families, groups=groups if opts.alone else None, shared=getattr(opts.prior, "shared", ()))
     for *_, after in pending:
         after()
     pending.clear()

@@ -575,7 +575,7 @@ SECONDARY = "secondary"  # every other case: another family
 
 
 def decide(comparisons, *, min_effect=DEFAULT_MIN_EFFECT, level=LEVEL, adjust=True, machine_shift=False,
-           families=None, groups=None):
+           families=None, groups=None, shared=()):
     """Give each comparable Comparison its verdict, in place.
 
     Significant = p, adjusted (Benjamini-Hochberg) for the number of cases
@@ -614,7 +614,11 @@ def decide(comparisons, *, min_effect=DEFAULT_MIN_EFFECT, level=LEVEL, adjust=Tr
     run in nine), which no prior of the drift between runs made from a few
     runs covers; a kernel change that moves a path moves its binary's
     other cases too, and the primary cases keep the power to see one
-    headline number move alone.
+    headline number move alone.  shared: groups whose cases share one
+    state from run to run (the drift prior's file-system-bound benches:
+    what the runs before left in the file system): there one run's state
+    moves a headline case alone as far as any, and the rule takes the
+    primary cases too.
     """
     comparisons = list(comparisons)
     shifts = machine_shift if isinstance(machine_shift, (list, tuple)) else [machine_shift] * len(comparisons)
@@ -666,7 +670,7 @@ def decide(comparisons, *, min_effect=DEFAULT_MIN_EFFECT, level=LEVEL, adjust=Tr
             if c.verdict in (FASTER, SLOWER):
                 moved.setdefault((g, c.verdict), []).append(c)
         for c, g, f in zip(comparisons, groups, fams):
-            if (c.verdict in (FASTER, SLOWER) and not f.startswith(PRIMARY) and c.one_run
+            if (c.verdict in (FASTER, SLOWER) and (not f.startswith(PRIMARY) or g in shared) and c.one_run
                     and len(moved[(g, c.verdict)]) == 1):
                 c.verdict = INCONCLUSIVE
                 c.alone = True

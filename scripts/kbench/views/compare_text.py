@@ -473,10 +473,11 @@ def format_report(rep, changed_only=False, opts=None):
         if changed_only:
             out += [f"    {r.case}: {r.cmp.change_text}, CI {r.cmp.ci_text}" for r in rep.rows if r.cmp.unresolved]
     out += _listed([r for r in rep.rows if r.cmp.alone],
-                   lambda n: f"(alone) {n} case(s) outside the summary tables changed significantly, each the only "
-                             f"case of its binary to move, with one run on a side: inconclusive, because one run can "
-                             f"jump that far for the whole run, one case at a time. Measure that side again (runs "
-                             f"pooled) to tell; --flag-alone judges them like any other case.",
+                   lambda n: f"(alone) {n} case(s) outside the summary tables (or of a file-system-bound binary) "
+                             f"changed significantly, each the only case of its binary to move, with one run on a "
+                             f"side: inconclusive, because one run can jump that far for the whole run, one case at "
+                             f"a time. Measure that side again (runs pooled) to tell; --flag-alone judges them like "
+                             f"any other case.",
                    lambda c: f"CI {c.ci_text}")
     out += _listed([r for r in rep.rows if r.cmp.modes],
                    lambda n: f"(modes) {n} case(s) changed significantly at the fast end of their reps while their "
