@@ -128,10 +128,10 @@ def _add_stats_options(ap):
 
 def _add_flag_alone(ap):
     ap.add_argument("--flag-alone", action="store_true",
-                    help="call a case faster or slower even when it moved alone: by default a case outside the "
-                         "summary tables (any case of a file-system-bound binary) that changed significantly with one run on a side, while no other case "
-                         "of its binary changed the same way, is inconclusive ('moved alone': one run can jump "
-                         "that far for the whole run, one case at a time)")
+                    help="call a case faster or slower even when it moved alone: by default a case outside the summary "
+                         "tables (any case of a file-system-bound binary) that changed significantly with one run on a "
+                         "side, while no other case of its binary changed the same way, is inconclusive ('moved "
+                         "alone': one run can jump that far for the whole run, one case at a time)")
 
 
 def _add_prior_options(ap):

@@ -210,6 +210,12 @@ def test_a_primary_case_of_a_shared_binary_alone_is_inconclusive():
     cmps = [_cmp(4.3, runs=(2, 2)), _cmp(1.0, p=0.9, runs=(2, 2))]
     stats.decide(cmps, families=[P, S], groups=["lat_fs", "lat_fs"], shared=("lat_fs",))
     assert cmps[0].verdict == stats.SLOWER and not cmps[0].alone
+    # a series: each step's cases grouped by (step, binary); the binary is what is shared
+    cmps = [_cmp(4.3), _cmp(1.0, p=0.9), _cmp(4.3), _cmp(1.3)]
+    stats.decide(cmps, families=[P, S, P, S], groups=[(0, "lat_fs"), (0, "lat_fs"), (1, "lat_fs"), (1, "lat_fs")],
+                 shared=("lat_fs",))
+    assert [c.verdict for c in cmps] == [stats.INCONCLUSIVE, stats.INCONCLUSIVE, stats.SLOWER, stats.SLOWER]
+    assert [c.alone for c in cmps] == [True, False, False, False]
 
 
 @pytest.fixture
