@@ -83,7 +83,7 @@ def test_run_level_estimators_row_of_low_q_is_the_models_estimate(validation_scr
     lines = capsys.readouterr().out.splitlines()
     assert lines[1].split(" | ")[1:3] == ["intel", "all"]
     row = [ln for ln in lines if ln.startswith(f"| {defaults.LOW_Q:.0%} quantile |")]
-    assert len(row) == 1 and len(lines) == 3 + 10
+    assert len(row) == 1 and len(lines) == 3 + 11
     per = {}
     for _, n in index:
         run = load.load_run(dirs[n], load.Warnings())

@@ -979,10 +979,11 @@ def estimators(dirs, index):
     per series.  The Harrell-Davis quantiles at 5-50% (the model's `low` is
     LOW_Q), the mean and the 25% trimmed mean of the reps' medians (a rep's
     value as the model takes it), and two quantiles of each rep's fastest
-    sample instead."""
+    sample instead, and the model's on the first half of the reps."""
     import numpy as np
     sys.path.insert(0, str(ROOT / "scripts"))
     from kbench.model import bootstrap, load, stats
+    from kbench.model.defaults import LOW_Q
 
     def hd(q):
         return lambda y: float(np.sort(y) @ bootstrap.hd_weights(len(y), q))
@@ -994,6 +995,8 @@ def estimators(dirs, index):
     ests = {f"{q:.0%} quantile": (0, hd(q)) for q in (0.05, 0.1, 0.15, 0.2, 0.3, 0.5)}
     ests.update({"mean": (0, lambda y: float(np.mean(y))), "25% trimmed mean": (0, trimmed)})
     ests.update({f"{q:.0%} quantile of the fastest samples": (1, hd(q)) for q in (0.1, 0.2)})
+    # what half the reps give (the first half, in the order they ran): how far more reps narrow it
+    ests[f"{LOW_Q:.0%} quantile of the first half of the reps"] = (2, hd(LOW_Q))
     sds = collections.defaultdict(list)       # (estimator, series or "all") -> [(sd, headline)]
     for s, runs in series_of(index).items():
         per = collections.defaultdict(list)
@@ -1003,12 +1006,16 @@ def estimators(dirs, index):
                 y = stats.Series.single(c.rep_arrays(), c.metric, name).log_times()
                 fast = np.array([np.nanmin(stats.to_log_time(a, c.metric)) for a in c.rep_arrays()
                                  if np.any(np.isfinite(stats.to_log_time(a, c.metric)))])
-                if not c.control and np.sum(np.isfinite(y)) >= 3:
-                    per[name].append((y[np.isfinite(y)], fast))
+                y = y[np.isfinite(y)]
+                if not c.control and len(y) >= 3:
+                    per[name].append((y, fast, y[:len(y) // 2] if len(y) >= 6 else None))
         for name, ys in per.items():
             if len(ys) >= 3:
                 for e, (which, f) in ests.items():
-                    sd = float(np.std([f(y[which]) for y in ys], ddof=1))
+                    got = [f(y[which]) for y in ys if y[which] is not None]
+                    if len(got) < 3:
+                        continue
+                    sd = float(np.std(got, ddof=1))
                     for key in (s, "all"):
                         sds[(e, key)].append((sd, bool(HEADLINE_SYSCALL.match(name))))
     names = list(series_of(index)) + ["all"]
