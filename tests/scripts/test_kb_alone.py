@@ -210,12 +210,19 @@ def test_a_primary_case_of_a_shared_binary_alone_is_inconclusive():
     cmps = [_cmp(4.3, runs=(2, 2)), _cmp(1.0, p=0.9, runs=(2, 2))]
     stats.decide(cmps, families=[P, S], groups=["lat_fs", "lat_fs"], shared=("lat_fs",))
     assert cmps[0].verdict == stats.SLOWER and not cmps[0].alone
-    # a series: each step's cases grouped by (step, binary); the binary is what is shared
-    cmps = [_cmp(4.3), _cmp(1.0, p=0.9), _cmp(4.3), _cmp(1.3)]
-    stats.decide(cmps, families=[P, S, P, S], groups=[(0, "lat_fs"), (0, "lat_fs"), (1, "lat_fs"), (1, "lat_fs")],
-                 shared=("lat_fs",))
-    assert [c.verdict for c in cmps] == [stats.INCONCLUSIVE, stats.INCONCLUSIVE, stats.SLOWER, stats.SLOWER]
-    assert [c.alone for c in cmps] == [True, False, False, False]
+
+
+def test_a_series_takes_the_shared_binaries_in_every_step():
+    """decide_pending (a series: every step's cases decided together, each
+    step's grouped apart): the prior's shared binaries count in each step."""
+    from kbench.model import drift
+    steps = [[_cmp(4.3), _cmp(1.0, p=0.9)], [_cmp(4.3), _cmp(1.3)]]
+    pending = [(judged, [""] * 2, [P, S], ["lat_fs", "lat_fs"], lambda: None) for judged in steps]
+    compare.decide_pending(pending, compare.Options(prior=drift.load_prior()))
+    assert [c.verdict for c in steps[0] + steps[1]] == [stats.INCONCLUSIVE, stats.INCONCLUSIVE, stats.SLOWER,
+                                                         stats.SLOWER]
+    assert [c.alone for c in steps[0] + steps[1]] == [True, False, False, False]
+    assert pending == []
 
 
 @pytest.fixture

@@ -30,6 +30,7 @@ def _kernel(rng, n_keys, m, n, share, start=0):
 def test_within_splits_each_kernels_runs_by_session():
     assert sessions.within([[0, 1, 2, 3], [4, 5]], [0, 1, 0, 2, 3, 3]) == [[0, 2], [1], [3], [4, 5]]
     assert sessions.within([], [0]) == []
+    assert sessions.within([[0, 1], [2]], None) == [[0, 1], [2]]
 
 
 @pytest.mark.parametrize("share", [0.0, 0.5, 1.5])

@@ -522,20 +522,20 @@ def compare_sides(base, other, opts=None, extra=None, shift=None, extra_cases=No
 
 
 def decide_pending(pending, opts):
-    """The verdicts of comparisons made with `pending`: one stats.decide
-    over all of them, each family (a summary table's cases, the other
-    cases) adjusted for its cases in every comparison together, then the
-    failures marked.  A series of N kernels makes N - 1 comparisons: so
-    many more chances of a false step, which the adjustment counts."""
+    """The verdicts of comparisons made with `pending`: one stats.decide over all of them,
+    each family (a summary table's cases, the other cases) adjusted for its cases in every
+    comparison together, then the failures marked.  A series of N kernels makes N - 1
+    comparisons: so many more chances of a false step, which the adjustment counts."""
     cmps, shifted, families, groups = [], [], [], []
     for step, (judged, sh, fams, grps, _) in enumerate(pending):
         cmps += judged
         shifted += sh
         families += fams if fams is not None else [""] * len(judged)
-        # moved alone: within its own comparison (step)
+        # moved alone: within its own comparison (step), the prior's shared binaries in each
         groups += [(step, g) for g in grps] if grps is not None else [(step, id(c)) for c in judged]
     stats.decide(cmps, min_effect=opts.min_effect, level=opts.level, adjust=opts.adjust, machine_shift=shifted,
-                 families=families, groups=groups if opts.alone else None, shared=getattr(opts.prior, "shared", ()))
+                 families=families, groups=groups if opts.alone else None,
+                 shared={(s, b) for s in range(len(pending)) for b in getattr(opts.prior, "shared", ())})
     for *_, after in pending:
         after()
     pending.clear()

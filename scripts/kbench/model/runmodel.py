@@ -495,10 +495,10 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
     sw = session_weight(sessions, base_rows, other_rows) if sessions is not None else 0.0
     # one run's spread within a session (a kernel measured on two occasions: two groups); the guard
     # takes the runs' whole spread, sessions and all (what the runs have shown of each control)
-    shown, groups = groups, within(groups, sessions) if sessions is not None else groups
-    share = np.array([SESSION_SHARE.get(g, SESSION_SHARE.get(s, max(SESSION_SHARE.values())))
-                      for g, s in zip(domains, scaled)])
+    shown, groups = groups, within(groups, sessions)
+    # per key its share group: its own group where that has a share, else its domain's
     names = [g if g in SESSION_SHARE else s for g, s in zip(domains, scaled)]
+    share = np.array([SESSION_SHARE.get(n, max(SESSION_SHARE.values())) for n in names])
     sshare, learned = sw * share, None
     sig2 = tau2 + wbar
     for _ in range(3):
@@ -570,7 +570,7 @@ def fit(d, base_rows, other_rows, groups, domains, tau2, relative=True, x_tau2=N
     # the sides' own runs' part of dof: a side's runs count for a key only where all of them have it
     sides = [list(base_rows), list(other_rows)]
     own = sum(np.all(np.isfinite(d.y[rows]), axis=0) * (len(rows) - 1.0)
-              for rows in (within(sides, sessions) if sessions is not None else sides) if len(rows) >= 2) + np.zeros(k)
+              for rows in within(sides, sessions) if len(rows) >= 2) + np.zeros(k)
     return Fit(list(d.keys), delta, var, df, sig2, dof, shift, raw, base_mean, dx, guarded if relative else [],
                limit, scale, (ka, kb), vbeta, vsess, bulk, own, rdf, mom, follow, rw,
                learned or {})
@@ -663,7 +663,7 @@ def variances(d, rows, groups, domains, tau2, relative=True, x_tau2=None, sessio
     own degrees of freedom; rw: the reps' share of sig2 (reps_share).  sessions: per run its
     session (sessions_of): each kernel's runs spread within their sessions, as fit takes them."""
     k, ncov = len(d.keys), d.x.shape[1]
-    groups = within(groups, sessions) if sessions is not None else groups
+    groups = within(groups, sessions)
     with np.errstate(invalid="ignore", divide="ignore"):
         wbar = _nanmedian(d.w[rows])
         wdf = np.nansum(d.wdf[rows], axis=0) if d.wdf is not None else np.full(k, math.inf)

@@ -53,7 +53,10 @@ def within(groups, sessions):
     by session: a kernel measured on two occasions is two groups, each
     centred on its own mean, so that their spread is one run's within a
     session and a session's own level is not counted in it (the session
-    term adds it where the sides need it)."""
+    term adds it where the sides need it).  sessions None: the groups as
+    they are (no start times known)."""
+    if sessions is None:
+        return list(groups)
     out = []
     for rows in groups:
         by = {}

@@ -618,8 +618,7 @@ def decide(comparisons, *, min_effect=DEFAULT_MIN_EFFECT, level=LEVEL, adjust=Tr
     state from run to run (the drift prior's file-system-bound benches:
     what the runs before left in the file system): there one run's state
     moves a headline case alone as far as any, and the rule takes the
-    primary cases too (a series' groups are (step, binary) pairs: their
-    binary is what counts).
+    primary cases too.
     """
     comparisons = list(comparisons)
     shifts = machine_shift if isinstance(machine_shift, (list, tuple)) else [machine_shift] * len(comparisons)
@@ -671,8 +670,7 @@ def decide(comparisons, *, min_effect=DEFAULT_MIN_EFFECT, level=LEVEL, adjust=Tr
             if c.verdict in (FASTER, SLOWER):
                 moved.setdefault((g, c.verdict), []).append(c)
         for c, g, f in zip(comparisons, groups, fams):
-            bench = g[-1] if isinstance(g, tuple) else g
-            if (c.verdict in (FASTER, SLOWER) and (not f.startswith(PRIMARY) or bench in shared) and c.one_run
+            if (c.verdict in (FASTER, SLOWER) and (not f.startswith(PRIMARY) or g in shared) and c.one_run
                     and len(moved[(g, c.verdict)]) == 1):
                 c.verdict = INCONCLUSIVE
                 c.alone = True
