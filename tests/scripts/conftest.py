@@ -14,6 +14,20 @@ from kb_helpers import BASE_DIR, NEW_DIR, one_run  # noqa: E402
 import make_fixture  # noqa: E402
 
 
+@pytest.fixture(scope="session", autouse=True)
+def run_cache(tmp_path_factory):
+    """The cache of runs read (model/runcache.py) in a directory of the
+    tests' own, for the scripts they start too: never the user's."""
+    import os
+    old = os.environ.get("KBENCH_CACHE")
+    os.environ["KBENCH_CACHE"] = str(tmp_path_factory.mktemp("run-cache"))
+    yield os.environ["KBENCH_CACHE"]
+    if old is None:
+        del os.environ["KBENCH_CACHE"]
+    else:
+        os.environ["KBENCH_CACHE"] = old
+
+
 @pytest.fixture(scope="session")
 def gen():
     return make_fixture

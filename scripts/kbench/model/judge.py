@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import runmodel, stats, workers
+from . import runcache, runmodel, stats, workers
 from .bootstrap import log_combined, side_estimate, side_estimates
 
 
@@ -24,10 +24,16 @@ def run_estimates(run, opts, cells=None):
     cache = run.__dict__.setdefault("_kbench_estimates", {})
     got = cache.get(key)
     if got is None:
-        series = {name: stats.Series.single(c.rep_arrays(), c.metric, name, units=c.rep_units(),
-                                            estimator=opts.estimator) for name, c in run.cases.items()}
-        series.update(cells(run) if cells else {})
-        got = cache[key] = _estimates(series, f"{run.host}/{run.kernel}#{run.run_id}", opts)
+        side = f"{run.host}/{run.kernel}#{run.run_id}"      # (the kernel's name as grouped seeds it)
+        kept = key + (side, cells is not None)
+        got = runcache.estimates(run, kept)
+        if got is None:
+            series = {name: stats.Series.single(c.rep_arrays(), c.metric, name, units=c.rep_units(),
+                                                estimator=opts.estimator) for name, c in run.cases.items()}
+            series.update(cells(run) if cells else {})
+            got = _estimates(series, side, opts)
+            runcache.keep_estimates(run, kept, got)
+        cache[key] = got
     return got
 
 

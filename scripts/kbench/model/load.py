@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .defaults import SUPPORTED_SCHEMA
 from . import decl as decl_mod
-from . import workers
+from . import runcache, workers
 from .runs import COUNTER_KEYS, EVENT_KEYS, METRICS, Case, Group, Run  # noqa: F401  (Group: load.Group)
 
 META = "meta.json"
@@ -643,6 +643,11 @@ def _load_one(d):
         return None, said, str(e)
 
 
+def _each(fn, items):
+    done = workers.fork_map(fn, items, workers.count(len(items)))
+    return done if done is not None else map(fn, items)    # (a fault of load_run then shows here)
+
+
 def load_runs(paths, warn):
     """Find and read every run under `paths`; damaged runs are reported and
     left out.  Returns a list of Runs (possibly empty), in the order of the
@@ -650,10 +655,8 @@ def load_runs(paths, warn):
     workers.PARALLEL_FROM runs on, worker processes read them (one per
     CPU): the reading is Python's own work and most of a report's time."""
     dirs = list(find_run_dirs(paths, warn))
-    done = workers.fork_map(_load_one, dirs, workers.count(len(dirs)))
-    if done is None:        # (a fault of load_run itself then shows here, as without workers)
-        done = map(_load_one, dirs)
     runs = []
+    done = runcache.read(dirs, _load_one, _each)     # the runs read before: from the cache
     for run, said, err in done:
         for msg in said:
             warn(msg)
