@@ -127,6 +127,18 @@ def test_a_cache_of_another_user_is_not_used(cache, reads, base_run, monkeypatch
     assert len(reads) == 2 and list(cache.iterdir()) == []
 
 
+def test_a_cache_others_may_write_in_is_not_used(cache, reads, base_run):
+    cache.mkdir()
+    os.chmod(cache, 0o777)          # as /tmp: another user could plant an entry
+    read([base_run])
+    read([base_run])
+    assert len(reads) == 2 and list(cache.iterdir()) == []
+    os.chmod(cache, 0o755)
+    read([base_run])
+    read([base_run])
+    assert len(reads) == 3
+
+
 def test_a_run_that_changes_while_read_is_not_kept(cache, base_run, monkeypatch):
     real = load.load_run
 

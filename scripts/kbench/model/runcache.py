@@ -12,7 +12,8 @@ to the last bit: the cache only saves time.
 
 KBENCH_CACHE=off (or 0, no) reads every run afresh and writes nothing;
 KBENCH_CACHE=DIR keeps the entries in DIR.  A directory of the cache that
-is not this user's own is not used (an entry is a pickle).  Anything that
+is not this user's own, or that others may write in, is not used (an
+entry is a pickle).  Anything that
 goes wrong with the cache (a full disk, a damaged entry) makes it read the
 run again, silently.  The least recently used entries go beyond MAX_BYTES.
 """
@@ -88,12 +89,14 @@ def key(run_dir):
 
 def _usable(cache):
     """The cache's directory, made (0700) if it is missing, or None when it
-    cannot be or belongs to another user."""
+    cannot be, belongs to another user, or others may write in it (an entry
+    is a pickle: whoever writes one runs code as the user who reads it)."""
     try:
         cache.mkdir(parents=True, exist_ok=True, mode=0o700)
-        return cache if cache.stat().st_uid == os.getuid() else None
+        st = cache.stat()
     except OSError:
         return None
+    return cache if st.st_uid == os.getuid() and not st.st_mode & 0o022 else None
 
 
 def _load(path):
