@@ -21,6 +21,7 @@ import hashlib
 import os
 import pickle
 import sys
+import time
 import zlib
 from pathlib import Path
 
@@ -144,7 +145,8 @@ def _save(cache, name, held):
 
 
 def prune(cache, limit=MAX_BYTES):
-    """Remove the least recently used entry files until the rest fit in limit."""
+    """Remove the least recently used entry files until the rest fit in
+    limit, and what a write cut short (Ctrl-C) left over an hour ago."""
     try:
         entries = []
         with os.scandir(cache) as it:
@@ -152,6 +154,8 @@ def prune(cache, limit=MAX_BYTES):
                 if e.name.endswith((_RUN, _EST)) and e.is_file():
                     st = e.stat()
                     entries.append((st.st_mtime_ns, st.st_size, e.path))
+                elif e.name.endswith(".tmp") and e.stat().st_mtime < time.time() - 3600:
+                    os.unlink(e.path)
     except OSError:
         return
     total = sum(size for _, size, _ in entries)
