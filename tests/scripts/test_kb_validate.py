@@ -111,3 +111,18 @@ def test_across_sessions_refuses_bad_input(tmp_path):
     p = subprocess.run([str(script), str(old), str(new), str(tmp_path / "out")], capture_output=True, text=True)
     assert p.returncode == 2 and "need 3 runs labelled base* and 3 labelled one*" in p.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_within_session_refuses_bad_input(tmp_path):
+    """within_session.sh: usage without two arguments, and a clear message
+    (exit 2) where DIR lacks four base* and four one* runs."""
+    script = ROOT / "tests" / "validation" / "within_session.sh"
+    p = subprocess.run([str(script), str(tmp_path)], capture_output=True, text=True)
+    assert p.returncode == 2 and p.stderr.startswith("usage:")
+    d = tmp_path / "campaign"
+    d.mkdir()
+    for label in ("base1", "base2", "base3", "base4", "one1", "one2", "one3"):
+        (d / f"{label}.dir").write_text(str(tmp_path / label) + "\n")
+    p = subprocess.run([str(script), str(d), str(tmp_path / "out")], capture_output=True, text=True)
+    assert p.returncode == 2 and "needs 4 runs labelled base* and 4 labelled one*" in p.stderr
+    assert not (tmp_path / "out").exists()
