@@ -7,15 +7,15 @@ An entry is found by what it was made from, never by the run's name alone:
 the directory as named and as resolved, the name and bytes of every file
 in it, this package's model code, the Python that pickled it and numpy.
 A run rewritten, a file added, or the scripts changed, and the entry is
-not found; the run is read again.  An entry holds what reading the run gives,
-to the last bit: the cache only saves time.
+not found; the run is read again.  An entry holds what reading the run
+gives, to the last bit: the cache only saves time.
 
-KBENCH_CACHE=off (or 0, no) reads every run afresh and writes nothing;
-KBENCH_CACHE=DIR keeps the entries in DIR.  A directory of the cache that
-is not this user's own, or that others may write in, is not used (an
-entry is a pickle).  Anything that
-goes wrong with the cache (a full disk, a damaged entry) makes it read the
-run again, silently.  The least recently used entries go beyond MAX_BYTES.
+KBENCH_CACHE=off (or 0, no, false) reads every run afresh and writes
+nothing; KBENCH_CACHE=DIR keeps the entries in DIR.  A directory of the
+cache that is not this user's own, or that others may write in, is not
+used (an entry is a pickle).  Anything that goes wrong with the cache (a
+full disk, a damaged entry) makes it read the run again, silently.  The
+least recently used entries go beyond MAX_BYTES.
 """
 import hashlib
 import os
@@ -56,7 +56,7 @@ def _code():
         try:
             import numpy
             numpy_version = numpy.__version__
-        except ImportError:         # summarize's table reads runs without it
+        except ImportError:         # (the commands need it; a reader of runs alone does not)
             numpy_version = "none"
         h = hashlib.sha256(f"{sys.version}\0{numpy_version}".encode())
         here = Path(__file__).resolve().parent
@@ -147,24 +147,26 @@ def _save(cache, name, held):
 def prune(cache, limit=MAX_BYTES):
     """Remove the least recently used entry files until the rest fit in
     limit, and what a write cut short (Ctrl-C) left over an hour ago."""
+    entries, stale = [], []
     try:
-        entries = []
         with os.scandir(cache) as it:
             for e in it:
                 if e.name.endswith((_RUN, _EST)) and e.is_file():
                     st = e.stat()
                     entries.append((st.st_mtime_ns, st.st_size, e.path))
                 elif e.name.endswith(".tmp") and e.stat().st_mtime < time.time() - 3600:
-                    os.unlink(e.path)
+                    stale.append(e.path)
     except OSError:
         return
     total = sum(size for _, size, _ in entries)
     for _, size, path in sorted(entries):
         if total <= limit:
             break
+        stale.append(path)
+        total -= size
+    for path in stale:
         try:
             os.unlink(path)
-            total -= size
         except OSError:
             pass
 
