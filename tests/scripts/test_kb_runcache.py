@@ -4,6 +4,7 @@ changed run, changed code or a damaged entry is read afresh; off, it
 writes nothing; the commands print the same bytes with it and without."""
 import os
 import pickle
+import re
 import subprocess
 import sys
 import time
@@ -215,3 +216,19 @@ def test_an_entry_holds_no_more_than_the_run_as_read(cache, base_run):
     fmt, (run, said) = pickle.loads(zlib.decompress(entry.read_bytes()))
     assert fmt == runcache.FORMAT and said == []
     assert "_kbench_cache" not in run.__dict__ and "_kbench_estimates" not in run.__dict__
+
+
+def _report(env, out, runs):
+    r = subprocess.run([sys.executable, str(SCRIPTS / "report"), "--no-samples", "--out", str(out), str(runs)],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return re.sub(r"Generated [^<]*\.", "Generated.", out.read_text()), r.stdout.replace(str(out), "PAGE")
+
+
+def test_the_page_is_the_same_with_the_cache_and_without(tmp_path, fixture_runs):
+    runs = fixture_runs[0].parent
+    env = dict(os.environ, KBENCH_CACHE="off")
+    want = _report(env, tmp_path / "off.html", runs)
+    env["KBENCH_CACHE"] = str(tmp_path / "c")
+    assert _report(env, tmp_path / "cold.html", runs) == want
+    assert _report(env, tmp_path / "warm.html", runs) == want
