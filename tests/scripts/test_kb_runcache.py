@@ -59,6 +59,22 @@ def test_a_run_read_again_comes_from_the_cache(cache, reads, base_run):
            (first[0].run_id, first[0].kernel, first[0].host, first[0].path)
 
 
+def test_a_run_named_another_way_is_the_same_run(cache, reads, base_run, monkeypatch):
+    """make run's table names its run results/HOST/KERNEL/RUN, the report
+    finds it under the repository's absolute results/: one entry."""
+    monkeypatch.chdir(base_run.parent)
+    first, _ = read([base_run])
+    again, said = read([base_run.name])          # relative
+    assert len(reads) == 1 and said == [] and str(again[0].path) == base_run.name
+    assert again[0].run_id == first[0].run_id and reps(again[0]) == reps(first[0])
+    with open(base_run / "samples.jsonl", "a") as f:
+        f.write("{not json\n")
+    _, said = read([base_run])
+    _, said_rel = read([base_run.name])          # its warning names the run as named now
+    assert len(reads) == 3 and said_rel == [m.replace(str(base_run), base_run.name) for m in said]
+    assert said_rel[0].startswith(base_run.name)
+
+
 def test_a_changed_file_is_read_again_even_within_a_clock_tick(cache, reads, base_run):
     p = base_run / "samples.jsonl"
     text = p.read_text()
@@ -213,8 +229,8 @@ def test_compare_prints_the_same_bytes_with_the_cache_and_without(tmp_path, fixt
 def test_an_entry_holds_no_more_than_the_run_as_read(cache, base_run):
     read([base_run])
     (entry,) = cache.iterdir()
-    fmt, (run, said) = pickle.loads(zlib.decompress(entry.read_bytes()))
-    assert fmt == runcache.FORMAT and said == []
+    fmt, (run, said, named) = pickle.loads(zlib.decompress(entry.read_bytes()))
+    assert fmt == runcache.FORMAT and said == [] and named == str(base_run)
     assert "_kbench_cache" not in run.__dict__ and "_kbench_estimates" not in run.__dict__
 
 

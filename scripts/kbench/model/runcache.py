@@ -4,9 +4,9 @@ it, kept in ${XDG_CACHE_HOME:-~/.cache}/kbench/runs, so that a report over
 a results/ that grew by one run reads one run.
 
 An entry is found by what it was made from, never by the run's name alone:
-the directory as named and as resolved, the name and bytes of every file
-in it, this package's model code, the Python that pickled it and numpy.
-A run rewritten, a file added, or the scripts changed, and the entry is
+the directory's resolved path, the name and bytes of every file in it,
+this package's model code, the Python that pickled it and numpy.  A run
+named another way (relative, absolute) is the same run.  A run rewritten, a file added, or the scripts changed, and the entry is
 not found; the run is read again.  An entry holds what reading the run
 gives, to the last bit: the cache only saves time.
 
@@ -25,7 +25,7 @@ import time
 import zlib
 from pathlib import Path
 
-FORMAT = 1                  # of an entry: (FORMAT, what it holds)
+FORMAT = 2                  # of an entry: (FORMAT, what it holds)
 MAX_BYTES = 256 << 20       # the least recently used entries go above this
 _RUN, _EST = ".run", ".est"     # an entry's two files: the run as read; its estimates
 _CODE = []                  # the model's fingerprint, once per process
@@ -68,13 +68,14 @@ def _code():
 
 def key(run_dir):
     """The entry's name for a run directory as it is now: a digest of the
-    model's code, the directory's names and every file in it, name and
+    model's code, the directory's resolved path (results/x and
+    /home/u/kbench/results/x are one run) and every file in it, name and
     bytes (a file's time says too little: one rewritten within a clock
     tick keeps it); None when it cannot be read (load_run then says why)."""
     d = Path(run_dir)
     h = hashlib.sha256(_code().encode())
     try:
-        h.update(f"{d}\0{d.resolve()}\0".encode())
+        h.update(f"{d.resolve()}\0".encode())
         with os.scandir(d) as it:
             names = sorted(e.name for e in it if e.is_file())
         for name in names:
@@ -183,15 +184,20 @@ def read(dirs, read_one, each):
         return list(each(read_one, dirs))
     keys = [key(d) for d in dirs]
     out = []
-    for k in keys:
+    for d, k in zip(dirs, keys):
         held = _load(cache / (k + _RUN)) if k is not None else None
+        if held is not None and held[2] != str(d):      # read under another name (relative, absolute)
+            if held[1]:
+                held = None     # its warnings name the run as it was named then: read it again
+            else:
+                held[0].path = Path(d)
         out.append(None if held is None else (held[0], held[1], None))
     todo = [i for i, got in enumerate(out) if got is None]
 
     def read_keep(i):
         got = read_one(dirs[i])
         if got[2] is None and keys[i] is not None and key(dirs[i]) == keys[i]:
-            _save(cache, keys[i] + _RUN, got[:2])
+            _save(cache, keys[i] + _RUN, (got[0], got[1], str(dirs[i])))
         return got
 
     for i, got in zip(todo, each(read_keep, todo)):
