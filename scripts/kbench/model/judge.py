@@ -25,15 +25,13 @@ def run_estimates(run, opts, cells=None):
     got = cache.get(key)
     if got is None:
         side = f"{run.host}/{run.kernel}#{run.run_id}"      # (the kernel's name as grouped seeds it)
-        kept = key + (side, cells is not None)
-        got = runcache.estimates(run, kept)
-        if got is None:
+
+        def make():
             series = {name: stats.Series.single(c.rep_arrays(), c.metric, name, units=c.rep_units(),
                                                 estimator=opts.estimator) for name, c in run.cases.items()}
             series.update(cells(run) if cells else {})
-            got = _estimates(series, side, opts)
-            runcache.keep_estimates(run, kept, got)
-        cache[key] = got
+            return _estimates(series, side, opts)
+        got = cache[key] = runcache.estimates(run, key + (side, cells is not None), make)
     return got
 
 

@@ -6,9 +6,10 @@ a results/ that grew by one run reads one run.
 An entry is found by what it was made from, never by the run's name alone:
 the directory's resolved path, the name and bytes of every file in it,
 this package's model code, the Python that pickled it and numpy.  A run
-named another way (relative, absolute) is the same run.  A run rewritten, a file added, or the scripts changed, and the entry is
-not found; the run is read again.  An entry holds what reading the run
-gives, to the last bit: the cache only saves time.
+named another way (relative, absolute) is the same run.  A run
+rewritten, a file added, or the scripts changed, and the entry is not
+found; the run is read again.  An entry holds what reading the run gives,
+to the last bit: the cache only saves time.
 
 KBENCH_CACHE=off (or 0, no, false) reads every run afresh and writes
 nothing; KBENCH_CACHE=DIR keeps the entries in DIR.  A directory of the
@@ -210,24 +211,19 @@ def read(dirs, read_one, each):
     return out
 
 
-def estimates(run, which):
+def estimates(run, which, make):
     """The estimates `which` (the estimator, resamples, seed, the side's
-    name...) of a run the cache holds, or None."""
+    name...) of a run: the cache's where it holds them, else make()'s,
+    then kept beside the run's entry (the other estimates kept there
+    stay).  A run the cache does not hold: make()."""
     at = run.__dict__.get(_AT)
     if at is None:
-        return None
-    held = _load(at[0] / (at[1] + _EST))
-    return held.get(which) if isinstance(held, dict) else None
-
-
-def keep_estimates(run, which, got):
-    """Keep a run's estimates `which` beside its entry (the other
-    estimates kept there stay)."""
-    at = run.__dict__.get(_AT)
-    if at is None:
-        return
+        return make()
     cache, k = at
     held = _load(cache / (k + _EST))
-    held = dict(held) if isinstance(held, dict) else {}
-    held[which] = got
-    _save(cache, k + _EST, held)
+    held = held if isinstance(held, dict) else {}
+    got = held.get(which)
+    if got is None:
+        got = held[which] = make()
+        _save(cache, k + _EST, held)
+    return got
