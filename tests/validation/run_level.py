@@ -1004,10 +1004,10 @@ def estimators(dirs, index):
             run = load.load_run(dirs[n], load.Warnings())
             for name, c in run.cases.items():
                 y = stats.Series.single(c.rep_arrays(), c.metric, name).log_times()
-                fast = np.array([np.nanmin(stats.to_log_time(a, c.metric)) for a in c.rep_arrays()
-                                 if np.any(np.isfinite(stats.to_log_time(a, c.metric)))])
                 y = y[np.isfinite(y)]
                 if not c.control and len(y) >= 3:
+                    reps = [stats.to_log_time(a, c.metric) for a in c.rep_arrays()]
+                    fast = np.array([np.nanmin(t) for t in reps if np.any(np.isfinite(t))])
                     per[name].append((y, fast, y[:len(y) // 2] if len(y) >= 6 else None))
         for name, ys in per.items():
             if len(ys) >= 3:
