@@ -385,7 +385,8 @@ std::vector<Invocation> next_round(const Options& o, const std::vector<Case>& ca
   const SoFar sf = read_so_far(run.runs_path(), run.samples_path(), cases);
   const bool controls = !kinds.controls.empty() && o.control_every > 0;
   const double measuring = controls ? left * o.control_every / (o.control_every + 1.0) : left;
-  const auto chosen = choose_round(sf.cases, o.target_change, measuring, kMaxReps, left > 10.0 ? 3 : 1);
+  const auto chosen =
+      choose_round(sf.cases, o.target_change, measuring, kMaxReps, left > 10.0 ? 3 : 1, o.headline_reps);
   n_cases = 0;
   if (chosen.empty()) return {};
   std::vector<int> next_rep;

@@ -36,6 +36,9 @@ const char kUsage[] =
     "  --samples N      pass --samples N to every binary (default 3)\n"
     "  --pin-cpu C|none CPU for one-party cases (default: the last one allowed)\n"
     "  --control-every K a control case between every K cases (default 10)\n"
+    "  --headline-reps N with --budget, a summary table's case gets up to N reps (2-60)\n"
+    "                   before any other case gets more: at least 20, more only while\n"
+    "                   its reps take a second in all (default 20)\n"
     "  --no-controls    run no control cases\n"
     "  --label NAME     name this kernel in every report (e.g. patched; letters, digits, ._+-)\n"
     "  --quick          short check: --reps 2 --timeout 20, and --samples 3\n"
@@ -179,6 +182,8 @@ Options parse_options(const std::vector<std::string>& args) {
       }
     } else if (name == "--control-every") {
       o.control_every = static_cast<int>(parse_integer(name, value(), 1, 100000));
+    } else if (name == "--headline-reps") {
+      o.headline_reps = static_cast<int>(parse_integer(name, value(), 2, 60));
     } else if (name == "--label") {
       o.label = value();
       if (o.label.empty() || o.label.size() > 40)
@@ -299,6 +304,7 @@ JsonValue options_to_json(const Options& o) {
   j.set("pin_cpu", o.pin ? JsonValue::integer(o.pin_cpu) : JsonValue());
   j.set("control_every", o.controls ? JsonValue::integer(o.control_every) : JsonValue());
   j.set("target_change", JsonValue::real(o.target_change));
+  j.set("headline_reps", JsonValue::integer(o.headline_reps));
   j.set("label", o.label.empty() ? JsonValue() : JsonValue::string(o.label));
   j.set("profile", JsonValue::boolean(o.profile));
   j.set("profile_samples", JsonValue::integer(o.profile_samples));
@@ -337,6 +343,9 @@ void options_from_json(const JsonValue& j, Options& o) {
   } else {
     o.pin = false;
   }
+  // Runs recorded before --headline-reps had its default.
+  if (const JsonValue* v = j.find("headline_reps"); v && v->as_int() && *v->as_int() >= 2 && *v->as_int() <= 60)
+    o.headline_reps = static_cast<int>(*v->as_int());
   if (const JsonValue* v = j.find("control_every"); v && v->as_int() && *v->as_int() >= 1 && *v->as_int() <= 100000) {
     o.controls = true;
     o.control_every = static_cast<int>(*v->as_int());

@@ -15,6 +15,9 @@
 
 namespace kbench::driver {
 
+// The default of --headline-reps (plan.hpp: headline_floor).
+constexpr int kDefaultHeadlineReps = 20;
+
 struct Options {
   std::string bin_dir;               // where the benchmark binaries are
   bool bin_dir_given = false;
@@ -39,6 +42,7 @@ struct Options {
   bool controls = true;              // --no-controls
   std::string label;                 // --label: names this kernel in every report ("" = none)
   double target_change = 0.03;       // budget rounds stop at this detectable change
+  int headline_reps = kDefaultHeadlineReps;  // --headline-reps: a summary table's case first (plan.hpp)
   bool profile = false;              // --profile: one more invocation per case under perf record
   int profile_samples = 2000;        // --profile-samples: the least perf samples a profile needs
   std::optional<std::string> scaling; // --scaling[=REGEX]: base cases also run at 1, 2, 4, ... all copies

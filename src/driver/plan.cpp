@@ -20,6 +20,11 @@ constexpr int kMinSpread = 10;
 // rep a fifth of its weight and its second a third, so one fast rep moves a
 // headline number by a fifth of its distance; at 20 reps by a hundredth.
 constexpr int kMinSpreadHeadline = 20;
+// Past those 20, a summary table's case keeps its priority up to its
+// headline_reps as long as its reps take a second in all: a cheap headline
+// number (a system call: about 22 ms a rep) gets the reps that narrow its
+// interval between runs, a dear one (fork, exec) does not eat the budget.
+constexpr double kHeadlineSeconds = 1.0;
 
 // Appends `order` (indexes into `items`) with a control before every block
 // of `every` items and one after the last; slots numbered from `slot`.
@@ -109,7 +114,14 @@ double detectable_change(const std::vector<double>& rep_values) {
   return std::expm1(power_multiplier(df) * std::sqrt(2.0) * s / std::sqrt(double(n)));
 }
 
-std::vector<int> plan_reps(const std::vector<CaseSoFar>& cases, double target, double seconds, int max_reps) {
+int headline_floor(int headline_reps, double rep_seconds) {
+  if (headline_reps <= kMinSpreadHeadline) return headline_reps;
+  const double affordable = rep_seconds > 0 ? std::floor(kHeadlineSeconds / rep_seconds) : headline_reps;
+  return std::max(kMinSpreadHeadline, static_cast<int>(std::min<double>(headline_reps, affordable)));
+}
+
+std::vector<int> plan_reps(const std::vector<CaseSoFar>& cases, double target, double seconds, int max_reps,
+                           int headline_reps) {
   // Each candidate's next rep, most gain per second first. The gain is the
   // share by which one more rep shrinks the variance of the mean of its rep
   // values, log((n+1)/n): the same for a wide case as for a narrow one, so
@@ -119,9 +131,9 @@ std::vector<int> plan_reps(const std::vector<CaseSoFar>& cases, double target, d
   // cheap case gets more reps than a dear one, until the two gain alike per
   // second; every case's interval narrows by about the same share per second
   // spent on it.
-  // A summary table's case short of its kMinSpreadHeadline reps goes before
-  // every other, however dear: the tables are what a reader reads first, and
-  // a tight budget must not leave them on the reps of the first pass.
+  // A summary table's case short of its headline_floor goes before every
+  // other, however dear: the tables are what a reader reads first, and a
+  // tight budget must not leave them on the reps of the first pass.
   struct Next {
     bool first;
     double gain;
@@ -134,9 +146,10 @@ std::vector<int> plan_reps(const std::vector<CaseSoFar>& cases, double target, d
   std::vector<int> plan(cases.size(), 0);
   std::vector<int> cap(cases.size(), 0);
   std::vector<double> cost(cases.size(), 0.0);
+  std::vector<int> first(cases.size(), 0);  // a headline case's reps before the others
   std::priority_queue<Next> queue;
-  auto next = [&cost, &cases](std::size_t i, int n) {
-    return Next{cases[i].headline && n < kMinSpreadHeadline, std::log1p(1.0 / n) / cost[i], i};
+  auto next = [&cost, &first](std::size_t i, int n) {
+    return Next{n < first[i], std::log1p(1.0 / n) / cost[i], i};
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const CaseSoFar& c = cases[i];
@@ -146,10 +159,11 @@ std::vector<int> plan_reps(const std::vector<CaseSoFar>& cases, double target, d
     // every case gets kMinSpread reps spread over the run before it counts
     // as precise.
     const bool wide = detectable_change(c.rep_values) > target;
-    const int spread = std::min(c.headline ? kMinSpreadHeadline : kMinSpread, max_reps);
+    cost[i] = std::max(c.seconds / c.invocations, 1e-3);
+    if (c.headline) first[i] = std::min(headline_floor(headline_reps, cost[i]), max_reps);
+    const int spread = c.headline ? first[i] : std::min(kMinSpread, max_reps);
     if (!wide && n >= spread) continue;
     cap[i] = (wide ? max_reps : spread) - n;
-    cost[i] = std::max(c.seconds / c.invocations, 1e-3);
     queue.push(next(i, n));
   }
   double used = 0;
@@ -167,8 +181,8 @@ std::vector<int> plan_reps(const std::vector<CaseSoFar>& cases, double target, d
 }
 
 std::vector<std::size_t> choose_round(const std::vector<CaseSoFar>& cases, double target, double seconds,
-                                      int max_reps, int parts) {
-  const std::vector<int> plan = plan_reps(cases, target, seconds, max_reps);
+                                      int max_reps, int parts, int headline_reps) {
+  const std::vector<int> plan = plan_reps(cases, target, seconds, max_reps, headline_reps);
   std::vector<std::size_t> out;
   for (std::size_t i = 0; i < plan.size(); ++i) {
     const int take = (plan[i] + std::max(parts, 1) - 1) / std::max(parts, 1);

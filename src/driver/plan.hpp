@@ -23,6 +23,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "driver/options.hpp"
+
 namespace kbench::driver {
 
 struct Invocation {
@@ -69,23 +71,32 @@ struct CaseSoFar {
 // read as no spread. Infinite below 2 reps.
 double detectable_change(const std::vector<double>& rep_values);
 
+// The reps a summary table's case gets before any other case gets more:
+// headline_reps where that is at most 20; above, at least 20 and at most
+// headline_reps, as many as a second holds at rep_seconds a rep (a cheap
+// headline number gets the reps that narrow it between runs, a dear one
+// does not take the budget).
+int headline_floor(int headline_reps, double rep_seconds);
+
 // How many more reps each case is worth in `seconds` of measuring. The
 // candidates: usable cases with fewer than `max_reps` reps whose
 // detectable_change is above `target`, and (up to 10 reps, a headline
-// case up to 20) the precise ones with fewer (tight reps may all come from
-// one stretch of the machine, and a headline number's low quantile must
-// not rest on one rep). Reps go one at a time to the case whose next rep narrows its
+// case up to its headline_floor) the precise ones with fewer (tight reps
+// may all come from one stretch of the machine, and a headline number's
+// low quantile must not rest on one rep); a headline case short of its
+// floor goes first. Reps go one at a time to the case whose next rep narrows its
 // interval most per second of its mean invocation: by log((n+1)/n), the
 // same relative narrowing for every case, so cheap cases get more reps than
 // dear ones. At least one rep when any case qualifies, even if it does not
 // fit; 0 for the others.
-std::vector<int> plan_reps(const std::vector<CaseSoFar>& cases, double target, double seconds, int max_reps);
+std::vector<int> plan_reps(const std::vector<CaseSoFar>& cases, double target, double seconds, int max_reps,
+                           int headline_reps = kDefaultHeadlineReps);
 
 // One budget round: `parts` rounds are to share the plan of `seconds`, so
 // each planned case gets ceil(its planned reps / parts) now (its reps spread
 // over the run; the next round plans again from what this one measured).
 // The case indexes, a case once per rep, ascending.
 std::vector<std::size_t> choose_round(const std::vector<CaseSoFar>& cases, double target, double seconds,
-                                      int max_reps, int parts);
+                                      int max_reps, int parts, int headline_reps = kDefaultHeadlineReps);
 
 }  // namespace kbench::driver

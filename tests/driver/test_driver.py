@@ -549,10 +549,11 @@ def ctl_bins(tmp_path):
 
 def test_controls_threaded_through_every_rep(driver, ctl_bins, tmp_path):
     proc = run_driver(driver, "--reps", 3, "--control-every", 1, "--seed", 7, "--out", tmp_path / "o",
-                      bin_dir=ctl_bins)
+                      "--headline-reps", 33, bin_dir=ctl_bins)
     assert proc.returncode == 0, proc.stderr
     meta, runs, samples = load_run(run_dir_of(proc))
     assert meta["options"]["control_every"] == 1
+    assert meta["options"]["headline_reps"] == 33     # recorded, for --resume
     seq = [(r["case"], r["rep_idx"], r["control"], r["round"]) for r in runs]
     measured = [s for s in seq if not s[2]]
     controls = [s for s in seq if s[2]]
@@ -659,6 +660,8 @@ def test_fallback_table_values(driver, tmp_path):
     (["--budget", "x"], "--budget: expected a number of seconds > 0"),
     (["--pin-cpu", "-1"], "--pin-cpu: expected an integer"),
     (["--control-every", "0"], "--control-every: expected an integer"),
+    (["--headline-reps", "61"], "--headline-reps: expected an integer in 2..60, got '61'"),
+    (["--headline-reps", "1"], "--headline-reps: expected an integer in 2..60, got '1'"),
     (["--no-controls=1"], "--no-controls: takes no value"),
 ])
 def test_new_option_errors(driver, args, msg, tmp_path):

@@ -97,6 +97,36 @@ def test_run_level_estimators_row_of_low_q_is_the_models_estimate(validation_scr
     assert math.isclose(got[0], want, abs_tol=0.006) and got[0] == got[1]
 
 
+def test_run_level_reps_counts_each_class_of_case(validation_script, capsys):
+    """run_level.py --reps on the three kept intel runs: per series the
+    median of each case's reps over its runs and cases, the headline
+    system calls apart, counted again here from runs.jsonl; --data refuses a directory
+    without index.txt."""
+    import gzip
+    import json
+    import statistics
+    rl = validation_script("run_level")
+    index = [(r, n) for r, n in rl.read_index() if r.startswith("intel-")]
+    dirs = {n: rl.DATA / n for _, n in index}
+    assert rl.reps(dirs, index) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 3 and lines[2].startswith("| intel | 3 | ")
+    pooled = []
+    for _, n in index:
+        counts = {}
+        with gzip.open(dirs[n] / "runs.jsonl.gz", "rt") as f:
+            for line in f:
+                r = json.loads(line)
+                if not r["control"] and r["status"] == "ok":
+                    counts[r["case"]] = counts.get(r["case"], 0) + 1
+        pooled += [v for k, v in counts.items() if rl.HEADLINE_SYSCALL.match(k)]
+    assert len(pooled) == 3 * 6
+    assert lines[2].split(" | ")[2] == f"{statistics.median(pooled):g}"
+    p = subprocess.run([sys.executable, str(ROOT / "tests" / "validation" / "run_level.py"), "--data",
+                        str(ROOT / "tests"), "--reps"], capture_output=True, text=True)
+    assert p.returncode == 2 and "--data" in p.stderr and "no index.txt" in p.stderr
+
+
 def test_across_sessions_refuses_bad_input(tmp_path):
     """across_sessions.sh: usage without three arguments, and a clear
     message (exit 2) where OLD or NEW lacks three base* and three one* runs."""

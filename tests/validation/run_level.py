@@ -25,9 +25,9 @@ then every comparison) and `cli` (any tree's scripts/compare, one process
 a comparison: how the figures of an older model are made again; slow).
 
   run_level.py [--backend model|cli --tree DIR] [--only aa|k1|slow|short]
-               [--json FILE] [--check]
+               [--json FILE] [--check] [--data DIR]
   run_level.py --blocks | --sessions | --across | --which | --calibration | --bulk | --slopes | --halves
-               | --tails | --estimators | --faults CASE
+               | --tails | --estimators | --reps | --faults CASE
 """
 import argparse
 import collections
@@ -1031,6 +1031,56 @@ def estimators(dirs, index):
     return 0
 
 
+def reps(dirs, index):
+    """Where each series' runs spent their reps: per series, the median of
+    each case's reps over its runs and cases (the measured cases, scaling
+    copies apart),
+    for the headline system calls, the other summary-table cases by their
+    cost a rep (the driver's --headline-reps gives the cheap ones more), and
+    the other cases; and the seconds the measured reps took."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from kbench.model import load
+    rows = []
+    for s, runs in series_of(index).items():
+        per = collections.defaultdict(list)
+        for n in runs:
+            run = load.load_run(dirs[n], load.Warnings())
+            took = collections.defaultdict(float)
+            with _open_jsonl(dirs[n] / "runs.jsonl") as f:
+                for line in f:
+                    r = json.loads(line)
+                    if not r.get("control") and r.get("status") == "ok":
+                        took[r["case"]] += r.get("duration_ms", 0.0) / 1000
+            per["seconds"].append(sum(took.values()))
+            for name, c in run.cases.items():
+                if c.control or " x" in name:
+                    continue
+                k = len(c.reps)
+                cost = took[name] / k if k else 0.0
+                if HEADLINE_SYSCALL.match(name):
+                    per["headline system calls"].append(k)
+                elif c.decl.get("summary"):
+                    per["other summary cases, under 30 ms a rep" if cost < 0.03 else
+                        "other summary cases, 30 ms a rep or more"].append(k)
+                else:
+                    per["other cases"].append(k)
+        rows.append((s, len(runs), {k: statistics.median(v) for k, v in per.items()}))
+    cols = ["headline system calls", "other summary cases, under 30 ms a rep", "other summary cases, 30 ms a rep or more",
+            "other cases"]
+    print("| series | runs | " + " | ".join(cols) + " | measured seconds |")
+    print("|---|---|" + "---|" * (len(cols) + 1))
+    for s, n, m in rows:
+        print(f"| {s} | {n} | " + " | ".join(f"{m[c]:g}" if c in m else "-" for c in cols) +
+              f" | {m['seconds']:.0f} |")
+    return 0
+
+
+def _open_jsonl(path):
+    """A run's JSON Lines file, gzipped or not."""
+    gz = path.with_name(path.name + ".gz")
+    return gzip.open(gz, "rt") if gz.exists() else open(path)
+
+
 def _work(job):
     """One worker's comparisons (a fork of the parent: `_STATE` holds the
     runs' directories and the domains)."""
@@ -1102,6 +1152,9 @@ def main(argv=None):
     ap.add_argument("--limit", type=int, help="only the first N comparisons (a check of the script)")
     ap.add_argument("--cache", metavar="DIR", help="the cli backend: unpack the kept runs here (kept for the next "
                                                    "call)")
+    ap.add_argument("--data", metavar="DIR",
+                    help="another directory of runs with its own index.txt (as headline_reps.sh writes it) in "
+                         "place of the kept series; no figures of the replaced model beside them")
     ap.add_argument("--from-json", metavar="FILE", help="print the figures of an earlier --json, judging nothing")
     ap.add_argument("--blocks", action="store_true", help="does a run's block drift predict the next run's?")
     ap.add_argument("--sessions", action="store_true", help="what the runs of one session share")
@@ -1123,21 +1176,30 @@ def main(argv=None):
     ap.add_argument("--tails", action="store_true",
                     help="the unchanged cases' tails per class (system calls, cases that carry state, two-party, "
                          "memory-bound) under t(4), t(8) and normal")
+    ap.add_argument("--reps", action="store_true",
+                    help="where each series' runs spent their reps: the headline system calls, the other summary "
+                         "cases by cost, the rest")
     ap.add_argument("--calibration", action="store_true",
                     help="the A/A splits' differences against their intervals, per k and domain (with --k)")
     args = ap.parse_args(argv)
+    global DATA
+    if args.data:
+        DATA = Path(args.data).resolve()
+        if not (DATA / "index.txt").is_file():
+            ap.error(f"--data {args.data}: no index.txt there")
+        args.today = None
     if args.from_json:
         results = json.loads(Path(args.from_json).read_text())
         today = json.loads(Path(args.today).read_text()) if args.today else None
         print("\n".join(markdown(results, today, args.history)))
         return 0
-    index = read_index()
+    index = read_index(DATA)
     names = [n for _, n in index]
     tmpdir = tempfile.mkdtemp(prefix="kbench-run-level-")
     try:
         # the scripts read the kept runs' gzipped JSON Lines where they lie; an older tree's
         # compare (the cli backend) may not: it gets them unpacked
-        dirs = unpack(names, Path(args.cache) if args.cache else Path(tmpdir) / "runs") \
+        dirs = unpack(names, Path(args.cache) if args.cache else Path(tmpdir) / "runs", DATA) \
             if args.backend == "cli" else {n: DATA / n for n in names}
         metas = {n: json.loads((dirs[n] / "meta.json").read_text()) for n in names}
         if args.blocks:
@@ -1160,6 +1222,8 @@ def main(argv=None):
             return halves(dirs, index)
         if args.estimators:
             return estimators(dirs, index)
+        if args.reps:
+            return reps(dirs, index)
         if args.faults:
             return faults(index, args.faults)
         cmps = [c for c in protocol(index, metas, args.history) if (not args.only or c["kind"] in args.only)

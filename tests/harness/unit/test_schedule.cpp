@@ -185,6 +185,35 @@ TEST_CASE("plan_reps: a summary table's case gets its 20 reps first, however dea
   CHECK(plan_reps(cases, 0.03, 2.0, 60) == std::vector<int>{2, 55});
 }
 
+TEST_CASE("headline_floor: up to --headline-reps while the reps take a second", "[plan]") {
+  using kbench::driver::headline_floor;
+  CHECK(headline_floor(20, 0.022) == 20);   // the default: 20 however cheap
+  CHECK(headline_floor(8, 0.5) == 8);       // below 20: as asked
+  CHECK(headline_floor(40, 0.022) == 40);   // a system call's rep: 45 fit in a second, capped at 40
+  CHECK(headline_floor(40, 0.030) == 33);   // 1 / 0.030 = 33.3
+  CHECK(headline_floor(40, 0.050) == 20);   // 20 fit: never below 20
+  CHECK(headline_floor(40, 1.300) == 20);   // exec: 20 all the same
+  CHECK(headline_floor(60, 0.010) == 60);
+}
+
+TEST_CASE("plan_reps: --headline-reps gives a cheap summary case more reps first, a dear one 20", "[plan]") {
+  using kbench::driver::plan_reps;
+  // precise cases: a cheap headline one (22 ms), a dear headline one (0.2 s), a cheap other one
+  std::vector<kbench::driver::CaseSoFar> cases{so_far(5, false, 0.022), so_far(5, false, 0.2),
+                                               so_far(5, false, 0.022)};
+  cases[0].headline = cases[1].headline = true;
+  CHECK(plan_reps(cases, 0.03, 100.0, 60, 40) == std::vector<int>{35, 15, 5});
+  CHECK(plan_reps(cases, 0.03, 100.0, 60, 20) == std::vector<int>{15, 15, 5});
+  CHECK(plan_reps(cases, 0.03, 100.0, 30, 40) == std::vector<int>{25, 15, 5});  // never past max_reps
+  // first: 0.78 s holds the cheap headline case's 35 reps (0.77 s) and nothing more
+  CHECK(plan_reps(cases, 0.03, 0.78, 60, 40) == std::vector<int>{35, 0, 0});
+  // and a second more the dear one's 5 besides (1.77 s), the other case's reps after them
+  const auto more = plan_reps(cases, 0.03, 1.78, 60, 40);
+  CHECK(more[0] == 35);
+  CHECK(more[1] == 5);
+  CHECK(more[2] == 0);
+}
+
 TEST_CASE("choose_round: a share of the plan per round, a case once per rep", "[plan]") {
   using kbench::driver::choose_round;
   const std::vector<kbench::driver::CaseSoFar> cases{so_far(5, false, 0.01), so_far(10, false, 0.01),
