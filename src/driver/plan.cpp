@@ -23,7 +23,7 @@ constexpr int kMinSpreadHeadline = 20;
 // Past those 20, a summary table's case keeps its priority up to its
 // headline_reps as long as its reps take a second in all: a cheap headline
 // number (a system call: about 22 ms a rep) gets the reps that narrow its
-// interval between runs, a dear one (fork, exec) does not eat the budget.
+// interval between runs, a dear one (exec) does not eat the budget.
 constexpr double kHeadlineSeconds = 1.0;
 
 // Appends `order` (indexes into `items`) with a control before every block

@@ -1034,10 +1034,10 @@ def estimators(dirs, index):
 def reps(dirs, index):
     """Where each series' runs spent their reps: per series, the median of
     each case's reps over its runs and cases (the measured cases, scaling
-    copies apart),
-    for the headline system calls, the other summary-table cases by their
-    cost a rep (the driver's --headline-reps gives the cheap ones more), and
-    the other cases; and the seconds the measured reps took."""
+    copies apart) for the headline system calls (HEADLINE_SYSCALL), the
+    other summary-table cases by their cost a rep (the driver's
+    --headline-reps gives the cheap ones more) and the other cases; and the
+    median seconds the measured reps of a run took."""
     sys.path.insert(0, str(ROOT / "scripts"))
     from kbench.model import load
     rows = []
