@@ -1046,11 +1046,9 @@ def reps(dirs, index):
         for n in runs:
             run = load.load_run(dirs[n], load.Warnings())
             took = collections.defaultdict(float)
-            with _open_jsonl(dirs[n] / "runs.jsonl") as f:
-                for line in f:
-                    r = json.loads(line)
-                    if not r.get("control") and r.get("status") == "ok":
-                        took[r["case"]] += r.get("duration_ms", 0.0) / 1000
+            for _, r, _ in load.iter_jsonl(load.run_file(dirs[n], load.RUNS), load.Warnings()):
+                if not r.get("control") and r.get("status") == "ok":
+                    took[r["case"]] += r.get("duration_ms", 0.0) / 1000
             per["seconds"].append(sum(took.values()))
             for name, c in run.cases.items():
                 if c.control or " x" in name:
@@ -1073,12 +1071,6 @@ def reps(dirs, index):
         print(f"| {s} | {n} | " + " | ".join(f"{m[c]:g}" if c in m else "-" for c in cols) +
               f" | {m['seconds']:.0f} |")
     return 0
-
-
-def _open_jsonl(path):
-    """A run's JSON Lines file, gzipped or not."""
-    gz = path.with_name(path.name + ".gz")
-    return gzip.open(gz, "rt") if gz.exists() else open(path)
 
 
 def _work(job):
