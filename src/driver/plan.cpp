@@ -20,10 +20,12 @@ constexpr int kMinSpread = 10;
 // rep a fifth of its weight and its second a third, so one fast rep moves a
 // headline number by a fifth of its distance; at 20 reps by a hundredth.
 constexpr int kMinSpreadHeadline = 20;
-// Past those 20, a summary table's case keeps its priority up to its
-// headline_reps as long as its reps take a second in all: a cheap headline
-// number (a system call: about 22 ms a rep) gets the reps that narrow its
-// interval between runs, a dear one (exec) does not eat the budget.
+// Past those 20, a case of the report's first summary table keeps its
+// priority up to its headline_reps as long as its reps take a second in all:
+// a cheap headline number (a system call: about 22 ms a rep) gets the reps
+// that narrow its interval between runs, a dear one (50 ms a rep or more)
+// does not eat the budget. The other tables stay at 20: with 140 cases
+// behind them, their 40 reps would leave the rest of the suite at 5.
 constexpr double kHeadlineSeconds = 1.0;
 
 // Appends `order` (indexes into `items`) with a control before every block
@@ -114,8 +116,9 @@ double detectable_change(const std::vector<double>& rep_values) {
   return std::expm1(power_multiplier(df) * std::sqrt(2.0) * s / std::sqrt(double(n)));
 }
 
-int headline_floor(int headline_reps, double rep_seconds) {
+int headline_floor(int headline_reps, double rep_seconds, bool first_table) {
   if (headline_reps <= kMinSpreadHeadline) return headline_reps;
+  if (!first_table) return kMinSpreadHeadline;
   const double affordable = rep_seconds > 0 ? std::floor(kHeadlineSeconds / rep_seconds) : headline_reps;
   return std::max(kMinSpreadHeadline, static_cast<int>(std::min<double>(headline_reps, affordable)));
 }
@@ -160,7 +163,7 @@ std::vector<int> plan_reps(const std::vector<CaseSoFar>& cases, double target, d
     // as precise.
     const bool wide = detectable_change(c.rep_values) > target;
     cost[i] = std::max(c.seconds / c.invocations, 1e-3);
-    if (c.headline) first[i] = std::min(headline_floor(headline_reps, cost[i]), max_reps);
+    if (c.headline) first[i] = std::min(headline_floor(headline_reps, cost[i], c.first_table), max_reps);
     const int spread = c.headline ? first[i] : std::min(kMinSpread, max_reps);
     if (!wide && n >= spread) continue;
     cap[i] = (wide ? max_reps : spread) - n;

@@ -61,6 +61,7 @@ struct CaseSoFar {
   int invocations = 0;
   bool usable = true;              // false: it failed or skipped somewhere
   bool headline = false;           // behind a summary table (its declaration has a summary column)
+  bool first_table = false;        // and in the report's first one (the system calls, signals, processes)
 };
 
 // The smallest relative change a comparison of two runs like this one
@@ -72,11 +73,13 @@ struct CaseSoFar {
 double detectable_change(const std::vector<double>& rep_values);
 
 // The reps a summary table's case gets before any other case gets more:
-// headline_reps where that is at most 20; above, at least 20 and at most
+// headline_reps where that is at most 20. Above, 20 for every summary table
+// but the report's first (the system calls, signals and processes, the
+// numbers a reader reads first); its cases get at least 20 and at most
 // headline_reps, as many as a second holds at rep_seconds a rep (a cheap
 // headline number gets the reps that narrow it between runs, a dear one
 // does not take the budget).
-int headline_floor(int headline_reps, double rep_seconds);
+int headline_floor(int headline_reps, double rep_seconds, bool first_table);
 
 // How many more reps each case is worth in `seconds` of measuring. The
 // candidates: usable cases with fewer than `max_reps` reps whose

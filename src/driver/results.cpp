@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdint>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -309,11 +311,22 @@ SoFar read_so_far(const std::string& runs_path, const std::string& samples_path,
   sf.cases.resize(cases.size());
   sf.next_rep.assign(cases.size(), 0);
   std::map<std::string, std::size_t> index;
+  // A summary table's case declares its column ("summary":{...}; others
+  // "summary":null); the report's first table is the lowest category_rank
+  // among them.
+  std::vector<std::int64_t> rank(cases.size(), std::numeric_limits<std::int64_t>::max());
+  std::int64_t first_rank = std::numeric_limits<std::int64_t>::max();
   for (std::size_t i = 0; i < cases.size(); ++i) {
     index[cases[i].name] = i;
-    // a summary table's case declares its column ("summary":{...}; others "summary":null)
-    sf.cases[i].headline = cases[i].declaration.find("\"summary\":{") != std::string::npos;
+    const auto decl = json_parse(cases[i].declaration);
+    const JsonValue* summary = decl ? decl->find("summary") : nullptr;
+    sf.cases[i].headline = summary && summary->is_object();
+    if (!sf.cases[i].headline) continue;
+    if (const JsonValue* r = decl->find("category_rank"); r && r->as_int()) rank[i] = *r->as_int();
+    first_rank = std::min(first_rank, rank[i]);
   }
+  for (std::size_t i = 0; i < cases.size(); ++i)
+    sf.cases[i].first_table = sf.cases[i].headline && rank[i] == first_rank;
   json_lines(runs_path, [&](const JsonValue& v) {
     auto name = v.get_string("case");
     auto status = v.get_string("status");

@@ -100,7 +100,8 @@ def test_run_level_estimators_row_of_low_q_is_the_models_estimate(validation_scr
 def test_run_level_reps_counts_each_class_of_case(validation_script, capsys):
     """run_level.py --reps on the three kept intel runs: per series the
     median of each case's reps over its runs and cases, the headline
-    system calls apart, counted again here from runs.jsonl; --data refuses a directory
+    system calls and the first table's other cases apart, counted again
+    here from runs.jsonl and cases.jsonl; --data refuses a directory
     without index.txt."""
     import gzip
     import json
@@ -111,7 +112,7 @@ def test_run_level_reps_counts_each_class_of_case(validation_script, capsys):
     assert rl.reps(dirs, index) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 3 and lines[2].startswith("| intel | 3 | ")
-    pooled = []
+    pooled, first = [], []
     for _, n in index:
         counts = {}
         with gzip.open(dirs[n] / "runs.jsonl.gz", "rt") as f:
@@ -119,9 +120,14 @@ def test_run_level_reps_counts_each_class_of_case(validation_script, capsys):
                 r = json.loads(line)
                 if not r["control"] and r["status"] == "ok":
                     counts[r["case"]] = counts.get(r["case"], 0) + 1
+        with gzip.open(dirs[n] / "cases.jsonl.gz", "rt") as f:
+            table = {d["case"] for d in map(json.loads, f) if d.get("summary")
+                     and d["category"] == "Processor and processes"}
         pooled += [v for k, v in counts.items() if rl.HEADLINE_SYSCALL.match(k)]
-    assert len(pooled) == 3 * 6
-    assert lines[2].split(" | ")[2] == f"{statistics.median(pooled):g}"
+        first += [v for k, v in counts.items() if k in table and not rl.HEADLINE_SYSCALL.match(k)]
+    assert len(pooled) == 3 * 6 and len(first) == 3 * 6   # fork, exec, shell, select, two signals
+    cells = lines[2].split(" | ")
+    assert cells[2] == f"{statistics.median(pooled):g}" and cells[3] == f"{statistics.median(first):g}"
     p = subprocess.run([sys.executable, str(ROOT / "tests" / "validation" / "run_level.py"), "--data",
                         str(ROOT / "tests"), "--reps"], capture_output=True, text=True)
     assert p.returncode == 2 and "--data" in p.stderr and "no index.txt" in p.stderr

@@ -10,7 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "driver/discover.hpp"
+#include "driver/json_value.hpp"
+#include "driver/options.hpp"
 #include "driver/plan.hpp"
+#include "driver/results.hpp"
 #include "driver/schedule.hpp"
 
 using kbench::driver::first_pass;
@@ -185,23 +189,41 @@ TEST_CASE("plan_reps: a summary table's case gets its 20 reps first, however dea
   CHECK(plan_reps(cases, 0.03, 2.0, 60) == std::vector<int>{2, 55});
 }
 
-TEST_CASE("headline_floor: up to --headline-reps while the reps take a second", "[plan]") {
+TEST_CASE("headline_floor: the first table up to --headline-reps while the reps take a second", "[plan]") {
   using kbench::driver::headline_floor;
-  CHECK(headline_floor(20, 0.022) == 20);   // the default: 20 however cheap
-  CHECK(headline_floor(8, 0.5) == 8);       // below 20: as asked
-  CHECK(headline_floor(40, 0.022) == 40);   // a system call's rep: 45 fit in a second, capped at 40
-  CHECK(headline_floor(40, 0.030) == 33);   // 1 / 0.030 = 33.3
-  CHECK(headline_floor(40, 0.050) == 20);   // 20 fit: never below 20
-  CHECK(headline_floor(40, 1.300) == 20);   // exec: 20 all the same
-  CHECK(headline_floor(60, 0.010) == 60);
+  CHECK(headline_floor(20, 0.022, true) == 20);   // 20 however cheap
+  CHECK(headline_floor(8, 0.5, true) == 8);       // below 20: as asked
+  CHECK(headline_floor(8, 0.5, false) == 8);      // for every summary table
+  CHECK(headline_floor(40, 0.022, true) == 40);   // a system call's rep: 45 fit in a second, capped at 40
+  CHECK(headline_floor(40, 0.030, true) == 33);   // 1 / 0.030 = 33.3
+  CHECK(headline_floor(40, 0.050, true) == 20);   // 20 fit: never below 20
+  CHECK(headline_floor(40, 1.300, true) == 20);   // a dear case: 20 all the same
+  CHECK(headline_floor(60, 0.010, true) == 60);
+  CHECK(headline_floor(40, 0.022, false) == 20);  // another summary table: 20, however cheap
+  CHECK(headline_floor(60, 0.010, false) == 20);
 }
 
-TEST_CASE("plan_reps: --headline-reps gives a cheap summary case more reps first, a dear one 20", "[plan]") {
+TEST_CASE("--headline-reps: 40 by default, 20 for a run recorded before it, else as recorded", "[plan]") {
+  using kbench::driver::Options;
+  CHECK(Options{}.headline_reps == 40);
+  auto resumed = [](const char* meta_options) {
+    Options o;
+    kbench::driver::options_from_json(*kbench::driver::json_parse(meta_options), o);
+    return o.headline_reps;
+  };
+  CHECK(resumed("{}") == 20);
+  CHECK(resumed("{\"headline_reps\":33}") == 33);
+  CHECK(resumed("{\"headline_reps\":61}") == 20);  // out of bounds: as if not recorded
+}
+
+TEST_CASE("plan_reps: --headline-reps gives the first table's cheap case more reps first, a dear one 20",
+          "[plan]") {
   using kbench::driver::plan_reps;
-  // precise cases: a cheap headline one (22 ms), a dear headline one (0.2 s), a cheap other one
+  // precise cases: the first table's cheap one (22 ms) and dear one (0.2 s), a cheap other one
   std::vector<kbench::driver::CaseSoFar> cases{so_far(5, false, 0.022), so_far(5, false, 0.2),
                                                so_far(5, false, 0.022)};
   cases[0].headline = cases[1].headline = true;
+  cases[0].first_table = cases[1].first_table = true;
   CHECK(plan_reps(cases, 0.03, 100.0, 60, 40) == std::vector<int>{35, 15, 5});
   CHECK(plan_reps(cases, 0.03, 100.0, 60, 20) == std::vector<int>{15, 15, 5});
   CHECK(plan_reps(cases, 0.03, 100.0, 30, 40) == std::vector<int>{25, 15, 5});  // never past max_reps
@@ -212,6 +234,34 @@ TEST_CASE("plan_reps: --headline-reps gives a cheap summary case more reps first
   CHECK(more[0] == 35);
   CHECK(more[1] == 5);
   CHECK(more[2] == 0);
+  // the cheap case in another summary table: 20, as the dear one
+  cases[0].first_table = false;
+  CHECK(plan_reps(cases, 0.03, 100.0, 60, 40) == std::vector<int>{15, 15, 5});
+}
+
+TEST_CASE("read_so_far: a summary table's case is headline, the lowest category_rank's the first table",
+          "[plan]") {
+  using kbench::driver::Case;
+  auto decl = [](const std::string& name, int rank, bool summary) {
+    Case c;
+    c.name = name;
+    c.declaration = "{\"case\":\"" + name + "\",\"category_rank\":" + std::to_string(rank) +
+                    ",\"summary\":" + (summary ? "{\"column\":\"x\",\"order\":1}" : "null") + "}";
+    return c;
+  };
+  // In --list order: the first table need not come first, nor rank 10 exist.
+  const std::vector<Case> cases{decl("bw", 50, true), decl("ctx", 20, true), decl("null", 20, true),
+                                decl("fstat", 10, false), decl("ctl", 90, false)};
+  const auto sf = kbench::driver::read_so_far("/nonexistent/runs.jsonl", "/nonexistent/samples.jsonl", cases);
+  REQUIRE(sf.cases.size() == 5);
+  std::vector<bool> headline, first;
+  for (const auto& c : sf.cases) {
+    headline.push_back(c.headline);
+    first.push_back(c.first_table);
+  }
+  CHECK(headline == std::vector<bool>{true, true, true, false, false});
+  // rank 10 has no summary column: the first table is rank 20's
+  CHECK(first == std::vector<bool>{false, true, true, false, false});
 }
 
 TEST_CASE("choose_round: a share of the plan per round, a case once per rep", "[plan]") {
